@@ -1,0 +1,134 @@
+"""Cards, suits and ranks.
+
+A card is written rank then suit: ``2C`` ... ``TC`` ``JC`` ``QC`` ``KC`` ``AC``. Input also accepts
+``10C``, lower case, and suit symbols (``Q♠``). Every card is an interned ``Card``: a ``str``
+subclass, so it is its own JSON form, hashes fast, and compares equal to its text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from typing import ClassVar
+
+
+class Suit(Enum):
+    """The four suits, in the order a sorted hand shows them."""
+
+    CLUBS = "C"
+    DIAMONDS = "D"
+    SPADES = "S"
+    HEARTS = "H"
+
+    @property
+    def symbol(self) -> str:
+        return _SUIT_SYMBOLS[self]
+
+    @property
+    def order(self) -> int:
+        return _SUIT_ORDER[self]
+
+
+_SUIT_SYMBOLS = {Suit.CLUBS: "♣", Suit.DIAMONDS: "♦", Suit.SPADES: "♠", Suit.HEARTS: "♥"}
+_SUIT_ORDER = {suit: i for i, suit in enumerate(Suit)}
+_SYMBOL_TO_LETTER = {"♣": "C", "♧": "C", "♦": "D", "♢": "D", "♠": "S", "♤": "S", "♥": "H", "♡": "H"}
+
+RANK_LETTERS = "23456789TJQKA"
+RANKS = range(2, 15)  # 2 .. 14, where 11 = jack, 12 = queen, 13 = king, 14 = ace
+
+
+class InvalidCard(ValueError):
+    """Text that names no card."""
+
+    def __init__(self, text: object) -> None:
+        super().__init__(f"not a card: {text!r} (write cards like 2C, 10H, QS or Q♠)")
+        self.text = text
+
+
+class Card(str):
+    """One playing card; ``Card("q♠") is Card("QS")``."""
+
+    suit: Suit
+    rank: int
+    index: int  # 0..51 in deck order: clubs 2..A, diamonds, spades, hearts
+
+    _interned: ClassVar[dict[str, Card]] = {}
+
+    def __new__(cls, text: str) -> Card:
+        try:
+            return cls._interned[text]
+        except (KeyError, TypeError):
+            pass
+        canonical = _canonical_text(text)
+        try:
+            card = cls._interned[canonical]
+        except KeyError:
+            raise InvalidCard(text) from None
+        cls._interned[text] = card
+        return card
+
+    @classmethod
+    def _make(cls, rank: int, suit: Suit) -> Card:
+        card = str.__new__(cls, RANK_LETTERS[rank - 2] + suit.value)
+        card.suit = suit
+        card.rank = rank
+        card.index = suit.order * 13 + rank - 2
+        return card
+
+    @property
+    def pretty(self) -> str:
+        """The card with its suit symbol, e.g. ``Q♠``."""
+        return self[0].replace("T", "10") + self.suit.symbol
+
+    def __repr__(self) -> str:
+        return f"Card({str(self)!r})"
+
+    # Cards are immutable singletons: copying one gives the same card back.
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
+
+    def __reduce__(self) -> tuple[type[Card], tuple[str]]:
+        return (Card, (str(self),))
+
+
+def _canonical_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise InvalidCard(text)
+    t = text.strip().upper()
+    if t and t[-1] in _SYMBOL_TO_LETTER:
+        t = t[:-1] + _SYMBOL_TO_LETTER[t[-1]]
+    if t.startswith("10"):
+        t = "T" + t[2:]
+    return t
+
+
+DECK: tuple[Card, ...] = tuple(Card._make(rank, suit) for suit in Suit for rank in RANKS)
+for _card in DECK:
+    Card._interned[str(_card)] = _card
+
+QUEEN_OF_SPADES = Card("QS")
+ACE_OF_SPADES = Card("AS")
+KING_OF_SPADES = Card("KS")
+JACK_OF_DIAMONDS = Card("JD")
+TEN_OF_DIAMONDS = Card("TD")
+
+
+def parse_cards(texts: Iterable[object]) -> tuple[Card, ...]:
+    """Parse each text into a card; raises InvalidCard on the first that names none."""
+    return tuple(Card(t) for t in texts)  # type: ignore[arg-type]
+
+
+def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
+    """Cards in the order a player sorts a hand: by suit (C, D, S, H), then rank."""
+    return tuple(sorted(cards, key=_deck_index))
+
+
+def _deck_index(card: Card) -> int:
+    return card.index
+
+
+def cards_of_suit(cards: Iterable[Card], suit: Suit) -> list[Card]:
+    return [c for c in cards if c.suit is suit]

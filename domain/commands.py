@@ -1,0 +1,73 @@
+"""Commands: what a player (or the service on the table's behalf) asks to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .cards import Card
+from .rules import MoonScoring, RuleOptions
+
+
+@dataclass(frozen=True, slots=True)
+class CreateGame:
+    game_id: str
+    rules: RuleOptions = RuleOptions()
+    # One entry per seat: None for a seat a person will join, or a bot's strategy name.
+    seats: tuple[str | None, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinGame:
+    name: str
+    seat: int | None = None  # None: the first open seat
+    credential: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetSeatBot:
+    """Hand a seat to a bot (``bot`` names its strategy), or take it back (None)."""
+
+    seat: int
+    bot: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """Deal the next hand from ``seed``, or exactly ``hands`` (and ``kitty``) when given.
+
+    The seed always comes in with the command (the domain has no randomness); with an explicit
+    deal it still drives any shuffle the hand needs (the mix pass).
+    """
+
+    seed: str
+    hands: tuple[tuple[Card, ...], ...] | None = None
+    kitty: tuple[Card, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PassCards:
+    """Pass cards face down. Scatter: in the order they go, to seat+1, seat+2, ...
+
+    Empty cards decline to pass, where passing is optional.
+    """
+
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayCard:
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class ChooseMoonScoring:
+    """The shooter's choice: 26 off their own score, or 26 on everyone else's."""
+
+    seat: int
+    choice: MoonScoring
+
+
+Command = Union[CreateGame, JoinGame, SetSeatBot, Deal, PassCards, PlayCard, ChooseMoonScoring]

@@ -1,0 +1,54 @@
+"""The deal: who deals each hand, and which cards each seat gets (from a seed, or as given)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .cards import DECK, Card, sort_cards
+from .errors import InvalidDeal
+from .rules import RuleOptions
+from .shuffle import shuffled
+
+Hands = tuple[tuple[Card, ...], ...]
+
+
+def dealer_of(hand_number: int, players: int) -> int:
+    """Seat 0 deals the first hand; the deal passes clockwise."""
+    return (hand_number - 1) % players
+
+
+def cards_in_play(rules: RuleOptions) -> tuple[Card, ...]:
+    out = set(rules.cards_out_of_play)
+    return tuple(c for c in DECK if c not in out)
+
+
+def deal_from_seed(rules: RuleOptions, dealer: int, seed: str) -> tuple[Hands, tuple[Card, ...]]:
+    """Shuffle by the seed, then deal one at a time clockwise from the dealer's left."""
+    deck = shuffled(cards_in_play(rules), seed)
+    n, size = rules.players, rules.hand_size
+    hands: list[list[Card]] = [[] for _ in range(n)]
+    for k in range(n * size):
+        hands[(dealer + 1 + k) % n].append(deck[k])
+    return tuple(sort_cards(h) for h in hands), tuple(deck[n * size :])
+
+
+def check_explicit_deal(
+    rules: RuleOptions, hands: Sequence[Sequence[Card]], kitty: Sequence[Card] | None
+) -> tuple[Hands, tuple[Card, ...]]:
+    """An explicit deal if it uses every card in play exactly once; else InvalidDeal."""
+    if len(hands) != rules.players:
+        raise InvalidDeal(f"a deal has {rules.players} hands, not {len(hands)}")
+    for seat, hand in enumerate(hands):
+        if len(hand) != rules.hand_size:
+            raise InvalidDeal(f"seat {seat} must be dealt {rules.hand_size} cards, not {len(hand)}")
+    in_play = set(cards_in_play(rules))
+    dealt = [c for hand in hands for c in hand]
+    if len(set(dealt)) != len(dealt):
+        raise InvalidDeal("a card is dealt twice")
+    stray = [c for c in dealt if c not in in_play]
+    if stray:
+        raise InvalidDeal(f"{stray[0]} is out of play in these rules")
+    rest = sort_cards(in_play - set(dealt))
+    if kitty is not None and set(kitty) != set(rest):
+        raise InvalidDeal("the kitty must be exactly the cards not dealt to a seat")
+    return tuple(sort_cards(h) for h in hands), rest

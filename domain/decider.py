@@ -1,0 +1,424 @@
+"""The decider: ``decide(state, command) -> events`` and ``evolve(state, event) -> state``.
+
+``decide`` checks every rule before it emits anything, so an illegal command raises a
+``RuleViolation`` and emits nothing. A command can cause several events: the play that completes
+a trick also takes it; the last trick also scores the hand, and the hand may end the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import singledispatch
+
+from . import commands as c
+from . import events as e
+from .cards import QUEEN_OF_SPADES, Card
+from .dealing import check_explicit_deal, deal_from_seed, dealer_of
+from .errors import (
+    AlreadyPassed,
+    CardNotInHand,
+    DuplicateCards,
+    GameAlreadyCreated,
+    GameFull,
+    GameNotCreated,
+    InvalidCommand,
+    NotTheShooter,
+    NotYourTurn,
+    PassingNotOptional,
+    SeatOutOfRange,
+    SeatTaken,
+    WrongNumberOfCards,
+    WrongPhase,
+)
+from .legal import lowest_club, play_violation
+from .passing import exchange
+from .rules import FirstLead, MoonScoring, PassDirection
+from .scoring import needs_shooters_choice, score_hand, trick_winner
+from .shuffle import seed_commitment
+from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
+
+MAX_NAME_LENGTH = 64
+
+
+def decide(state: GameState, command: c.Command) -> list[e.Event]:
+    """The events a command causes, or a RuleViolation (and no events) if it breaks a rule."""
+    return _decide(command, state)
+
+
+def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameState:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def decide_and_evolve(state: GameState, command: c.Command) -> tuple[list[e.Event], GameState]:
+    events = decide(state, command)
+    return events, fold(events, state)
+
+
+# -- decide ---------------------------------------------------------------------------------------
+
+
+@singledispatch
+def _decide(command: object, state: GameState) -> list[e.Event]:
+    raise InvalidCommand(f"unknown command {type(command).__name__}")
+
+
+@_decide.register
+def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
+    if state.phase is not Phase.NEW:
+        raise GameAlreadyCreated(f"game {state.game_id} already exists")
+    if not command.game_id:
+        raise InvalidCommand("a game needs an id")
+    rules = command.rules.validated()
+    seats = command.seats if command.seats is not None else (None,) * rules.players
+    if len(seats) != rules.players:
+        raise InvalidCommand(
+            f"{rules.players} players need {rules.players} seats, not {len(seats)}"
+        )
+    for bot in seats:
+        if bot is not None and not (isinstance(bot, str) and bot):
+            raise InvalidCommand("a bot seat names its strategy")
+    return [e.GameCreated(command.game_id, rules, tuple(seats))]
+
+
+@_decide.register
+def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
+    _require_created(state)
+    name = command.name.strip() if isinstance(command.name, str) else ""
+    if not name or len(name) > MAX_NAME_LENGTH:
+        raise InvalidCommand(f"a player's name is 1 to {MAX_NAME_LENGTH} characters")
+    if not state.open_seats:
+        raise GameFull("every seat is taken")
+    seat = command.seat
+    if seat is None:
+        seat = state.open_seats[0]
+    _require_seat(state, seat)
+    if not state.seats[seat].is_open:
+        raise SeatTaken(f"seat {seat} is taken")
+    return [e.PlayerJoined(seat, name, command.credential)]
+
+
+@_decide.register
+def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
+    _require_created(state)
+    _require_seat(state, command.seat)
+    if state.phase is Phase.FINISHED:
+        raise WrongPhase("the game is over")
+    if state.seats[command.seat].is_open:
+        raise WrongPhase(f"seat {command.seat} is open: join it first")
+    if command.bot is not None and not command.bot:
+        raise InvalidCommand("a bot is named by its strategy")
+    if state.seats[command.seat].bot == command.bot:
+        return []
+    return [e.SeatControlChanged(command.seat, command.bot)]
+
+
+@_decide.register
+def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
+    _require_phase(state, Phase.DEALING, "deal")
+    if not isinstance(command.seed, str) or not command.seed:
+        raise InvalidCommand("a deal needs a seed")
+    rules = state.rules
+    number = state.hand_number + 1
+    dealer = dealer_of(number, rules.players)
+    if command.hands is not None:
+        hands, kitty = check_explicit_deal(rules, command.hands, command.kitty)
+    else:
+        hands, kitty = deal_from_seed(rules, dealer, command.seed)
+    direction = rules.pass_direction(number)
+    return [
+        e.HandDealt(
+            number,
+            dealer,
+            direction,
+            hands,
+            kitty,
+            command.seed,
+            seed_commitment(command.seed),
+            command.hands is not None,
+        )
+    ]
+
+
+@_decide.register
+def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
+    _require_phase(state, Phase.PASSING, "pass cards")
+    hand = _hand(state)
+    seat = command.seat
+    _require_seat(state, seat)
+    if hand.passed[seat] is not None:
+        raise AlreadyPassed(f"seat {seat} has already passed")
+    cards = tuple(command.cards)
+    if len(set(cards)) != len(cards):
+        raise DuplicateCards("a card is listed twice")
+    need = state.rules.cards_to_pass(hand.pass_direction)
+    if not cards and not state.rules.optional_passing:
+        raise PassingNotOptional(f"you must pass {need} cards {hand.pass_direction.value}")
+    if cards and len(cards) != need:
+        raise WrongNumberOfCards(f"pass exactly {need} cards, not {len(cards)}")
+    missing = [card for card in cards if card not in hand.hands[seat]]
+    if missing:
+        raise CardNotInHand(f"you do not hold {missing[0]}")
+    events: list[e.Event] = [e.CardsPassed(seat, cards)]
+    passed = hand.passed[:seat] + (cards,) + hand.passed[seat + 1 :]
+    if all(p is not None for p in passed):
+        received, kitty = exchange(
+            hand.pass_direction,
+            passed,  # type: ignore[arg-type]
+            hand.kitty,
+            hand.dealer,
+            f"{hand.seed}/mix",
+            state.rules.kitty,
+        )
+        events.append(e.PassesExchanged(received, kitty))
+    return events
+
+
+@_decide.register
+def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
+    _require_phase(state, Phase.PLAYING, "play a card")
+    hand = _hand(state)
+    seat, card = command.seat, command.card
+    _require_seat(state, seat)
+    if hand.turn != seat:
+        raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
+    if card not in hand.hands[seat]:
+        raise CardNotInHand(f"you do not hold {card}")
+    violation = play_violation(state.rules, hand, seat, card)
+    if violation is not None:
+        raise violation
+    events: list[e.Event] = [e.CardPlayed(seat, card)]
+    plays = hand.trick + ((seat, card),)
+    if len(plays) < state.players:
+        return events
+    winner = trick_winner(plays)
+    trick_cards = [card for _, card in plays]
+    takes_kitty = not hand.kitty_taken and any(state.rules.is_penalty_card(x) for x in trick_cards)
+    last_trick = (
+        not any(h for i, h in enumerate(hand.hands) if i != seat) and len(hand.hands[seat]) == 1
+    )
+    if last_trick and not hand.kitty_taken:
+        takes_kitty = True  # defensive: the kitty always ends up with someone
+    kitty = hand.kitty if takes_kitty else ()
+    points = sum(state.rules.card_points(x) for x in trick_cards + list(kitty))
+    events.append(e.TrickTaken(len(hand.tricks) + 1, winner, plays, points, kitty))
+    if last_trick:
+        after = fold(events, state)
+        events.extend(_end_of_hand(after, None))
+    return events
+
+
+@_decide.register
+def _choose_moon(command: c.ChooseMoonScoring, state: GameState) -> list[e.Event]:
+    _require_phase(state, Phase.MOON_CHOICE, "choose how the moon scores")
+    if command.seat != state.moon_shooter:
+        raise NotTheShooter(f"only seat {state.moon_shooter}, who shot the moon, chooses")
+    if command.choice not in (MoonScoring.ADD_TO_OTHERS, MoonScoring.SUBTRACT_FROM_SHOOTER):
+        raise InvalidCommand("choose add_to_others or subtract_from_shooter")
+    chosen = e.MoonScoringChosen(command.seat, command.choice)
+    return [chosen, *_end_of_hand(state, command.choice)]
+
+
+def _end_of_hand(state: GameState, choice: MoonScoring | None) -> list[e.Event]:
+    """Score the hand (unless the shooter must choose first); end the game if it is over."""
+    hand = _hand(state)
+    rules = state.rules
+    tricks_won = [sum(1 for t in hand.tricks if t.winner == s) for s in range(rules.players)]
+    if choice is None:
+        shooter = needs_shooters_choice(rules, hand.taken, tricks_won)
+        if shooter is not None:
+            return []  # evolve moves to MOON_CHOICE: the shooter decides next
+    result = score_hand(rules, hand.taken, tricks_won, state.scores, choice)
+    events: list[e.Event] = [
+        e.HandScored(
+            hand.number,
+            result.points_taken,
+            result.shot.shooter if result.shot else None,
+            result.shot.kind if result.shot else None,
+            result.moon_scoring,
+            result.score_changes,
+            result.exact_limit_resets,
+            result.totals,
+        )
+    ]
+    if result.game_over:
+        events.append(e.GameEnded(result.winners, result.totals))
+    return events
+
+
+def _require_created(state: GameState) -> None:
+    if state.phase is Phase.NEW:
+        raise GameNotCreated("no such game")
+
+
+def _require_phase(state: GameState, phase: Phase, doing: str) -> None:
+    _require_created(state)
+    if state.phase is not phase:
+        raise WrongPhase(f"cannot {doing} now: the game is {state.phase.value}, not {phase.value}")
+
+
+def _require_seat(state: GameState, seat: object) -> None:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.players:
+        raise SeatOutOfRange(f"seats are 0 to {state.players - 1}")
+
+
+def _hand(state: GameState) -> HandState:
+    assert state.hand is not None
+    return state.hand
+
+
+# -- evolve ---------------------------------------------------------------------------------------
+
+
+def evolve(state: GameState, event: e.Event) -> GameState:
+    """The state after one event. Pure; events are facts, so nothing is checked here."""
+    return _EVOLVERS[type(event)](state, event)
+
+
+def _created(state: GameState, event: e.GameCreated) -> GameState:
+    seats = tuple(SeatInfo(name=bot, bot=bot) if bot else SeatInfo() for bot in event.seats)
+    phase = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
+    return GameState(
+        game_id=event.game_id,
+        phase=phase,
+        rules=event.rules,
+        seats=seats,
+        scores=(0,) * event.rules.players,
+    )
+
+
+def _joined(state: GameState, event: e.PlayerJoined) -> GameState:
+    seats = _put(state.seats, event.seat, SeatInfo(name=event.name, credential=event.credential))
+    phase = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
+    return replace(state, seats=seats, phase=phase)
+
+
+def _control_changed(state: GameState, event: e.SeatControlChanged) -> GameState:
+    seat = replace(state.seats[event.seat], bot=event.bot)
+    return replace(state, seats=_put(state.seats, event.seat, seat))
+
+
+def _dealt(state: GameState, event: e.HandDealt) -> GameState:
+    n = state.players
+    hand = HandState(
+        number=event.hand_number,
+        dealer=event.dealer,
+        pass_direction=event.pass_direction,
+        hands=tuple(frozenset(h) for h in event.hands),
+        kitty=event.kitty,
+        seed=event.seed,
+        seed_commitment=event.seed_commitment,
+        explicit=event.explicit,
+        dealt=event.hands,
+        passed=(None,) * n,
+        taken=((),) * n,
+    )
+    if event.pass_direction is PassDirection.HOLD:
+        return replace(
+            state, phase=Phase.PLAYING, hand_number=event.hand_number, hand=_start_play(state, hand)
+        )
+    return replace(state, phase=Phase.PASSING, hand_number=event.hand_number, hand=hand)
+
+
+def _start_play(state: GameState, hand: HandState) -> HandState:
+    leader = first_leader(state, hand)
+    return replace(hand, leader=leader, turn=leader)
+
+
+def first_leader(state: GameState, hand: HandState) -> int:
+    """The holder of the lowest club leads, or the dealer's left, as the rules say."""
+    if state.rules.first_lead is FirstLead.LOWEST_CLUB:
+        holders = [(lowest_club(h), s) for s, h in enumerate(hand.hands)]
+        held = [(card.rank, s) for card, s in holders if card is not None]
+        if held:
+            return min(held)[1]
+    return (hand.dealer + 1) % state.players
+
+
+def _passed(state: GameState, event: e.CardsPassed) -> GameState:
+    hand = _hand(state)
+    hands = _put(hand.hands, event.seat, hand.hands[event.seat] - frozenset(event.cards))
+    passed = _put(hand.passed, event.seat, event.cards)
+    return replace(state, hand=replace(hand, hands=hands, passed=passed))
+
+
+def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
+    hand = _hand(state)
+    hands = tuple(h | frozenset(r) for h, r in zip(hand.hands, event.received, strict=True))
+    hand = replace(hand, hands=hands, received=event.received, kitty=event.kitty)
+    return replace(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
+
+
+def _played(state: GameState, event: e.CardPlayed) -> GameState:
+    hand = _hand(state)
+    rules = state.rules
+    card: Card = event.card
+    broken = hand.hearts_broken or card.suit is rules.penalty_suit
+    if rules.queen_breaks_hearts and card is QUEEN_OF_SPADES:
+        broken = True
+    hand = replace(
+        hand,
+        hands=_put(hand.hands, event.seat, hand.hands[event.seat] - {card}),
+        trick=hand.trick + ((event.seat, card),),
+        turn=(event.seat + 1) % state.players,
+        hearts_broken=broken,
+    )
+    return replace(state, hand=hand)
+
+
+def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
+    hand = _hand(state)
+    done = CompletedTrick(
+        event.trick_number, event.plays[0][0], event.plays, event.winner, event.points, event.kitty
+    )
+    won = hand.taken[event.winner] + tuple(card for _, card in event.plays) + event.kitty
+    hand_over = not any(hand.hands)
+    hand = replace(
+        hand,
+        trick=(),
+        tricks=hand.tricks + (done,),
+        taken=_put(hand.taken, event.winner, won),
+        kitty_taken=hand.kitty_taken or bool(event.kitty),
+        leader=None if hand_over else event.winner,
+        turn=None if hand_over else event.winner,
+    )
+    if not hand_over:
+        return replace(state, hand=hand)
+    tricks_won = [sum(1 for t in hand.tricks if t.winner == s) for s in range(state.players)]
+    shooter = needs_shooters_choice(state.rules, hand.taken, tricks_won)
+    if shooter is not None:
+        return replace(state, hand=hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
+    return replace(state, hand=hand)
+
+
+def _moon_chosen(state: GameState, event: e.MoonScoringChosen) -> GameState:
+    return replace(state, moon_shooter=None)
+
+
+def _scored(state: GameState, event: e.HandScored) -> GameState:
+    return replace(state, scores=event.totals, phase=Phase.DEALING, moon_shooter=None)
+
+
+def _ended(state: GameState, event: e.GameEnded) -> GameState:
+    return replace(state, phase=Phase.FINISHED, winners=event.winners, scores=event.totals)
+
+
+def _put(items: tuple, index: int, value: object) -> tuple:
+    return items[:index] + (value,) + items[index + 1 :]
+
+
+_EVOLVERS = {
+    e.GameCreated: _created,
+    e.PlayerJoined: _joined,
+    e.SeatControlChanged: _control_changed,
+    e.HandDealt: _dealt,
+    e.CardsPassed: _passed,
+    e.PassesExchanged: _exchanged,
+    e.CardPlayed: _played,
+    e.TrickTaken: _trick_taken,
+    e.MoonScoringChosen: _moon_chosen,
+    e.HandScored: _scored,
+    e.GameEnded: _ended,
+}

@@ -1,0 +1,120 @@
+"""Every way a command can break the rules, one class each, with a stable code.
+
+The HTTP layer maps ``code`` to a problem type; it never reads messages. ``decide`` raises one of
+these and emits nothing when a command is illegal.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class RuleViolation(Exception):
+    """A command the rules do not allow. ``code`` is stable; ``str(error)`` explains it."""
+
+    code: ClassVar[str] = "rule-violation"
+    # Which HTTP family the error belongs to: a move against the rules of play (conflict with the
+    # game's state) or a malformed request (unprocessable).
+    kind: ClassVar[str] = "conflict"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidRules(RuleViolation):
+    code = "invalid-rules"
+    kind = "invalid"
+
+
+class InvalidCommand(RuleViolation):
+    code = "invalid-command"
+    kind = "invalid"
+
+
+class GameAlreadyCreated(RuleViolation):
+    code = "game-already-created"
+
+
+class GameNotCreated(RuleViolation):
+    code = "game-not-found"
+    kind = "not-found"
+
+
+class WrongPhase(RuleViolation):
+    code = "wrong-phase"
+
+
+class SeatOutOfRange(RuleViolation):
+    code = "seat-out-of-range"
+    kind = "invalid"
+
+
+class SeatTaken(RuleViolation):
+    code = "seat-taken"
+
+
+class GameFull(RuleViolation):
+    code = "game-full"
+
+
+class NotYourTurn(RuleViolation):
+    code = "not-your-turn"
+
+
+class CardNotInHand(RuleViolation):
+    code = "card-not-in-hand"
+
+
+class WrongNumberOfCards(RuleViolation):
+    code = "wrong-number-of-cards"
+    kind = "invalid"
+
+
+class DuplicateCards(RuleViolation):
+    code = "duplicate-cards"
+    kind = "invalid"
+
+
+class AlreadyPassed(RuleViolation):
+    code = "already-passed"
+
+
+class PassingNotOptional(RuleViolation):
+    code = "passing-not-optional"
+
+
+class MustFollowSuit(RuleViolation):
+    code = "must-follow-suit"
+
+
+class MustLeadLowestClub(RuleViolation):
+    code = "must-lead-lowest-club"
+
+
+class HeartsNotBroken(RuleViolation):
+    code = "hearts-not-broken"
+
+
+class NoPointsOnFirstTrick(RuleViolation):
+    code = "no-points-on-first-trick"
+
+
+class MustPlayQueen(RuleViolation):
+    code = "must-play-queen"
+
+
+class NotTheShooter(RuleViolation):
+    code = "not-the-shooter"
+
+
+class InvalidDeal(RuleViolation):
+    code = "invalid-deal"
+    kind = "invalid"
+
+
+ALL_VIOLATIONS: tuple[type[RuleViolation], ...] = tuple(
+    cls
+    for cls in list(globals().values())
+    if isinstance(cls, type) and issubclass(cls, RuleViolation)
+)

@@ -1,0 +1,200 @@
+"""Events: what happened at the table. Frozen, small, named as a Hearts player would name them.
+
+Each event class has a ``schema_version``; an old payload is upcast to the current version by the
+service before it reaches ``event_from_dict``. ``event_to_dict``/``event_from_dict`` give the
+JSON form (cards as text, tuples as lists, options as their dict form).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Any, ClassVar, Union
+
+from .cards import Card
+from .rules import MoonScoring, PassDirection, RuleOptions
+
+Play = tuple[int, Card]  # (seat, card) in play order
+
+
+@dataclass(frozen=True, slots=True)
+class GameCreated:
+    schema_version: ClassVar[int] = 1
+    game_id: str
+    rules: RuleOptions
+    seats: tuple[str | None, ...]  # per seat: None for an open seat, else the bot's strategy
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerJoined:
+    schema_version: ClassVar[int] = 1
+    seat: int
+    name: str
+    # An opaque credential (the service stores a token's hash); never shown in any view.
+    credential: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatControlChanged:
+    """A seat handed to a bot (``bot`` is its strategy) or taken back by its player (None)."""
+
+    schema_version: ClassVar[int] = 1
+    seat: int
+    bot: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandDealt:
+    schema_version: ClassVar[int] = 1
+    hand_number: int
+    dealer: int
+    pass_direction: PassDirection
+    hands: tuple[tuple[Card, ...], ...]
+    kitty: tuple[Card, ...]
+    seed: str  # secret until the hand is over; its commitment is public at once
+    seed_commitment: str
+    explicit: bool  # dealt as given (duplicate play, puzzles), not from the seed
+
+
+@dataclass(frozen=True, slots=True)
+class CardsPassed:
+    """One seat's pass, face down. Empty cards: the seat declined (optional passing)."""
+
+    schema_version: ClassVar[int] = 1
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PassesExchanged:
+    """Every seat has passed: each picks up what it receives (the mix redeals the pile)."""
+
+    schema_version: ClassVar[int] = 1
+    received: tuple[tuple[Card, ...], ...]
+    kitty: tuple[Card, ...]  # the kitty after the pass (a mix can change it)
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlayed:
+    schema_version: ClassVar[int] = 1
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class TrickTaken:
+    schema_version: ClassVar[int] = 1
+    trick_number: int  # 1-based within the hand
+    winner: int
+    plays: tuple[Play, ...]
+    points: int  # the trick's points, kitty included
+    kitty: tuple[Card, ...] = ()  # the kitty, taken with the hand's first penalty card
+
+
+@dataclass(frozen=True, slots=True)
+class MoonScoringChosen:
+    schema_version: ClassVar[int] = 1
+    seat: int
+    choice: MoonScoring
+
+
+@dataclass(frozen=True, slots=True)
+class HandScored:
+    schema_version: ClassVar[int] = 1
+    hand_number: int
+    points_taken: tuple[int, ...]  # per seat, as taken (bonus card included)
+    shooter: int | None  # who shot the moon (or the sun)
+    shot: str | None  # "moon", "sun" or None
+    moon_scoring: MoonScoring | None  # how the shot was scored
+    score_changes: tuple[int, ...]
+    exact_limit_resets: tuple[int, ...]  # seats whose total hit the limit exactly and was reset
+    totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    schema_version: ClassVar[int] = 1
+    winners: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+Event = Union[
+    GameCreated,
+    PlayerJoined,
+    SeatControlChanged,
+    HandDealt,
+    CardsPassed,
+    PassesExchanged,
+    CardPlayed,
+    TrickTaken,
+    MoonScoringChosen,
+    HandScored,
+    GameEnded,
+]
+
+EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in typing.get_args(Event)}
+
+
+def event_type(event: Event) -> str:
+    return type(event).__name__
+
+
+# -- the JSON form --------------------------------------------------------------------------------
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The payload of an event: plain JSON values."""
+    return {f.name: _to_json(getattr(event, f.name)) for f in fields(event)}
+
+
+def event_from_dict(type_name: str, payload: dict[str, Any]) -> Event:
+    """The event of that type from its (current-version) payload; ValueError if malformed."""
+    try:
+        cls = EVENT_TYPES[type_name]
+    except KeyError:
+        raise ValueError(f"unknown event type {type_name!r}") from None
+    hints = _hints(cls)
+    try:
+        return cls(**{name: _from_json(tp, payload[name]) for name, tp in hints.items()})
+    except KeyError as missing:
+        raise ValueError(f"{type_name} payload lacks {missing}") from None
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, RuleOptions):
+        return value.to_dict()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    return value
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in fields(cls)}
+
+
+def _from_json(tp: Any, value: Any) -> Any:
+    if tp is Card:
+        return Card(value)
+    if tp is RuleOptions:
+        return RuleOptions.from_dict(value)
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(value)
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        (inner,) = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _from_json(inner, value)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_json(args[0], v) for v in value)
+        return tuple(_from_json(a, v) for a, v in zip(args, value, strict=True))
+    return value

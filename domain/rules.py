@@ -1,0 +1,346 @@
+"""Rule options: every variant the seed documents describe, chosen when a game is created.
+
+Where the seeds disagree, the disagreement is an option here. ``RuleOptions()`` is the standard
+game; ``RuleOptions.from_dict({"preset": "omnibus", "score_limit": 50})`` picks a preset and
+overrides it option by option. Every option set is validated; a combination that makes no sense
+is refused with ``InvalidRules`` naming the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from enum import Enum
+from typing import Any
+
+from .cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES, TEN_OF_DIAMONDS, Card, Suit
+from .errors import InvalidRules
+
+
+class PassDirection(Enum):
+    """Where passed cards go on a hand (seat s passes to s+1 on LEFT, clockwise)."""
+
+    LEFT = "left"
+    RIGHT = "right"
+    ACROSS = "across"
+    HOLD = "hold"  # no passing this hand
+    SCATTER = "scatter"  # one card to every other player
+    MIX = "mix"  # cards to a pile in the centre, shuffled and dealt back
+
+
+class FirstLead(Enum):
+    LOWEST_CLUB = "lowest_club"  # the holder of 2C (3C when 2C is out) must lead it
+    LEFT_OF_DEALER = "left_of_dealer"  # the original rule: any card may be led
+
+
+class HeartsLead(Enum):
+    WHEN_BROKEN = "when_broken"  # not before a penalty-suit card has been played
+    ANY_TIME = "any_time"  # the original rule
+
+
+class MoonScoring(Enum):
+    ADD_TO_OTHERS = "add_to_others"
+    SUBTRACT_FROM_SHOOTER = "subtract_from_shooter"
+    ADD_UNLESS_SHOOTER_LOSES = "add_unless_shooter_loses"
+    SHOOTERS_CHOICE = "shooters_choice"
+
+
+class ExactLimitReset(Enum):
+    NONE = "none"
+    HALF = "half"  # exactly 100 becomes 50
+    ZERO = "zero"  # exactly 100 becomes 0
+
+
+class TieBreak(Enum):
+    SHARED = "shared"  # every player tied for the lowest score wins
+    PLAY_ON = "play_on"  # more hands until one player alone has the lowest score
+
+
+STANDARD_CYCLE = (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.ACROSS, PassDirection.HOLD)
+
+NAMED_CYCLES: dict[str, tuple[tuple[PassDirection, ...], bool]] = {
+    "standard": (STANDARD_CYCLE, True),
+    "no_hold": (STANDARD_CYCLE[:3], True),
+    "scatter": (STANDARD_CYCLE[:3] + (PassDirection.SCATTER,), True),
+    "scatter_and_hold": (STANDARD_CYCLE[:3] + (PassDirection.SCATTER, PassDirection.HOLD), True),
+    "mix": (STANDARD_CYCLE[:3] + (PassDirection.MIX,), True),
+    "first_hand_only": ((PassDirection.LEFT,), False),
+    "hold_always": ((PassDirection.HOLD,), True),
+}
+
+BONUS_CARDS = {"JD": JACK_OF_DIAMONDS, "TD": TEN_OF_DIAMONDS}
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOptions:
+    """One game's rules. Defaults are the standard game of the seeds' main rules."""
+
+    players: int = 4
+    # Cards out of play so the deal comes out even (None: the usual ones for the player count).
+    removed_cards: tuple[Card, ...] | None = None
+    # Four cards (with four players; else the odd cards) dealt face down to the first taker of a
+    # penalty card, instead of removing cards.
+    kitty: bool = False
+    cards_passed: int = 3
+    pass_cycle: tuple[PassDirection, ...] = STANDARD_CYCLE
+    pass_cycle_repeats: bool = True  # False: hold on every hand after the cycle
+    optional_passing: bool = False  # a player may pass on what they receive, unseen
+    first_lead: FirstLead = FirstLead.LOWEST_CLUB
+    hearts_lead: HeartsLead = HeartsLead.WHEN_BROKEN
+    queen_breaks_hearts: bool = False
+    hearts_and_queen_may_lead_hearts: bool = False
+    no_points_on_first_trick: bool = False
+    must_play_queen_when_safe: bool = False
+    bonus_card: Card | None = None  # Omnibus: JD (or TD) counts minus 10
+    shoot_the_sun: bool = False  # taking every trick scores 52, handled like the moon
+    moon_scoring: MoonScoring = MoonScoring.ADD_TO_OTHERS
+    penalty_suit: Suit = Suit.HEARTS
+    score_limit: int = 100
+    exact_limit_reset: ExactLimitReset = ExactLimitReset.NONE
+    tie_break: TieBreak = TieBreak.SHARED
+
+    # -- derived facts, each in one place ------------------------------------------------------
+
+    @property
+    def cards_out_of_play(self) -> tuple[Card, ...]:
+        if self.kitty:
+            return ()
+        if self.removed_cards is not None:
+            return self.removed_cards
+        return default_removed_cards(self.players, self.penalty_suit)
+
+    @property
+    def kitty_size(self) -> int:
+        if not self.kitty:
+            return 0
+        return 52 % self.players or 4
+
+    @property
+    def hand_size(self) -> int:
+        return (52 - len(self.cards_out_of_play) - self.kitty_size) // self.players
+
+    def is_penalty_card(self, card: Card) -> bool:
+        return card.suit is self.penalty_suit or card is QUEEN_OF_SPADES
+
+    def card_points(self, card: Card) -> int:
+        """Penalty points of one card (the bonus card counts -10)."""
+        if card is QUEEN_OF_SPADES:
+            return 13
+        if card.suit is self.penalty_suit:
+            return 1
+        if card is self.bonus_card:
+            return -10
+        return 0
+
+    @property
+    def moon_points(self) -> int:
+        """All the penalty points of a hand (26 unless a penalty card is out of play)."""
+        out = set(self.cards_out_of_play)
+        total = 13 if QUEEN_OF_SPADES not in out else 0
+        return total + sum(1 for c in _suit_cards(self.penalty_suit) if c not in out)
+
+    def pass_direction(self, hand_number: int) -> PassDirection:
+        """The pass direction of hand ``hand_number`` (1-based)."""
+        if self.cards_passed == 0:
+            return PassDirection.HOLD
+        i = hand_number - 1
+        if i >= len(self.pass_cycle) and not self.pass_cycle_repeats:
+            return PassDirection.HOLD
+        return self.pass_cycle[i % len(self.pass_cycle)]
+
+    def cards_to_pass(self, direction: PassDirection) -> int:
+        if direction is PassDirection.HOLD:
+            return 0
+        if direction is PassDirection.SCATTER:
+            return self.players - 1
+        return self.cards_passed
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> RuleOptions:
+        """Options from their JSON form: an optional ``preset`` then option-by-option overrides."""
+        data = dict(data or {})
+        preset_name = data.pop("preset", "standard")
+        if preset_name not in PRESETS:
+            raise InvalidRules(f"unknown preset {preset_name!r}; one of {sorted(PRESETS)}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidRules(f"unknown rule option(s): {', '.join(unknown)}")
+        base = PRESETS[preset_name]
+        changes: dict[str, Any] = {}
+        for name, raw in data.items():
+            changes[name] = _parse_option(name, raw)
+        if "pass_cycle" in data and isinstance(data["pass_cycle"], str):
+            cycle, repeats = NAMED_CYCLES[data["pass_cycle"]]
+            changes["pass_cycle"] = cycle
+            changes.setdefault("pass_cycle_repeats", repeats)
+        if "players" in changes and "pass_cycle" not in changes:
+            changes["pass_cycle"] = default_cycle(changes["players"])
+        return replace(base, **changes).validated()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form; ``from_dict(to_dict())`` gives the same options back."""
+        out: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            out[name] = _option_json(value)
+        return out
+
+    def validated(self) -> RuleOptions:
+        """The options if they make sense together; else InvalidRules with the reason."""
+        _validate(self)
+        return self
+
+
+def _suit_cards(suit: Suit) -> list[Card]:
+    return [Card(r + suit.value) for r in "23456789TJQKA"]
+
+
+def default_removed_cards(players: int, penalty_suit: Suit = Suit.HEARTS) -> tuple[Card, ...]:
+    """The low cards taken out so 52 cards deal evenly: 2C first (so 3C leads), then 2D ...
+
+    Cards of the penalty suit are never removed, so a hand keeps all its penalty points.
+    """
+    other_red = "S" if penalty_suit is Suit.DIAMONDS else "D"
+    order = [Card("2C"), Card("2" + other_red), Card("3C"), Card("3" + other_red)]
+    return tuple(order[: 52 % players])
+
+
+def default_cycle(players: int) -> tuple[PassDirection, ...]:
+    """The standard cycle for a player count: no 'across' when nobody sits across."""
+    if players % 2 == 0:
+        return STANDARD_CYCLE
+    return (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.HOLD)
+
+
+_ENUM_OPTIONS: dict[str, type[Enum]] = {
+    "first_lead": FirstLead,
+    "hearts_lead": HeartsLead,
+    "moon_scoring": MoonScoring,
+    "exact_limit_reset": ExactLimitReset,
+    "tie_break": TieBreak,
+}
+_BOOL_OPTIONS = {
+    "kitty",
+    "pass_cycle_repeats",
+    "optional_passing",
+    "queen_breaks_hearts",
+    "hearts_and_queen_may_lead_hearts",
+    "no_points_on_first_trick",
+    "must_play_queen_when_safe",
+    "shoot_the_sun",
+}
+_INT_OPTIONS = {"players", "cards_passed", "score_limit"}
+
+
+def _parse_option(name: str, raw: Any) -> Any:
+    try:
+        if name in _ENUM_OPTIONS:
+            return _ENUM_OPTIONS[name](raw)
+        if name in _BOOL_OPTIONS:
+            if not isinstance(raw, bool):
+                raise ValueError
+            return raw
+        if name in _INT_OPTIONS:
+            if isinstance(raw, bool) or not isinstance(raw, int):
+                raise ValueError
+            return raw
+        if name == "penalty_suit":
+            return {"hearts": Suit.HEARTS, "diamonds": Suit.DIAMONDS}[raw]
+        if name == "bonus_card":
+            return None if raw is None else BONUS_CARDS[str(raw).upper().replace("10", "T")]
+        if name == "removed_cards":
+            return None if raw is None else tuple(Card(c) for c in raw)
+        if name == "pass_cycle":
+            if isinstance(raw, str):
+                return NAMED_CYCLES[raw][0]
+            cycle = tuple(PassDirection(d) for d in raw)
+            if not cycle:
+                raise ValueError
+            return cycle
+    except (ValueError, KeyError, TypeError):
+        raise InvalidRules(f"invalid value for {name}: {raw!r}{_hint(name)}") from None
+    raise InvalidRules(f"unknown rule option: {name}")  # pragma: no cover - guarded by from_dict
+
+
+def _hint(name: str) -> str:
+    if name in _ENUM_OPTIONS:
+        return f" (one of {', '.join(m.value for m in _ENUM_OPTIONS[name])})"
+    if name == "pass_cycle":
+        return f" (a list of {[d.value for d in PassDirection]} or one of {sorted(NAMED_CYCLES)})"
+    if name == "penalty_suit":
+        return " (hearts or diamonds)"
+    if name == "bonus_card":
+        return " (JD, TD or null)"
+    if name in _BOOL_OPTIONS:
+        return " (true or false)"
+    if name in _INT_OPTIONS:
+        return " (an integer)"
+    return ""
+
+
+def _option_json(value: Any) -> Any:
+    if isinstance(value, Suit):
+        return value.name.lower()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_option_json(v) for v in value]
+    return value
+
+
+def _validate(r: RuleOptions) -> None:
+    def refuse(reason: str) -> None:
+        raise InvalidRules(reason)
+
+    if not 3 <= r.players <= 6:
+        refuse("players must be 3 to 6")
+    if not 0 <= r.cards_passed <= 4:
+        refuse("cards_passed must be 0 to 4")
+    if not 1 <= r.score_limit <= 10_000:
+        refuse("score_limit must be 1 to 10000")
+    if r.penalty_suit not in (Suit.HEARTS, Suit.DIAMONDS):
+        refuse("the penalty suit is hearts or diamonds (never spades or clubs)")
+    if r.kitty and r.removed_cards:
+        refuse(
+            "choose a kitty or removed cards, not both: the kitty is how the deal comes out even"
+        )
+    out = r.cards_out_of_play
+    if len(set(out)) != len(out):
+        refuse("removed_cards lists a card twice")
+    if (52 - len(out) - r.kitty_size) % r.players:
+        need = 52 % r.players
+        refuse(f"with {r.players} players, remove exactly {need} card(s) (or use the kitty)")
+    if any(r.is_penalty_card(c) for c in out):
+        refuse("a penalty card may not be removed: every hand must hold all the penalty points")
+    if r.bonus_card is not None:
+        if r.bonus_card.suit is r.penalty_suit:
+            refuse("the Omnibus bonus card cannot be in the penalty suit")
+        if r.bonus_card in out:
+            refuse("the Omnibus bonus card cannot be removed from the deck")
+    if r.first_lead is FirstLead.LOWEST_CLUB and not any(
+        c.suit is Suit.CLUBS for c in _suit_cards(Suit.CLUBS) if c not in out
+    ):  # pragma: no cover - at most four clubs are ever removed
+        refuse("no club left to lead")
+    for direction in r.pass_cycle:
+        if direction is PassDirection.ACROSS and r.players % 2:
+            refuse(f"nobody sits across with {r.players} players: leave 'across' out of the cycle")
+        if direction is PassDirection.SCATTER and r.optional_passing:
+            refuse("optional passing forwards what you receive to one player; scatter has none")
+    most = max((r.cards_to_pass(d) for d in r.pass_cycle), default=0)
+    if most > r.hand_size:
+        refuse(f"cannot pass {most} cards from a hand of {r.hand_size}")
+    if r.hearts_and_queen_may_lead_hearts and r.hearts_lead is HeartsLead.ANY_TIME:
+        refuse("hearts_and_queen_may_lead_hearts only matters when hearts must be broken first")
+
+
+PRESETS: dict[str, RuleOptions] = {
+    # The seeds' main rules: left/right/across/hold, 2C leads, hearts broken by a heart, moon +26.
+    "standard": RuleOptions(),
+    # What most computer versions play: no penalty cards on the first trick.
+    "computer": RuleOptions(no_points_on_first_trick=True),
+    # Omnibus Hearts: JD is -10; the shooter chooses how the moon scores.
+    "omnibus": RuleOptions(bonus_card=JACK_OF_DIAMONDS, moon_scoring=MoonScoring.SHOOTERS_CHOICE),
+    # The original rule: left of the dealer leads anything, hearts may be led any time.
+    "original": RuleOptions(first_lead=FirstLead.LEFT_OF_DEALER, hearts_lead=HeartsLead.ANY_TIME),
+}

@@ -1,0 +1,62 @@
+"""The shuffle: Fisher-Yates driven by SHA-256 of the seed and a counter.
+
+Language independent, so anyone can re-derive a deal from its seed:
+
+1. Random bytes: block ``k`` (k = 0, 1, 2, ...) is ``SHA-256(seed_utf8 || ":" || decimal(k))``;
+   the byte stream is block 0, then block 1, and so on. Each draw takes the next 4 bytes as an
+   unsigned 32-bit big-endian integer ``x``.
+2. A uniform integer below ``n``: draw ``x``; if ``x >= 2**32 - (2**32 % n)`` draw again
+   (rejection, so there is no modulo bias); the result is ``x % n``.
+3. Fisher-Yates: for ``i`` from ``len(cards) - 1`` down to 1, draw ``j`` uniform below ``i + 1``
+   and swap positions ``i`` and ``j``.
+
+The input order is the deck order (clubs 2..A, diamonds, spades, hearts), less any cards out of
+play. The deal then gives shuffled card ``k`` to seat ``(dealer + 1 + k) % players`` (one at a
+time, clockwise from the dealer's left) until every seat has its hand; the rest is the kitty.
+
+Test vector (see tests/domain/test_shuffle.py): ``shuffled(DECK, "hearts")`` starts
+``6D 8S 9S 4D JS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_SPAN = 1 << 32
+
+
+def _draws(seed: str) -> Iterator[int]:
+    prefix = seed.encode("utf-8") + b":"
+    counter = 0
+    while True:
+        block = hashlib.sha256(prefix + str(counter).encode("ascii")).digest()
+        for i in range(0, 32, 4):
+            yield int.from_bytes(block[i : i + 4], "big")
+        counter += 1
+
+
+def _below(draws: Iterator[int], n: int) -> int:
+    limit = _SPAN - (_SPAN % n)
+    while True:
+        x = next(draws)
+        if x < limit:
+            return x % n
+
+
+def shuffled(items: Sequence[T], seed: str) -> list[T]:
+    """A new list: ``items`` shuffled by the seed, exactly as the module docstring says."""
+    out = list(items)
+    draws = _draws(seed)
+    for i in range(len(out) - 1, 0, -1):
+        j = _below(draws, i + 1)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def seed_commitment(seed: str) -> str:
+    """SHA-256 (hex) of the seed's UTF-8 bytes: published with the deal, the seed after the hand."""
+    return hashlib.sha256(seed.encode("utf-8")).hexdigest()

@@ -1,0 +1,96 @@
+"""Game state: what folding the events gives. Frozen; ``evolve`` makes a new one per event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from .cards import Card
+from .events import Play
+from .rules import PassDirection, RuleOptions
+
+
+class Phase(Enum):
+    NEW = "new"  # no game yet
+    WAITING = "waiting"  # for players to join
+    DEALING = "dealing"  # for the next hand to be dealt
+    PASSING = "passing"
+    PLAYING = "playing"
+    MOON_CHOICE = "moon_choice"  # for the shooter to choose how the moon scores
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    name: str | None = None  # None: open
+    bot: str | None = None  # the strategy playing this seat, if a bot plays it
+    credential: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.name is None
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTrick:
+    number: int
+    leader: int
+    plays: tuple[Play, ...]
+    winner: int
+    points: int
+    kitty: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandState:
+    number: int
+    dealer: int
+    pass_direction: PassDirection
+    hands: tuple[frozenset[Card], ...]
+    kitty: tuple[Card, ...]
+    seed: str
+    seed_commitment: str
+    explicit: bool
+    dealt: tuple[tuple[Card, ...], ...]  # the hands as dealt, before the pass
+    passed: tuple[tuple[Card, ...] | None, ...]  # None: not yet; (): declined
+    received: tuple[tuple[Card, ...], ...] | None = None  # once every seat has passed
+    leader: int | None = None
+    turn: int | None = None
+    trick: tuple[Play, ...] = ()
+    tricks: tuple[CompletedTrick, ...] = ()
+    hearts_broken: bool = False
+    taken: tuple[tuple[Card, ...], ...] = ()  # cards taken per seat (kitty included)
+    kitty_taken: bool = False
+
+    @property
+    def first_trick(self) -> bool:
+        return not self.tricks
+
+    @property
+    def cards_played(self) -> frozenset[Card]:
+        done = [card for t in self.tricks for _, card in t.plays]
+        return frozenset(done + [card for _, card in self.trick])
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    game_id: str = ""
+    phase: Phase = Phase.NEW
+    rules: RuleOptions = RuleOptions()
+    seats: tuple[SeatInfo, ...] = ()
+    scores: tuple[int, ...] = ()
+    hand_number: int = 0  # of the current (or last) hand
+    hand: HandState | None = None
+    moon_shooter: int | None = None  # while the shooter chooses
+    winners: tuple[int, ...] = ()
+
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    @property
+    def open_seats(self) -> tuple[int, ...]:
+        return tuple(i for i, s in enumerate(self.seats) if s.is_open)
+
+
+INITIAL_STATE = GameState()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from .cards import Card
 from .rules import MoonScoring, RuleOptions
@@ -70,4 +69,4 @@ class ChooseMoonScoring:
     choice: MoonScoring
 
 
-Command = Union[CreateGame, JoinGame, SetSeatBot, Deal, PassCards, PlayCard, ChooseMoonScoring]
+Command = CreateGame | JoinGame | SetSeatBot | Deal | PassCards | PlayCard | ChooseMoonScoring

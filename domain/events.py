@@ -121,19 +121,19 @@ class GameEnded:
     totals: tuple[int, ...]
 
 
-Event = Union[
-    GameCreated,
-    PlayerJoined,
-    SeatControlChanged,
-    HandDealt,
-    CardsPassed,
-    PassesExchanged,
-    CardPlayed,
-    TrickTaken,
-    MoonScoringChosen,
-    HandScored,
-    GameEnded,
-]
+Event = (
+    GameCreated
+    | PlayerJoined
+    | SeatControlChanged
+    | HandDealt
+    | CardsPassed
+    | PassesExchanged
+    | CardPlayed
+    | TrickTaken
+    | MoonScoringChosen
+    | HandScored
+    | GameEnded
+)
 
 EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in typing.get_args(Event)}
 

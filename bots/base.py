@@ -1,0 +1,79 @@
+"""The one bot interface, and the registry of strategies by name."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Protocol
+
+from domain.cards import Card
+from domain.rules import MoonScoring, RuleOptions
+from domain.views import SeatView
+
+
+class Bot(Protocol):
+    name: str
+
+    def choose_pass(self, view: SeatView, rules: RuleOptions, seed: str) -> tuple[Card, ...]:
+        """The cards to pass (``view.cards_to_pass`` of them, from ``view.legal_cards``)."""
+        ...
+
+    def choose_play(self, view: SeatView, rules: RuleOptions, seed: str) -> Card:
+        """One card of ``view.legal_cards``."""
+        ...
+
+    def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
+        """After shooting the moon, where the rules let the shooter choose."""
+        ...
+
+
+class UnknownBot(ValueError):
+    def __init__(self, name: object) -> None:
+        super().__init__(f"unknown bot {name!r}; one of {', '.join(bot_names())}")
+        self.name = name
+
+
+_REGISTRY: dict[str, Callable[[], Bot]] = {}
+
+
+def register(name: str) -> Callable[[Callable[[], Bot]], Callable[[], Bot]]:
+    def add(factory: Callable[[], Bot]) -> Callable[[], Bot]:
+        _REGISTRY[name] = factory
+        return factory
+
+    return add
+
+
+def get_bot(name: str) -> Bot:
+    _load_strategies()
+    try:
+        return _REGISTRY[name]()
+    except (KeyError, TypeError):
+        raise UnknownBot(name) from None
+
+
+def bot_names() -> list[str]:
+    _load_strategies()
+    return sorted(_REGISTRY)
+
+
+def _load_strategies() -> None:
+    from . import random_bot  # noqa: F401  (registers itself)
+
+
+def rng_for(seed: str) -> random.Random:
+    """A private random stream for one decision (string seeds hash the same in every process)."""
+    return random.Random(seed)
+
+
+def best_moon_choice(view: SeatView) -> MoonScoring:
+    """Whichever moon scoring leaves the shooter furthest ahead of the best other score."""
+    me = view.seat
+    scores = list(view.public.scores)
+    others = [s for i, s in enumerate(scores) if i != me]
+    # Subtracting 26 moves me 26 closer to the others; adding 26 to them does the same, but
+    # pushes them toward the limit, which can end the game with me ahead.
+    limit = view.public.rules.get("score_limit", 100)
+    if max(others) + 26 >= limit and scores[me] < min(o + 26 for o in others):
+        return MoonScoring.ADD_TO_OTHERS
+    return MoonScoring.SUBTRACT_FROM_SHOOTER if scores[me] >= 26 else MoonScoring.ADD_TO_OTHERS

@@ -8,7 +8,6 @@ a trick also takes it; the last trick also scores the hand, and the hand may end
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import singledispatch
 
 from . import commands as c
@@ -31,6 +30,7 @@ from .errors import (
     WrongNumberOfCards,
     WrongPhase,
 )
+from .immutable import replacer
 from .legal import lowest_club, play_violation
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
@@ -39,6 +39,9 @@ from .shuffle import seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
 
 MAX_NAME_LENGTH = 64
+
+_replace_game = replacer(GameState)
+_replace_hand = replacer(HandState)
 
 
 def decide(state: GameState, command: c.Command) -> list[e.Event]:
@@ -292,12 +295,12 @@ def _created(state: GameState, event: e.GameCreated) -> GameState:
 def _joined(state: GameState, event: e.PlayerJoined) -> GameState:
     seats = _put(state.seats, event.seat, SeatInfo(name=event.name, credential=event.credential))
     phase = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
-    return replace(state, seats=seats, phase=phase)
+    return _replace_game(state, seats=seats, phase=phase)
 
 
 def _control_changed(state: GameState, event: e.SeatControlChanged) -> GameState:
-    seat = replace(state.seats[event.seat], bot=event.bot)
-    return replace(state, seats=_put(state.seats, event.seat, seat))
+    seat = SeatInfo(state.seats[event.seat].name, event.bot, state.seats[event.seat].credential)
+    return _replace_game(state, seats=_put(state.seats, event.seat, seat))
 
 
 def _dealt(state: GameState, event: e.HandDealt) -> GameState:
@@ -316,15 +319,15 @@ def _dealt(state: GameState, event: e.HandDealt) -> GameState:
         taken=((),) * n,
     )
     if event.pass_direction is PassDirection.HOLD:
-        return replace(
+        return _replace_game(
             state, phase=Phase.PLAYING, hand_number=event.hand_number, hand=_start_play(state, hand)
         )
-    return replace(state, phase=Phase.PASSING, hand_number=event.hand_number, hand=hand)
+    return _replace_game(state, phase=Phase.PASSING, hand_number=event.hand_number, hand=hand)
 
 
 def _start_play(state: GameState, hand: HandState) -> HandState:
     leader = first_leader(state, hand)
-    return replace(hand, leader=leader, turn=leader)
+    return _replace_hand(hand, leader=leader, turn=leader)
 
 
 def first_leader(state: GameState, hand: HandState) -> int:
@@ -341,14 +344,14 @@ def _passed(state: GameState, event: e.CardsPassed) -> GameState:
     hand = _hand(state)
     hands = _put(hand.hands, event.seat, hand.hands[event.seat] - frozenset(event.cards))
     passed = _put(hand.passed, event.seat, event.cards)
-    return replace(state, hand=replace(hand, hands=hands, passed=passed))
+    return _replace_game(state, hand=_replace_hand(hand, hands=hands, passed=passed))
 
 
 def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
     hand = _hand(state)
     hands = tuple(h | frozenset(r) for h, r in zip(hand.hands, event.received, strict=True))
-    hand = replace(hand, hands=hands, received=event.received, kitty=event.kitty)
-    return replace(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
+    hand = _replace_hand(hand, hands=hands, received=event.received, kitty=event.kitty)
+    return _replace_game(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
 
 
 def _played(state: GameState, event: e.CardPlayed) -> GameState:
@@ -358,14 +361,14 @@ def _played(state: GameState, event: e.CardPlayed) -> GameState:
     broken = hand.hearts_broken or card.suit is rules.penalty_suit
     if rules.queen_breaks_hearts and card is QUEEN_OF_SPADES:
         broken = True
-    hand = replace(
+    hand = _replace_hand(
         hand,
         hands=_put(hand.hands, event.seat, hand.hands[event.seat] - {card}),
         trick=hand.trick + ((event.seat, card),),
         turn=(event.seat + 1) % state.players,
         hearts_broken=broken,
     )
-    return replace(state, hand=hand)
+    return _replace_game(state, hand=hand)
 
 
 def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
@@ -375,7 +378,7 @@ def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
     )
     won = hand.taken[event.winner] + tuple(card for _, card in event.plays) + event.kitty
     hand_over = not any(hand.hands)
-    hand = replace(
+    hand = _replace_hand(
         hand,
         trick=(),
         tricks=hand.tricks + (done,),
@@ -385,24 +388,24 @@ def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
         turn=None if hand_over else event.winner,
     )
     if not hand_over:
-        return replace(state, hand=hand)
+        return _replace_game(state, hand=hand)
     tricks_won = [sum(1 for t in hand.tricks if t.winner == s) for s in range(state.players)]
     shooter = needs_shooters_choice(state.rules, hand.taken, tricks_won)
     if shooter is not None:
-        return replace(state, hand=hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
-    return replace(state, hand=hand)
+        return _replace_game(state, hand=hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
+    return _replace_game(state, hand=hand)
 
 
 def _moon_chosen(state: GameState, event: e.MoonScoringChosen) -> GameState:
-    return replace(state, moon_shooter=None)
+    return _replace_game(state, moon_shooter=None)
 
 
 def _scored(state: GameState, event: e.HandScored) -> GameState:
-    return replace(state, scores=event.totals, phase=Phase.DEALING, moon_shooter=None)
+    return _replace_game(state, scores=event.totals, phase=Phase.DEALING, moon_shooter=None)
 
 
 def _ended(state: GameState, event: e.GameEnded) -> GameState:
-    return replace(state, phase=Phase.FINISHED, winners=event.winners, scores=event.totals)
+    return _replace_game(state, phase=Phase.FINISHED, winners=event.winners, scores=event.totals)
 
 
 def _put(items: tuple, index: int, value: object) -> tuple:

@@ -41,7 +41,7 @@ class CompletedTrick:
     kitty: tuple[Card, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: see domain/immutable.py
 class HandState:
     number: int
     dealer: int
@@ -72,7 +72,7 @@ class HandState:
         return frozenset(done + [card for _, card in self.trick])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: see domain/immutable.py
 class GameState:
     game_id: str = ""
     phase: Phase = Phase.NEW

@@ -1,0 +1,704 @@
+"""The event store: one Redis stream per game, one log stream per partition.
+
+Generic over event payloads: it stores :class:`~service.envelope.NewEvent` triples
+in hash-chained envelopes (see :mod:`service.envelope` for the envelope and the
+hash scheme) and knows nothing about Hearts.
+
+Partitions
+----------
+A game belongs to partition ``crc32(utf8(game_id)) % partitions`` (zlib's CRC-32,
+unsigned). The partition count is part of the data layout: every key below
+embeds it, so ``partitions`` must never change for existing data (doing so would
+strand games and idempotency records in partitions nobody reads).
+
+Key layout (``<N>`` is the partition number, ``{p<N>}`` is a Redis Cluster hash
+tag, so every key an append touches lives in the same cluster slot)::
+
+    <prefix>:{p<N>}:game:<game_id>  stream, one entry per event, entry id "<seq>-0",
+                                    fields: hash (the event's hash), event (envelope JSON)
+    <prefix>:{p<N>}:log             stream, every event of the partition's games in
+                                    commit order, auto ids,
+                                    fields: game_id, seq, event (envelope JSON)
+    <prefix>:{p<N>}:games           sorted set of game ids, score = creation time in
+                                    microseconds since the Unix epoch (the time of the
+                                    append that created the game)
+    <prefix>:{p<N>}:idem:<scope>    string "<fingerprint>\\n<response>" with a TTL:
+                                    an idempotency record, in the partition of the
+                                    game whose append wrote it
+
+A game's version is the seq of its stream's last entry (read from the last id,
+never from XLEN). Streams are never trimmed and entries are never deleted.
+
+Appends run as one Lua script that makes every check before its first write
+(Redis does not roll scripts back), so an append writes all its events to both
+streams or nothing at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Generic, TypeVar
+
+from service.envelope import (
+    GENESIS_HASH,
+    ChainProblem,
+    NewEvent,
+    RecordedEvent,
+    decode_envelope,
+    envelope_json,
+    seal,
+    verify_chain,
+)
+from service.store_errors import (
+    ChainMismatch,
+    ConcurrencyConflict,
+    CorruptStore,
+    IdempotencyKeyReused,
+    StoreError,
+)
+from service.upcasting import UpcasterRegistry
+
+__all__ = [
+    "AppendResult",
+    "ChainMismatch",
+    "ConcurrencyConflict",
+    "CorruptStore",
+    "DEFAULT_IDEMPOTENCY_TTL",
+    "GamePage",
+    "IdempotencyKeyReused",
+    "IdempotencyRecord",
+    "LogEntry",
+    "RedisEventStore",
+    "Snapshot",
+    "StateCache",
+    "StoreError",
+    "utc_now_iso",
+]
+
+DEFAULT_IDEMPOTENCY_TTL = 86400
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_STREAM_ID = re.compile(r"^\d+-\d+$")
+
+# KEYS: 1 game stream, 2 partition log, 3 games index, [4 idempotency record]
+# ARGV: 1 game_id, 2 expected version, 3 expected prev hash, 4 games-index score,
+#       5 event count, 6 fingerprint, 7 response, 8 ttl seconds,
+#       then per event i (1-based): 9+3(i-1) seq, 10+3(i-1) hash, 11+3(i-1) envelope JSON
+# Returns {'ok', version} | {'replay', response, version} | {'idem_reused'}
+#       | {'conflict', version} | {'prev_hash_mismatch', version, last_hash}
+#       | {'corrupt', reason}
+_APPEND_LUA = r"""
+local game, log, games, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local expected = tonumber(ARGV[2])
+
+-- Checks. Nothing below may write until every check has passed.
+local function type_of(key)
+  local t = redis.call('TYPE', key)
+  if type(t) == 'table' then t = t['ok'] end
+  return t
+end
+local game_type = type_of(game)
+if game_type ~= 'none' and game_type ~= 'stream' then
+  return {'corrupt', 'game key is a ' .. game_type}
+end
+local t = type_of(log)
+if t ~= 'none' and t ~= 'stream' then return {'corrupt', 'log key is a ' .. t} end
+t = type_of(games)
+if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'games key is a ' .. t} end
+
+local version, last_hash = 0, string.rep('0', 64)
+local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
+if #last == 0 then
+  if game_type == 'stream' then return {'corrupt', 'game stream exists but has no entries'} end
+else
+  local id = last[1][1]
+  local seq = string.match(id, '^(%d+)%-0$')
+  if not seq then return {'corrupt', 'unexpected entry id ' .. id} end
+  version = tonumber(seq)
+  last_hash = nil
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'hash' then last_hash = fields[i + 1] end
+  end
+  if not last_hash then return {'corrupt', 'last entry has no hash field'} end
+end
+
+if idem then
+  local record = redis.call('GET', idem)
+  if record then
+    local nl = string.find(record, '\n', 1, true)
+    if not nl then return {'corrupt', 'malformed idempotency record'} end
+    if string.sub(record, 1, nl - 1) == ARGV[6] then
+      return {'replay', string.sub(record, nl + 1), version}
+    end
+    return {'idem_reused'}
+  end
+end
+
+if version ~= expected then return {'conflict', version} end
+if last_hash ~= ARGV[3] then return {'prev_hash_mismatch', version, last_hash} end
+
+-- Writes.
+local n = tonumber(ARGV[5])
+for i = 1, n do
+  local base = 9 + 3 * (i - 1)
+  redis.call('XADD', game, ARGV[base] .. '-0', 'hash', ARGV[base + 1], 'event', ARGV[base + 2])
+end
+for i = 1, n do
+  local base = 9 + 3 * (i - 1)
+  redis.call('XADD', log, '*', 'game_id', ARGV[1], 'seq', ARGV[base], 'event', ARGV[base + 2])
+end
+if expected == 0 then
+  redis.call('ZADD', games, 'NX', ARGV[4], ARGV[1])
+end
+if idem then
+  redis.call('SET', idem, ARGV[6] .. '\n' .. ARGV[7], 'EX', ARGV[8])
+end
+return {'ok', expected + n}
+"""
+
+
+def utc_now_iso() -> str:
+    """The current UTC time as ISO-8601 with microseconds and a ``Z`` suffix."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _time_score(time: str) -> int:
+    """Microseconds since the Unix epoch of an ISO-8601 UTC time string."""
+    if not isinstance(time, str):
+        raise ValueError("time must be an ISO-8601 UTC string")
+    try:
+        parsed = datetime.fromisoformat(time)
+    except ValueError as exc:
+        raise ValueError(f"time {time!r} is not ISO-8601") from exc
+    if parsed.utcoffset() != timedelta(0):
+        raise ValueError(f"time {time!r} is not UTC (needs a Z or +00:00 offset)")
+    return (parsed - _EPOCH) // timedelta(microseconds=1)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _field(fields: dict, name: str) -> Any:
+    value = fields.get(name.encode())
+    if value is None:
+        value = fields.get(name)
+    if value is None:
+        raise CorruptStore(f"stream entry lacks the {name!r} field")
+    return value
+
+
+def _seq_of(entry_id: Any) -> int:
+    text = _text(entry_id)
+    seq, _, sub = text.partition("-")
+    if sub != "0" or not seq.isdigit():
+        raise CorruptStore(f"unexpected game stream entry id {text!r}")
+    return int(seq)
+
+
+def _check_game_id(game_id: str) -> None:
+    if not isinstance(game_id, str) or not game_id:
+        raise ValueError("game_id must be a non-empty string")
+
+
+def _check_count(name: str, value: Any, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}")
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What an append stores under an idempotency scope (e.g. user + Idempotency-Key).
+
+    ``fingerprint`` identifies the request (e.g. a hash of method, path and body)
+    and must not contain a newline; ``response`` is what a replay of the same
+    request gets back (e.g. the response JSON).
+    """
+
+    scope: str
+    fingerprint: str
+    response: str
+    ttl_seconds: int = DEFAULT_IDEMPOTENCY_TTL
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scope, str) or not self.scope:
+            raise ValueError("scope must be a non-empty string")
+        if not isinstance(self.fingerprint, str) or "\n" in self.fingerprint:
+            raise ValueError("fingerprint must be a string without newlines")
+        if not isinstance(self.response, str):
+            raise ValueError("response must be a string")
+        _check_count("ttl_seconds", self.ttl_seconds, 1)
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """The outcome of :meth:`RedisEventStore.append`.
+
+    ``replayed`` is true when an idempotency record with the same fingerprint
+    existed: then nothing was appended, ``events`` is empty, ``response`` is the
+    stored response and ``version`` is the game's current version. Otherwise
+    ``events`` are the recorded events, ``version`` the game's new version and
+    ``response`` the response stored with the idempotency record (if any).
+    """
+
+    game_id: str
+    version: int
+    events: tuple[RecordedEvent, ...]
+    replayed: bool = False
+    response: str | None = None
+
+    @property
+    def last_hash(self) -> str | None:
+        return self.events[-1].hash if self.events else None
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One entry of a partition log."""
+
+    id: str
+    game_id: str
+    seq: int
+    event: RecordedEvent
+
+
+@dataclass(frozen=True)
+class GamePage:
+    """A page of :meth:`RedisEventStore.list_games`; ``next_cursor`` is None on the last."""
+
+    game_ids: list[str]
+    next_cursor: str | None
+
+
+def _encode_cursor(score: int, game_id: str) -> str:
+    raw = json.dumps([score, game_id], separators=(",", ":"), ensure_ascii=False)
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        score, game_id = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise ValueError("invalid cursor") from exc
+    if not isinstance(score, int) or not isinstance(game_id, str):
+        raise ValueError("invalid cursor")
+    return score, game_id
+
+
+class RedisEventStore:
+    """Event store on Redis streams; see the module docstring for the layout.
+
+    ``redis`` may be a ``redis.Redis`` (or ``fakeredis.FakeRedis``, which needs
+    ``lupa`` for scripts) with or without ``decode_responses``. ``upcasters``
+    defaults to the global registry of :mod:`service.upcasting`. ``now`` returns
+    the ISO-8601 UTC time used when an append is given no time.
+    """
+
+    def __init__(
+        self,
+        redis: Any,
+        prefix: str = "hearts",
+        partitions: int = 16,
+        *,
+        upcasters: UpcasterRegistry | None = None,
+        now: Callable[[], str] = utc_now_iso,
+    ) -> None:
+        if not isinstance(prefix, str) or not prefix or "{" in prefix or "}" in prefix:
+            raise ValueError("prefix must be a non-empty string without braces")
+        _check_count("partitions", partitions, 1)
+        self.redis = redis
+        self.prefix = prefix
+        self.partitions = partitions
+        self.upcasters = upcasters
+        self._now = now
+        self._append_script = redis.register_script(_APPEND_LUA)
+
+    # Keys -----------------------------------------------------------------
+
+    def partition_of(self, game_id: str) -> int:
+        _check_game_id(game_id)
+        return zlib.crc32(game_id.encode("utf-8")) % self.partitions
+
+    def _partition_prefix(self, partition: int) -> str:
+        if not isinstance(partition, int) or not 0 <= partition < self.partitions:
+            raise ValueError(f"partition must be in 0..{self.partitions - 1}")
+        return f"{self.prefix}:{{p{partition}}}"
+
+    def game_key(self, game_id: str) -> str:
+        return f"{self._partition_prefix(self.partition_of(game_id))}:game:{game_id}"
+
+    def log_key(self, partition: int) -> str:
+        return f"{self._partition_prefix(partition)}:log"
+
+    def games_key(self, partition: int) -> str:
+        return f"{self._partition_prefix(partition)}:games"
+
+    def idem_key(self, game_id: str, scope: str) -> str:
+        return f"{self._partition_prefix(self.partition_of(game_id))}:idem:{scope}"
+
+    def partition_log_keys(self) -> list[str]:
+        return [self.log_key(p) for p in range(self.partitions)]
+
+    # Writes ---------------------------------------------------------------
+
+    def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        command_id: str,
+        time: str | None = None,
+        idempotency: IdempotencyRecord | None = None,
+        *,
+        prev_hash: str | None = None,
+    ) -> AppendResult:
+        """Append ``events`` to the game if its version is ``expected_version``.
+
+        All or nothing, in one Lua script. Checks, in order: an idempotency
+        record for ``idempotency.scope`` with the same fingerprint returns its
+        stored response (``replayed=True``, nothing appended); one with another
+        fingerprint raises :class:`IdempotencyKeyReused`; a version other than
+        ``expected_version`` raises :class:`ConcurrencyConflict`; a last hash
+        other than ``prev_hash`` raises :class:`ChainMismatch`. Then the events
+        get seqs ``expected_version + 1 ...`` in the game stream and the
+        partition log, a game created by this append (``expected_version == 0``)
+        enters the games index, and the idempotency record is stored with its TTL.
+
+        ``time`` (ISO-8601 UTC, default ``now()``) is recorded in every event
+        and, for a new game, is its creation time in the games index.
+        ``prev_hash`` is the hash of the event at ``expected_version`` if the
+        caller knows it (e.g. from :class:`StateCache`); otherwise it is read.
+        The idempotency record lives in the game's partition, so it is found
+        with :meth:`get_idempotent` given the same game id.
+        """
+        _check_game_id(game_id)
+        _check_count("expected_version", expected_version, 0)
+        if not isinstance(command_id, str) or not command_id:
+            raise ValueError("command_id must be a non-empty string")
+        events = list(events)
+        if not events:
+            raise ValueError("refusing to append no events")
+        for event in events:
+            if not isinstance(event, NewEvent):
+                raise TypeError(f"expected NewEvent, got {type(event).__name__}")
+        if time is None:
+            time = self._now()
+        score = _time_score(time)
+        if prev_hash is None:
+            prev_hash = self._hash_at(game_id, expected_version)
+
+        recorded: list[RecordedEvent] = []
+        link = prev_hash
+        for offset, event in enumerate(events, start=1):
+            sealed = seal(
+                event,
+                game_id=game_id,
+                seq=expected_version + offset,
+                time=time,
+                command_id=command_id,
+                prev_hash=link,
+            )
+            recorded.append(sealed)
+            link = sealed.hash
+
+        partition = self.partition_of(game_id)
+        keys = [self.game_key(game_id), self.log_key(partition), self.games_key(partition)]
+        args: list[Any] = [game_id, expected_version, prev_hash, score, len(recorded)]
+        if idempotency is not None:
+            keys.append(self.idem_key(game_id, idempotency.scope))
+            args += [idempotency.fingerprint, idempotency.response, idempotency.ttl_seconds]
+        else:
+            args += ["", "", 0]
+        for event in recorded:
+            args += [event.seq, event.hash, envelope_json(event)]
+
+        reply = self._append_script(keys=keys, args=args)
+        status = _text(reply[0])
+        if status == "ok":
+            return AppendResult(
+                game_id=game_id,
+                version=int(reply[1]),
+                events=tuple(self._decode(envelope_json(e)) for e in recorded),
+                response=idempotency.response if idempotency is not None else None,
+            )
+        if status == "replay":
+            return AppendResult(
+                game_id=game_id,
+                version=int(reply[2]),
+                events=(),
+                replayed=True,
+                response=_text(reply[1]),
+            )
+        if status == "idem_reused":
+            assert idempotency is not None
+            raise IdempotencyKeyReused(idempotency.scope)
+        if status == "conflict":
+            raise ConcurrencyConflict(expected_version, int(reply[1]), game_id)
+        if status == "prev_hash_mismatch":
+            raise ChainMismatch(game_id, int(reply[1]), prev_hash, _text(reply[2]))
+        if status == "corrupt":
+            raise CorruptStore(f"game {game_id!r}: {_text(reply[1])}")
+        raise StoreError(f"unexpected reply from the append script: {reply!r}")
+
+    def _hash_at(self, game_id: str, version: int) -> str:
+        """Hash of the event at ``version`` (genesis for 0).
+
+        If there is no such event the genesis hash is returned: the append
+        script then reports the real version as a conflict.
+        """
+        if version == 0:
+            return GENESIS_HASH
+        entry_id = f"{version}-0"
+        entries = self.redis.xrange(self.game_key(game_id), entry_id, entry_id)
+        if not entries:
+            return GENESIS_HASH
+        return _text(_field(entries[0][1], "hash"))
+
+    # Reads ----------------------------------------------------------------
+
+    def _decode(self, data: Any, *, upcast: bool = True) -> RecordedEvent:
+        try:
+            return decode_envelope(data, upcast=upcast, upcasters=self.upcasters)
+        except (ValueError, KeyError) as exc:
+            raise CorruptStore(f"undecodable envelope: {exc}") from exc
+
+    def read(
+        self, game_id: str, after: int = 0, limit: int | None = None, *, upcast: bool = True
+    ) -> list[RecordedEvent]:
+        """Events of the game with seq > ``after``, in order, at most ``limit``.
+
+        Upcast to the current schema versions unless ``upcast=False`` (the
+        stored form, which is what :func:`~service.envelope.verify_chain` needs).
+        """
+        _check_game_id(game_id)
+        _check_count("after", after, 0)
+        if limit is not None:
+            _check_count("limit", limit, 1)
+        entries = self.redis.xrange(self.game_key(game_id), f"{after + 1}-0", "+", count=limit)
+        return [self._decode(_field(fields, "event"), upcast=upcast) for _, fields in entries]
+
+    def version(self, game_id: str) -> int:
+        """The seq of the game's last event; 0 if the game has none."""
+        entries = self.redis.xrevrange(self.game_key(game_id), "+", "-", count=1)
+        return _seq_of(entries[0][0]) if entries else 0
+
+    def exists(self, game_id: str) -> bool:
+        return bool(self.redis.exists(self.game_key(game_id)))
+
+    def verify(self, game_id: str) -> list[ChainProblem]:
+        """Check the game's whole hash chain (and that entry ids match seqs)."""
+        _check_game_id(game_id)
+        entries = self.redis.xrange(self.game_key(game_id), "-", "+")
+        events = []
+        problems = []
+        for entry_id, fields in entries:
+            event = self._decode(_field(fields, "event"), upcast=False)
+            if _text(entry_id) != f"{event.seq}-0":
+                problems.append(
+                    ChainProblem(event.seq, "entry id mismatch", f"entry id {_text(entry_id)}")
+                )
+            if _text(_field(fields, "hash")) != event.hash:
+                problems.append(
+                    ChainProblem(event.seq, "hash field mismatch", "entry hash != envelope hash")
+                )
+            events.append(event)
+        problems += verify_chain(events)
+        return sorted(problems, key=lambda p: p.seq)
+
+    def get_idempotent(self, game_id: str, scope: str) -> tuple[str, str] | None:
+        """The ``(fingerprint, response)`` stored under ``scope`` for the game, if any.
+
+        A fast path before deciding a command; :meth:`append` checks again atomically.
+        """
+        record = self.redis.get(self.idem_key(game_id, scope))
+        if record is None:
+            return None
+        fingerprint, sep, response = _text(record).partition("\n")
+        if not sep:
+            raise CorruptStore(f"malformed idempotency record for {scope!r}")
+        return fingerprint, response
+
+    def list_games(self, cursor: str | None = None, limit: int = 50) -> GamePage:
+        """Game ids across all partitions, oldest first (by creation time, then id).
+
+        ``cursor`` is the opaque ``next_cursor`` of the previous page. The order of
+        listed games never changes; a game created with a time earlier than the
+        cursor's (clock skew between writers) is not seen by later pages.
+        """
+        _check_count("limit", limit, 1)
+        after = _decode_cursor(cursor) if cursor is not None else None
+        want = limit + 1
+        minimum: Any = after[0] if after is not None else "-inf"
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.zrangebyscore(
+                self.games_key(p), minimum, "+inf", start=0, num=want, withscores=True
+            )
+        candidates: list[tuple[int, str]] = []
+        for p, rows in enumerate(pipe.execute()):
+            candidates += self._games_after(p, after, want, rows)
+        candidates.sort()
+        page = candidates[:limit]
+        more = len(candidates) > limit
+        return GamePage(
+            game_ids=[game_id for _, game_id in page],
+            next_cursor=_encode_cursor(*page[-1]) if more else None,
+        )
+
+    def _games_after(
+        self, partition: int, after: tuple[int, str] | None, want: int, rows: list
+    ) -> list[tuple[int, str]]:
+        """Up to ``want`` (score, id) of the partition after ``after``; ``rows`` is batch 1."""
+        found: list[tuple[int, str]] = []
+        offset = 0
+        minimum: Any = after[0] if after is not None else "-inf"
+        while True:
+            for member, score in rows:
+                item = (int(score), _text(member))
+                if after is None or item > after:
+                    found.append(item)
+            if len(found) >= want or len(rows) < want:
+                return found[:want]
+            # Only reached when many games share the cursor's score: page on.
+            offset += len(rows)
+            rows = self.redis.zrangebyscore(
+                self.games_key(partition), minimum, "+inf", start=offset, num=want, withscores=True
+            )
+
+    def read_log(
+        self,
+        partition: int,
+        after_id: str = "0-0",
+        count: int = 100,
+        *,
+        block_ms: int | None = None,
+    ) -> list[LogEntry]:
+        """Entries of a partition log with ids after ``after_id``, oldest first.
+
+        With ``block_ms``, waits up to that long (XREAD BLOCK) when there are none.
+        """
+        key = self.log_key(partition)
+        if not isinstance(after_id, str) or not _STREAM_ID.match(after_id):
+            raise ValueError("after_id must be a stream id like '1700000000000-0'")
+        _check_count("count", count, 1)
+        if block_ms is None:
+            entries = self.redis.xrange(key, f"({after_id}", "+", count=count)
+        else:
+            _check_count("block_ms", block_ms, 0)
+            reply = self.redis.xread({key: after_id}, count=count, block=block_ms)
+            entries = []
+            if isinstance(reply, dict):  # RESP3
+                for stream_entries in reply.values():
+                    entries += stream_entries[0] if stream_entries else []
+            else:
+                for _, stream_entries in reply or []:
+                    entries += stream_entries
+        return [
+            LogEntry(
+                id=_text(entry_id),
+                game_id=_text(_field(fields, "game_id")),
+                seq=int(_text(_field(fields, "seq"))),
+                event=self._decode(_field(fields, "event")),
+            )
+            for entry_id, fields in entries
+        ]
+
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Snapshot(Generic[S]):
+    """A game's folded state at ``version``; ``last_hash`` is the hash of event ``version``."""
+
+    version: int
+    last_hash: str
+    state: S
+
+
+class StateCache(Generic[S]):
+    """In-process cache of folded game states that is never stale.
+
+    Every :meth:`get` reads from Redis the events from the cached version on
+    (including the cached version's own event, to check its hash), so it always
+    returns the state at the game's current version; the cache only saves the
+    fold of the events before it. If the cached event's hash no longer matches
+    (the stream was rewritten), the state is folded again from scratch.
+
+    ``fold(state, events) -> state`` must not mutate ``state`` (cached states
+    are shared between callers); ``initial()`` makes the state of a game with no
+    events. Thread-safe; holds at most ``max_games`` games (least recently used
+    are dropped).
+    """
+
+    def __init__(
+        self,
+        store: RedisEventStore,
+        fold: Callable[[S, list[RecordedEvent]], S],
+        initial: Callable[[], S],
+        max_games: int = 1024,
+    ) -> None:
+        _check_count("max_games", max_games, 1)
+        self.store = store
+        self.fold = fold
+        self.initial = initial
+        self.max_games = max_games
+        self._entries: OrderedDict[str, Snapshot[S]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, game_id: str) -> Snapshot[S]:
+        """The game's state at its current version (version 0 and ``initial()`` if none)."""
+        with self._lock:
+            cached = self._entries.get(game_id)
+        snapshot = self._refresh(game_id, cached) if cached is not None else None
+        if snapshot is None:
+            events = self.store.read(game_id)
+            snapshot = self._fold_from(game_id, 0, GENESIS_HASH, self.initial(), events)
+        if snapshot.version > 0:
+            self.remember(game_id, snapshot)
+        return snapshot
+
+    def _refresh(self, game_id: str, cached: Snapshot[S]) -> Snapshot[S] | None:
+        events = self.store.read(game_id, after=cached.version - 1)
+        if not events or events[0].seq != cached.version or events[0].hash != cached.last_hash:
+            return None
+        return self._fold_from(game_id, cached.version, cached.last_hash, cached.state, events[1:])
+
+    def _fold_from(
+        self, game_id: str, version: int, last_hash: str, state: S, events: list[RecordedEvent]
+    ) -> Snapshot[S]:
+        if not events:
+            return Snapshot(version, last_hash, state)
+        for expected, event in enumerate(events, start=version + 1):
+            if event.seq != expected:
+                raise CorruptStore(f"game {game_id!r}: seq {event.seq} where {expected} was due")
+        return Snapshot(events[-1].seq, events[-1].hash, self.fold(state, events))
+
+    def remember(self, game_id: str, snapshot: Snapshot[S]) -> None:
+        """Cache a snapshot (e.g. the state after a successful append).
+
+        Kept only if not older than the cached one. Safe even if wrong about the
+        current version: :meth:`get` always catches up from Redis.
+        """
+        with self._lock:
+            cached = self._entries.get(game_id)
+            if cached is None or cached.version <= snapshot.version:
+                self._entries[game_id] = snapshot
+            self._entries.move_to_end(game_id)
+            while len(self._entries) > self.max_games:
+                self._entries.popitem(last=False)
+
+    def forget(self, game_id: str) -> None:
+        with self._lock:
+            self._entries.pop(game_id, None)

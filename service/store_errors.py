@@ -1,0 +1,51 @@
+"""Errors raised by the event store (re-exported by :mod:`service.store`)."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of the event store's errors."""
+
+
+class ConcurrencyConflict(StoreError):
+    """The game's version was not the expected one; nothing was written."""
+
+    def __init__(self, expected: int, actual: int, game_id: str | None = None) -> None:
+        where = f"game {game_id!r}: " if game_id is not None else ""
+        super().__init__(f"{where}expected version {expected}, actual version {actual}")
+        self.expected = expected
+        self.actual = actual
+        self.game_id = game_id
+
+
+class IdempotencyKeyReused(StoreError):
+    """An idempotency record exists for the scope with another request fingerprint.
+
+    Nothing was written. The HTTP layer maps this to 422.
+    """
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(f"idempotency key {scope!r} was used for a different request")
+        self.scope = scope
+
+
+class ChainMismatch(StoreError):
+    """The version matched but the last event's hash was not the expected prev hash.
+
+    Only possible if the caller passed a wrong ``prev_hash`` or the stream was
+    rewritten by hand. Nothing was written.
+    """
+
+    def __init__(self, game_id: str, version: int, expected_hash: str, actual_hash: str) -> None:
+        super().__init__(
+            f"game {game_id!r} at version {version}: last hash is {actual_hash}, "
+            f"expected {expected_hash}"
+        )
+        self.game_id = game_id
+        self.version = version
+        self.expected_hash = expected_hash
+        self.actual_hash = actual_hash
+
+
+class CorruptStore(StoreError):
+    """Data in Redis does not have the shape the store writes. Nothing was written."""

@@ -1,0 +1,57 @@
+"""Shared pytest fixtures.
+
+Keep each group of fixtures in its own section; append new sections at the end.
+Tests never touch the shared Redis on 127.0.0.1:6379: anything that needs a real
+server uses ``redis_server`` (a throwaway redis-server owned by the test session)
+or starts its own with :func:`tests.redis_helpers.start_redis_server`.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import fakeredis
+import pytest
+import redis
+
+from service.store import RedisEventStore
+from tests.redis_helpers import RedisServerMissing, start_redis_server, stop_redis_server
+
+# --- Redis ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """URL of a throwaway redis-server (no persistence) for the whole session."""
+    try:
+        process, url = start_redis_server(tmp_path_factory.mktemp("redis-server"))
+    except RedisServerMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield url
+    stop_redis_server(process)
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    """A unique key prefix per test, so tests sharing a server never collide."""
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["fake", "real"])
+def redis_client(request):
+    """A Redis client: a private fakeredis server, or the throwaway real server."""
+    if request.param == "fake":
+        client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    else:
+        client = redis.Redis.from_url(request.getfixturevalue("redis_server"))
+    yield client
+    client.close()
+
+
+# --- Event store ----------------------------------------------------------
+
+
+@pytest.fixture
+def event_store(redis_client, key_prefix) -> RedisEventStore:
+    """A RedisEventStore (16 partitions) on ``redis_client`` under ``key_prefix``."""
+    return RedisEventStore(redis_client, prefix=key_prefix)

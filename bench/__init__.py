@@ -1,0 +1,1 @@
+"""Benchmarks: each measures the project and a baseline in the same run (see bench/README.md)."""

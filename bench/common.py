@@ -1,0 +1,195 @@
+"""What every benchmark shares: the command line, timing rounds, the output, the machine.
+
+A benchmark measures the project and a baseline in the same run, in alternating rounds, and
+reports both and their ratio: the machines are shared, so an absolute time drifts from run to run
+while a ratio taken in the same minute mostly does not. Output is plain ``name: value unit`` lines,
+or with ``--json`` one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    return p
+
+
+def machine() -> dict[str, Any]:
+    """Where the figures came from: cores, Python, CPU model."""
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "python": platform.python_version(), "cpu": cpu}
+
+
+@dataclass
+class Report:
+    """The figures of one benchmark run, printed as lines or as one JSON object."""
+
+    benchmark: str
+    figures: dict[str, Any] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    targets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, name: str, value: Any, unit: str = "") -> None:
+        self.figures[name] = value
+        self.units[name] = unit
+
+    def target(self, name: str, met: bool, wanted: str) -> None:
+        self.targets[name] = {"met": met, "wanted": wanted}
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def emit(self, as_json: bool) -> None:
+        if as_json:
+            out = {
+                "benchmark": self.benchmark,
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "machine": machine(),
+                "figures": self.figures,
+                "units": self.units,
+                "targets": self.targets,
+                "notes": self.notes,
+            }
+            print(json.dumps(out, indent=None, sort_keys=False))
+            return
+        m = machine()
+        print(f"# {self.benchmark}: {m['nproc']} cores, Python {m['python']}, {m['cpu']}")
+        width = max((len(k) for k in self.figures), default=0)
+        for name, value in self.figures.items():
+            unit = self.units.get(name, "")
+            print(f"{name:<{width}}  {_fmt(value)}{' ' + unit if unit else ''}")
+        for name, t in self.targets.items():
+            print(f"target {name}: {'met' if t['met'] else 'MISSED'} (wanted {t['wanted']})")
+        for text in self.notes:
+            print(f"note: {text}")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if value >= 100:
+            return f"{value:,.0f}"
+        if value >= 1:
+            return f"{value:.2f}"
+        return f"{value:.3g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def alternate(
+    runs: dict[str, Callable[[], float]], rounds: int, budget_seconds: float | None = None
+) -> dict[str, list[float]]:
+    """Run each measurement once per round, in turn, and collect what each returns.
+
+    Alternating puts the project and its baseline in the same moments of a shared machine's
+    load. Stops early (after at least one full round) if ``budget_seconds`` runs out.
+    """
+    results: dict[str, list[float]] = {name: [] for name in runs}
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for name, run in runs.items():
+            results[name].append(run())
+        if budget_seconds is not None and time.perf_counter() - start > budget_seconds:
+            break
+    return results
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile (0..100) of already sorted values, nearest rank."""
+    if not sorted_values:
+        return float("nan")
+    k = max(0, min(len(sorted_values) - 1, round(q / 100 * len(sorted_values) + 0.5) - 1))
+    return sorted_values[k]
+
+
+# -- a throwaway redis-server ---------------------------------------------------------------------
+
+
+class RedisServer:
+    """A private redis-server on a free loopback port, its files in a temporary directory.
+
+    Never the shared Redis on 6379: benchmarks write and flush freely here. Used as a context
+    manager; the server is stopped (and its directory removed) on exit.
+    """
+
+    def __init__(self, extra_args: tuple[str, ...] = ()) -> None:
+        self.extra_args = extra_args
+        self.process: subprocess.Popen | None = None
+        self.url = ""
+        self._dir = ""
+
+    def __enter__(self) -> RedisServer:
+        binary = os.environ.get("HEARTS_REDIS_SERVER") or shutil.which("redis-server")
+        if not binary:
+            sys.exit("redis-server not found: install it (apt-get install redis-server)")
+        self._dir = tempfile.mkdtemp(prefix="hearts-bench-redis-")
+        port = free_port()
+        self.process = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", self._dir]
+            + ["--save", "", "--appendonly", "no", "--daemonize", "no", *self.extra_args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.url = f"redis://127.0.0.1:{port}/0"
+        _wait_for_port(port, self.process)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")

@@ -1,0 +1,184 @@
+"""fold: events per second folding recorded games into state, and loading a game from Redis.
+
+Fold (pure domain): the events of whole random games (bench/randomplay.py) folded with
+``domain.fold``, one game at a time from the initial state. Target: 200,000 events/s.
+
+Baseline, in the same run: the same events through a loop that only dispatches each event on its
+type to a function that returns the state unchanged. Any event-by-event fold in Python pays at
+least that (iterate, look up the type, call), so ``ratio`` is the share of the fold's time that
+is that irreducible floor, and ``1 / ratio`` what the state changes themselves cost on top of it.
+For context, also: ``json.loads`` of the same events' payloads (the decoding every load from the
+store pays anyway), and ``event_from_dict`` + fold (payloads to state, as a load does).
+
+Load (with ``--redis``, the default): a 10-hand game appended through ``service.store``'s
+``RedisEventStore`` (on a throwaway redis-server started here, never the shared one) is read
+back and folded: ``store.read`` + ``event_from_dict`` + ``fold``. Baseline: a raw ``XRANGE`` of
+the same stream with redis-py, returning the entries undecoded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+
+from bench.common import RedisServer, Report, alternate, median, parser
+from bench.randomplay import random_game
+from domain.decider import fold
+from domain.events import EVENT_TYPES, Event, event_from_dict, event_to_dict, event_type
+from domain.rules import PRESETS, RuleOptions
+from domain.state import INITIAL_STATE
+
+TARGET_EVENTS_PER_SECOND = 200_000
+
+
+def make_games(count: int, rules: RuleOptions, seed: int) -> list[list[Event]]:
+    rng = random.Random(seed)
+    return [random_game(f"fold-{i}", rules, rng) for i in range(count)]
+
+
+def fold_rate(games: list[list[Event]]) -> float:
+    total = sum(len(g) for g in games)
+    start = time.perf_counter()
+    for events in games:
+        fold(events)
+    return total / (time.perf_counter() - start)
+
+
+def _unchanged(state: object, event: object) -> object:
+    return state
+
+
+_DISPATCH_ONLY: dict[type, Callable[[object, object], object]] = {
+    cls: _unchanged for cls in EVENT_TYPES.values()
+}
+
+
+def dispatch_rate(games: list[list[Event]]) -> float:
+    """The floor: iterate, dispatch on type, call; no state change."""
+    total = sum(len(g) for g in games)
+    table = _DISPATCH_ONLY
+    start = time.perf_counter()
+    for events in games:
+        state: object = INITIAL_STATE
+        for event in events:
+            state = table[type(event)](state, event)
+    return total / (time.perf_counter() - start)
+
+
+def json_rate(encoded: list[list[str]]) -> float:
+    total = sum(len(g) for g in encoded)
+    loads = json.loads
+    start = time.perf_counter()
+    for texts in encoded:
+        for text in texts:
+            loads(text)
+    return total / (time.perf_counter() - start)
+
+
+def decode_fold_rate(payloads: list[list[tuple[str, dict]]]) -> float:
+    total = sum(len(g) for g in payloads)
+    start = time.perf_counter()
+    for game in payloads:
+        fold(event_from_dict(kind, payload) for kind, payload in game)
+    return total / (time.perf_counter() - start)
+
+
+# -- loading from Redis ---------------------------------------------------------------------------
+
+
+def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> None:
+    try:
+        import redis
+
+        from service.envelope import NewEvent
+        from service.store import RedisEventStore
+    except ImportError as missing:
+        report.note(f"load from Redis skipped: {missing}")
+        return
+    ten_hands = RuleOptions.from_dict({**rules.to_dict(), "score_limit": 10_000})
+    events = random_game("load-10-hands", ten_hands, random.Random(seed), max_hands=10)
+    with RedisServer() as server:
+        client = redis.Redis.from_url(server.url)
+        store = RedisEventStore(client, prefix="bench")
+        # One append per event: the stream is the same whatever the batching.
+        for seq, event in enumerate(events):
+            new = NewEvent(event_type(event), event.schema_version, event_to_dict(event))
+            store.append("load-10-hands", seq, [new], f"command-{seq}")
+        key = store.game_key("load-10-hands")
+
+        def load() -> float:
+            start = time.perf_counter()
+            recorded = store.read("load-10-hands")
+            state = fold(event_from_dict(r.type, r.payload) for r in recorded)
+            elapsed = time.perf_counter() - start
+            assert state.hand_number == 10
+            return elapsed * 1000
+
+        def raw() -> float:
+            start = time.perf_counter()
+            entries = client.xrange(key, "-", "+")
+            elapsed = time.perf_counter() - start
+            assert len(entries) == len(events)
+            return elapsed * 1000
+
+        def read_only() -> float:
+            start = time.perf_counter()
+            store.read("load-10-hands")
+            return (time.perf_counter() - start) * 1000
+
+        load()
+        times = alternate({"load": load, "raw": raw, "read": read_only}, rounds * 5)
+        client.close()
+    project, floor = median(times["load"]), median(times["raw"])
+    report.add("load_10_hand_game_events", len(events))
+    report.add("load_10_hand_game_ms", project, "ms")
+    report.add("load_store_read_only_ms", median(times["read"]), "ms")
+    report.add("load_baseline_raw_xrange_ms", floor, "ms")
+    report.add("load_ratio_to_baseline", project / floor)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--games", type=int, default=100, help="random games to fold per round")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--preset", default="standard", choices=sorted(PRESETS))
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-redis", dest="redis", action="store_false", help="skip the Redis load")
+    args = p.parse_args(argv)
+
+    rules = PRESETS[args.preset]
+    games = make_games(args.games, rules, args.seed)
+    payloads = [[(event_type(e), event_to_dict(e)) for e in g] for g in games]
+    encoded = [[json.dumps(p) for _, p in g] for g in payloads]
+    total = sum(len(g) for g in games)
+    rates = alternate(
+        {
+            "fold": lambda: fold_rate(games),
+            "dispatch": lambda: dispatch_rate(games),
+            "json": lambda: json_rate(encoded),
+            "decode_fold": lambda: decode_fold_rate(payloads),
+        },
+        args.rounds,
+    )
+    project, floor = median(rates["fold"]), median(rates["dispatch"])
+    report = Report("fold")
+    report.add("preset", args.preset)
+    report.add("games", len(games))
+    report.add("events_per_round", total)
+    report.add("fold_events_per_second", project, "events/s")
+    report.add("fold_us_per_event", 1e6 / project, "us")
+    report.add("baseline_dispatch_events_per_second", floor, "events/s")
+    report.add("ratio_to_baseline", project / floor)
+    report.add("json_loads_events_per_second", median(rates["json"]), "events/s")
+    report.add("decode_and_fold_events_per_second", median(rates["decode_fold"]), "events/s")
+    report.target("fold_events_per_second", project >= TARGET_EVENTS_PER_SECOND, ">= 200,000")
+    if args.redis:
+        redis_load(report, rules, args.rounds, args.seed)
+    report.note("median of rounds; each game folded from the initial state")
+    report.emit(args.json)
+
+
+if __name__ == "__main__":
+    main()

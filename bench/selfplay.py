@@ -1,0 +1,203 @@
+"""selfplay: complete random hands per second in the pure domain, one core, shuffle to score.
+
+Project: whole games through ``decide``/``evolve`` (bench/randomplay.py): the seeded SHA-256
+shuffle and deal, every seat's pass, 52 random legal plays (``legal_plays`` each time), the tricks,
+the score, and a new game when one ends. Target: 2,000 hands/s (0.5 ms a hand).
+
+Baseline, in the same run: a minimal hand-rolled random hand on ints with no rules engine (a
+Mersenne shuffle, the pass cycle, 2C leads, follow suit if you can, the highest of the suit led
+wins, hearts and QS counted). It is what Python needs at the least to play a hand at random, so
+``ratio`` says how much of that floor the rules engine costs.
+
+Also, for information: hands/s when the seats are played by ``bots.random`` through seat views
+(as the service's bots are), which adds building a view per decision.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from bench.common import Report, alternate, median, parser
+from bench.randomplay import new_game, play_hand
+from domain.commands import ChooseMoonScoring, Deal, PassCards, PlayCard
+from domain.decider import decide, evolve
+from domain.rules import PRESETS, RuleOptions
+from domain.state import GameState, Phase
+from domain.views import seat_view
+
+TARGET_HANDS_PER_SECOND = 2000
+
+
+class DomainTable:
+    """Plays random hands back to back; a finished game is replaced by a new one."""
+
+    def __init__(self, rules: RuleOptions, seed: int) -> None:
+        self.rules = rules
+        self.rng = random.Random(seed)
+        self.games = 0
+        self.hands = 0
+        self.state = self._new_game()
+
+    def _new_game(self) -> GameState:
+        self.games += 1
+        return new_game(f"bench-{self.games}", self.rules)
+
+    def play(self, hands: int) -> float:
+        """Play ``hands`` hands; the rate in hands per second."""
+        start = time.perf_counter()
+        for _ in range(hands):
+            if self.state.phase is not Phase.DEALING:
+                self.state = self._new_game()
+            self.hands += 1
+            self.state = play_hand(self.state, self.rng, f"seed-{self.hands}")
+        return hands / (time.perf_counter() - start)
+
+
+class BotTable(DomainTable):
+    """The same, with each decision made by ``bots.random`` from the seat's view."""
+
+    def __init__(self, rules: RuleOptions, seed: int) -> None:
+        from bots import get_bot
+
+        super().__init__(rules, seed)
+        self.bot = get_bot("random")
+        self.decisions = 0
+
+    def play(self, hands: int) -> float:
+        start = time.perf_counter()
+        for _ in range(hands):
+            if self.state.phase is not Phase.DEALING:
+                self.state = self._new_game()
+            self.hands += 1
+            self.state = self._hand(self.state, f"seed-{self.hands}")
+        return hands / (time.perf_counter() - start)
+
+    def _seed(self) -> str:
+        self.decisions += 1
+        return f"bot-{self.decisions}"
+
+    def _hand(self, state: GameState, seed: str) -> GameState:
+        state = _apply(state, Deal(seed=seed))
+        while state.phase is Phase.PASSING:
+            assert state.hand is not None
+            seat = next(s for s, p in enumerate(state.hand.passed) if p is None)
+            cards = self.bot.choose_pass(seat_view(state, seat), state.rules, self._seed())
+            state = _apply(state, PassCards(seat, cards))
+        while state.phase is Phase.PLAYING:
+            assert state.hand is not None and state.hand.turn is not None
+            seat = state.hand.turn
+            card = self.bot.choose_play(seat_view(state, seat), state.rules, self._seed())
+            state = _apply(state, PlayCard(seat, card))
+        if state.phase is Phase.MOON_CHOICE:
+            seat = state.moon_shooter
+            assert seat is not None
+            choice = self.bot.choose_moon_scoring(seat_view(state, seat), state.rules, "moon")
+            state = _apply(state, ChooseMoonScoring(seat, choice))
+        return state
+
+
+def _apply(state: GameState, command: object) -> GameState:
+    for event in decide(state, command):  # type: ignore[arg-type]
+        state = evolve(state, event)
+    return state
+
+
+# -- the baseline ---------------------------------------------------------------------------------
+
+_QS = 2 * 13 + 10  # cards are ints: suit * 13 + rank - 2, suits C D S H
+
+
+def baseline_hand(rng: random.Random, number: int) -> list[int]:
+    """One random hand on ints, as little work as a legal-looking hand can take; the points."""
+    deck = list(range(52))
+    rng.shuffle(deck)
+    hands = [deck[seat::4] for seat in range(4)]
+    shift = (1, 3, 2, 0)[number % 4]  # left, right, across, hold
+    if shift:
+        passes = [rng.sample(hand, 3) for hand in hands]
+        for seat, cards in enumerate(passes):
+            for card in cards:
+                hands[seat].remove(card)
+        for seat, cards in enumerate(passes):
+            hands[(seat + shift) % 4].extend(cards)
+    leader = next(seat for seat, hand in enumerate(hands) if 0 in hand)
+    taken = [0, 0, 0, 0]
+    for trick in range(13):
+        seat = leader
+        card = 0 if trick == 0 else rng.choice(hands[seat])
+        hands[seat].remove(card)
+        led = card // 13
+        best, winner = card, seat
+        points = (led == 3) + 13 * (card == _QS)
+        for _ in range(3):
+            seat = (seat + 1) % 4
+            same = [c for c in hands[seat] if c // 13 == led]
+            card = rng.choice(same or hands[seat])
+            hands[seat].remove(card)
+            if card // 13 == led and card > best:
+                best, winner = card, seat
+            points += (card // 13 == 3) + 13 * (card == _QS)
+        taken[winner] += points
+        leader = winner
+    if 26 in taken:
+        taken = [0 if t == 26 else 26 for t in taken]
+    return taken
+
+
+class BaselineTable:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.hands = 0
+
+    def play(self, hands: int) -> float:
+        start = time.perf_counter()
+        for _ in range(hands):
+            self.hands += 1
+            baseline_hand(self.rng, self.hands)
+        return hands / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--hands", type=int, default=300, help="project hands per round")
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--bot-hands", type=int, default=20, help="hands per round via bots (0: skip)")
+    p.add_argument("--preset", default="standard", choices=sorted(PRESETS))
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--budget", type=float, default=90.0, help="stop after this many seconds")
+    args = p.parse_args(argv)
+
+    rules = PRESETS[args.preset]
+    domain = DomainTable(rules, args.seed)
+    baseline = BaselineTable(args.seed)
+    runs = {
+        "domain": lambda: domain.play(args.hands),
+        "baseline": lambda: baseline.play(args.hands * 10),
+    }
+    if args.bot_hands:
+        bots = BotTable(rules, args.seed)
+        runs["bots"] = lambda: bots.play(args.bot_hands)
+    domain.play(max(1, args.hands // 10))  # warm up: imports, caches
+    rates = alternate(runs, args.rounds, args.budget)
+
+    project = median(rates["domain"])
+    floor = median(rates["baseline"])
+    report = Report("selfplay")
+    report.add("preset", args.preset)
+    report.add("hands_per_second", project, "hands/s")
+    report.add("ms_per_hand", 1000 / project, "ms")
+    report.add("baseline_hands_per_second", floor, "hands/s")
+    report.add("ratio_to_baseline", project / floor)
+    if args.bot_hands:
+        report.add("via_bots_hands_per_second", median(rates["bots"]), "hands/s")
+    report.add("rounds", len(rates["domain"]))
+    report.add("hands_played", domain.hands)
+    report.add("games_played", domain.games)
+    report.target("hands_per_second", project >= TARGET_HANDS_PER_SECOND, ">= 2,000 hands/s")
+    report.note("median of rounds; baseline: random hand on ints, no rules engine")
+    report.emit(args.json)
+
+
+if __name__ == "__main__":
+    main()

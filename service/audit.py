@@ -1,0 +1,434 @@
+"""The audit: re-verify a game's whole log, step by step, and report every discrepancy.
+
+Four checks, each over the log as stored:
+
+- ``chain``: the hash chain is intact (:func:`service.envelope.verify_chain`);
+- ``commitment``: each hand's seed commitment is SHA-256 of the hand's seed (the seed is
+  revealed when the hand ends; the commitment was public from the deal on);
+- ``deal``: each deal re-derived from its seed equals the deal recorded (explicit deals excepted);
+- ``domain``: every event is what the rules decide. The command behind each event a player (or
+  the table) caused is rebuilt from that event (``Deal`` from ``HandDealt``, ``PlayCard`` from
+  ``CardPlayed`` ...), ``decide`` runs on the state folded so far, and what it emits must be
+  exactly the events logged next: every play legal, every trick winner and every score right.
+
+A tamperer who edits events and re-hashes the chain passes ``chain`` but not ``domain``. Each
+discrepancy names the seq of the event and the reason. Reasons never quote hidden cards (a hand,
+a pass, a seed), so a report may be shown to anyone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from domain import commands as c
+from domain import events as e
+from domain.dealing import deal_from_seed, dealer_of
+from domain.decider import decide, evolve
+from domain.errors import RuleViolation
+from domain.state import INITIAL_STATE, GameState
+from service.envelope import RecordedEvent, verify_chain
+from service.upcasting import UpcasterRegistry, default_registry
+
+CHECKS = ("chain", "commitment", "deal", "domain")
+MAX_DISCREPANCIES = 200
+
+# Events a command starts with; every other event is derived by the rules from one of these.
+PRIMARY = (
+    e.GameCreated,
+    e.PlayerJoined,
+    e.SeatControlChanged,
+    e.HandDealt,
+    e.CardsPassed,
+    e.CardPlayed,
+    e.MoonScoringChosen,
+)
+
+# Fields whose values a report never quotes: cards someone may not see, seeds, credentials.
+_HIDDEN = {
+    "HandDealt": {"hands", "kitty", "seed"},
+    "CardsPassed": {"cards"},
+    "PassesExchanged": {"received", "kitty"},
+    "TrickTaken": {"kitty"},
+    "PlayerJoined": {"credential"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    seq: int  # the event found wrong (or where a missing event should be)
+    check: str  # one of CHECKS, or "decode"
+    reason: str
+    related: tuple[int, ...] = ()  # other events involved (e.g. the plays a trick disagrees with)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "check": self.check,
+            "reason": self.reason,
+            "related": list(self.related),
+        }
+
+    def __str__(self) -> str:
+        also = f" (see also seq {', '.join(map(str, self.related))})" if self.related else ""
+        return f"seq {self.seq} [{self.check}]: {self.reason}{also}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    name: str
+    ok: bool
+    checked: int  # events, hands or commands checked
+    unit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "checked": self.checked, "unit": self.unit}
+
+
+@dataclass(frozen=True, slots=True)
+class HandAudit:
+    number: int
+    seq: int  # of its HandDealt
+    finished: bool  # the seed is public (the hand has been scored)
+    explicit: bool
+    commitment_ok: bool
+    deal_ok: bool | None  # None for an explicit deal
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hand_number": self.number,
+            "seq": self.seq,
+            "finished": self.finished,
+            "explicit": self.explicit,
+            "commitment_ok": self.commitment_ok,
+            "deal_ok": self.deal_ok,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    game_id: str
+    events: int
+    last_seq: int
+    checks: tuple[CheckResult, ...]
+    hands: tuple[HandAudit, ...]
+    discrepancies: tuple[Discrepancy, ...]
+    truncated: bool = False  # more discrepancies than MAX_DISCREPANCIES were found
+
+    @property
+    def ok(self) -> bool:
+        return not self.discrepancies
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "ok": self.ok,
+            "events": self.events,
+            "last_seq": self.last_seq,
+            "checks": [x.to_dict() for x in self.checks],
+            "hands": [h.to_dict() for h in self.hands],
+            "discrepancies": [d.to_dict() for d in self.discrepancies],
+            "truncated": self.truncated,
+        }
+
+    def to_text(self) -> str:
+        lines = [f"audit of game {self.game_id}: {self.events} events, last seq {self.last_seq}"]
+        for check in self.checks:
+            mark = "ok  " if check.ok else "FAIL"
+            lines.append(f"  {mark} {check.name:<10} {check.checked} {check.unit} checked")
+        for hand in self.hands:
+            deal = "explicit" if hand.deal_ok is None else ("ok" if hand.deal_ok else "WRONG")
+            lines.append(
+                f"  hand {hand.number} (seq {hand.seq}): commitment "
+                f"{'ok' if hand.commitment_ok else 'WRONG'}, deal {deal}"
+                + ("" if hand.finished else ", in play (seed not yet public)")
+            )
+        if self.ok:
+            lines.append("no discrepancies: the log is intact and every event follows the rules")
+        else:
+            lines.append(f"{len(self.discrepancies)} discrepancies:")
+            lines += [f"  {d}" for d in self.discrepancies]
+            if self.truncated:
+                lines.append(f"  ... (stopped after {MAX_DISCREPANCIES})")
+        return "\n".join(lines)
+
+
+@dataclass
+class _Findings:
+    items: list[Discrepancy] = field(default_factory=list)
+    truncated: bool = False
+
+    def add(self, seq: int, check: str, reason: str, related: Sequence[int] = ()) -> None:
+        if len(self.items) >= MAX_DISCREPANCIES:
+            self.truncated = True
+            return
+        self.items.append(Discrepancy(seq, check, reason, tuple(related)))
+
+
+def audit_events(
+    stored: Sequence[RecordedEvent],
+    game_id: str | None = None,
+    upcasters: UpcasterRegistry | None = None,
+) -> AuditReport:
+    """Audit one game's events *as stored* (not upcast: the chain covers the stored form)."""
+    stored = list(stored)
+    if game_id is None:
+        game_id = stored[0].game_id if stored else ""
+    found = _Findings()
+    for problem in verify_chain(stored):
+        found.add(problem.seq, "chain", f"{problem.reason}: {problem.detail}".rstrip(": "))
+    for r in stored:
+        if r.game_id != game_id:
+            found.add(r.seq, "chain", f"event of game {r.game_id!r} in the log of {game_id!r}")
+
+    registry = upcasters if upcasters is not None else default_registry
+    logged: list[tuple[RecordedEvent, e.Event]] = []
+    for r in stored:
+        try:
+            version, payload = registry.upcast(r.type, r.schema_version, r.payload)
+            current = e.EVENT_TYPES.get(r.type)
+            if current is not None and version != current.schema_version:
+                raise ValueError(f"schema version {version}, current is {current.schema_version}")
+            logged.append((r, e.event_from_dict(r.type, payload)))
+        except Exception as exc:  # any malformed payload: report it, never crash the audit
+            found.add(r.seq, "decode", f"undecodable {r.type} event: {exc}")
+            break  # the rules cannot be followed past an event nobody can read
+
+    walk = _Walk(found)
+    walk.run(logged)
+    hands = tuple(walk.hands)
+    failed = {d.check for d in found.items}
+    checks = (
+        CheckResult("chain", "chain" not in failed, len(stored), "events"),
+        CheckResult("commitment", "commitment" not in failed, len(hands), "hands"),
+        CheckResult("deal", "deal" not in failed, sum(1 for h in hands if not h.explicit), "deals"),
+        CheckResult("domain", not failed & {"domain", "decode"}, walk.commands, "commands"),
+    )
+    order = {name: i for i, name in enumerate(("decode", *CHECKS))}
+    items = sorted(found.items, key=lambda d: (d.seq, order[d.check]))
+    return AuditReport(
+        game_id=game_id,
+        events=len(stored),
+        last_seq=stored[-1].seq if stored else 0,
+        checks=checks,
+        hands=hands,
+        discrepancies=tuple(items),
+        truncated=found.truncated,
+    )
+
+
+def audit_game(store: Any, game_id: str) -> AuditReport:
+    """Audit a game in an event store (anything with ``read(game_id, upcast=False)``)."""
+    return audit_events(store.read(game_id, upcast=False), game_id, store.upcasters)
+
+
+# -- the walk through the log ---------------------------------------------------------------------
+
+
+def command_for(event: e.Event) -> c.Command:
+    """The command that makes the domain emit ``event`` first (``event`` must be PRIMARY)."""
+    if isinstance(event, e.GameCreated):
+        return c.CreateGame(event.game_id, event.rules, event.seats)
+    if isinstance(event, e.PlayerJoined):
+        return c.JoinGame(event.name, event.seat, event.credential)
+    if isinstance(event, e.SeatControlChanged):
+        return c.SetSeatBot(event.seat, event.bot)
+    if isinstance(event, e.HandDealt):
+        if event.explicit:
+            return c.Deal(event.seed, event.hands, event.kitty)
+        return c.Deal(event.seed)
+    if isinstance(event, e.CardsPassed):
+        return c.PassCards(event.seat, event.cards)
+    if isinstance(event, e.CardPlayed):
+        return c.PlayCard(event.seat, event.card)
+    if isinstance(event, e.MoonScoringChosen):
+        return c.ChooseMoonScoring(event.seat, event.choice)
+    raise TypeError(f"{type(event).__name__} is derived by the rules, not caused by a command")
+
+
+class _Walk:
+    """Follows the log event by event, re-deciding each command on the state folded so far.
+
+    Where the log departs from the rules, the walk goes on from what the rules decide for the
+    events the rules derive (tricks, scores), and from the log for the players' own moves, so one
+    edited event is reported once rather than at every event after it.
+    """
+
+    def __init__(self, found: _Findings) -> None:
+        self.found = found
+        self.state: GameState = INITIAL_STATE
+        self.commands = 0
+        self.hands: list[HandAudit] = []
+        self.trick_seqs: list[int] = []  # CardPlayed seqs of the trick in play
+        self.game_id = ""
+
+    def run(self, logged: list[tuple[RecordedEvent, e.Event]]) -> None:
+        scored = {ev.hand_number for _, ev in logged if isinstance(ev, e.HandScored)}
+        i = 0
+        while i < len(logged):
+            record, event = logged[i]
+            if not isinstance(event, PRIMARY):
+                self.found.add(
+                    record.seq,
+                    "domain",
+                    f"{record.type} is not caused by any command here "
+                    f"(the game is {self.state.phase.value})",
+                )
+                i += 1
+                continue
+            if isinstance(event, e.HandDealt):
+                self._check_hand(record.seq, event, event.hand_number in scored)
+            if isinstance(event, e.GameCreated) and event.game_id != record.game_id:
+                self.found.add(
+                    record.seq,
+                    "domain",
+                    f"GameCreated names game {event.game_id!r} in the log of {record.game_id!r}",
+                )
+            try:
+                i = self._step(logged, i)
+            except _CannotFollow as stop:
+                self.found.add(stop.seq, "domain", f"cannot follow the log any further: {stop}")
+                return
+
+    def _step(self, logged: list[tuple[RecordedEvent, e.Event]], i: int) -> int:
+        """Re-decide the command behind logged[i]; return the index of the next command."""
+        record, event = logged[i]
+        self.commands += 1
+        try:
+            emitted = decide(self.state, command_for(event))
+        except RuleViolation as violation:
+            self.found.add(
+                record.seq,
+                "domain",
+                f"{record.type} breaks the rules ({violation.code}): {violation}",
+            )
+            # Follow the log: the move and whatever the log derived from it.
+            self._fold(record.seq, event)
+            i += 1
+            while i < len(logged) and not isinstance(logged[i][1], PRIMARY):
+                self._fold(logged[i][0].seq, logged[i][1])
+                i += 1
+            return i
+        if not emitted:
+            self.found.add(record.seq, "domain", f"{record.type} changes nothing: no rule emits it")
+            return i + 1
+        self._compare(record, event, emitted[0])
+        self._fold(record.seq, event)  # a player's move, or the deal: as logged
+        i += 1
+        command_id = record.command_id
+        for expected in emitted[1:]:
+            name = type(expected).__name__
+            if i < len(logged) and type(logged[i][1]) is type(expected):
+                got_record, got = logged[i]
+                self._compare(got_record, got, expected)
+                if got_record.command_id != command_id:
+                    self.found.add(
+                        got_record.seq,
+                        "domain",
+                        f"{name} was recorded under command {got_record.command_id!r}, "
+                        f"not {command_id!r} like the event it follows from",
+                    )
+                self._fold(got_record.seq, expected)  # derived by the rules: as decided
+                i += 1
+                continue
+            if i < len(logged):
+                where = logged[i][0].seq
+                instead = f"; seq {where} is {logged[i][0].type} instead"
+            else:
+                where = (logged[-1][0].seq if logged else 0) + 1
+                instead = f"; the log ends at seq {where - 1}"
+            self.found.add(
+                where,
+                "domain",
+                f"missing {name}: the rules emit it after seq {record.seq}{instead}",
+                (record.seq,),
+            )
+            self._fold(where, expected)
+        return i
+
+    def _fold(self, seq: int, event: e.Event) -> None:
+        try:
+            self.state = evolve(self.state, event)
+        except Exception as exc:  # the log is too broken to fold
+            raise _CannotFollow(seq, f"{type(event).__name__} does not apply: {exc!r}") from exc
+        if isinstance(event, e.CardPlayed):
+            self.trick_seqs.append(seq)
+        elif isinstance(event, (e.TrickTaken, e.HandDealt)):
+            self.trick_seqs = []
+
+    def _compare(self, record: RecordedEvent, got: e.Event, expected: e.Event) -> None:
+        if got == expected:
+            return
+        name = type(got).__name__
+        hidden = _HIDDEN.get(name, set())
+        parts = []
+        for f in fields(got):
+            mine, theirs = getattr(got, f.name), getattr(expected, f.name)
+            if mine == theirs:
+                continue
+            if f.name in hidden:
+                parts.append(f"{f.name} differs")
+            else:
+                parts.append(f"{f.name} is {_show(mine)}, the rules give {_show(theirs)}")
+        related: tuple[int, ...] = ()
+        if isinstance(got, e.TrickTaken) and got.plays != expected.plays:  # type: ignore[union-attr]
+            related = tuple(
+                seq
+                for seq, logged_play, played in zip(
+                    self.trick_seqs,
+                    got.plays,
+                    expected.plays,
+                    strict=False,  # type: ignore[union-attr]
+                )
+                if logged_play != played
+            )
+        if isinstance(got, e.HandDealt) and got.hands != expected.hands:  # type: ignore[union-attr]
+            parts.append("the deal does not come from its seed")
+        self.found.add(record.seq, "domain", f"{name}: " + "; ".join(parts), related)
+
+    def _check_hand(self, seq: int, event: e.HandDealt, finished: bool) -> None:
+        commitment_ok = hashlib.sha256(event.seed.encode("utf-8")).hexdigest() == (
+            event.seed_commitment
+        )
+        if not commitment_ok:
+            self.found.add(
+                seq,
+                "commitment",
+                f"hand {event.hand_number}: the seed commitment is not SHA-256 of the seed",
+            )
+        deal_ok: bool | None = None
+        rules = self.state.rules
+        if not event.explicit:
+            dealer = dealer_of(event.hand_number, rules.players)
+            try:
+                hands, kitty = deal_from_seed(rules, dealer, event.seed)
+                deal_ok = hands == event.hands and kitty == event.kitty
+            except Exception:  # e.g. no game created yet: the domain check reports that
+                deal_ok = False
+            if not deal_ok:
+                self.found.add(
+                    seq,
+                    "deal",
+                    f"hand {event.hand_number}: the cards dealt are not the deal its seed gives",
+                )
+        self.hands.append(
+            HandAudit(event.hand_number, seq, finished, event.explicit, commitment_ok, deal_ok)
+        )
+
+
+class _CannotFollow(Exception):
+    def __init__(self, seq: int, message: str) -> None:
+        super().__init__(message)
+        self.seq = seq
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if hasattr(value, "value"):  # enums
+        return str(value.value)
+    if hasattr(value, "to_dict"):
+        return "the rule options given"
+    return str(value)

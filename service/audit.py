@@ -318,6 +318,7 @@ class _Walk:
         self._fold(record.seq, event)  # a player's move, or the deal: as logged
         i += 1
         command_id = record.command_id
+        last_seq = record.seq
         for expected in emitted[1:]:
             name = type(expected).__name__
             if i < len(logged) and type(logged[i][1]) is type(expected):
@@ -331,18 +332,19 @@ class _Walk:
                         f"not {command_id!r} like the event it follows from",
                     )
                 self._fold(got_record.seq, expected)  # derived by the rules: as decided
+                last_seq = got_record.seq
                 i += 1
                 continue
+            # Missing: named where it belongs, right after the last event of its command.
+            where = last_seq + 1
             if i < len(logged):
-                where = logged[i][0].seq
-                instead = f"; seq {where} is {logged[i][0].type} instead"
+                instead = f"; seq {logged[i][0].seq} is {logged[i][0].type} instead"
             else:
-                where = (logged[-1][0].seq if logged else 0) + 1
-                instead = f"; the log ends at seq {where - 1}"
+                instead = f"; the log ends at seq {logged[-1][0].seq}"
             self.found.add(
                 where,
                 "domain",
-                f"missing {name}: the rules emit it after seq {record.seq}{instead}",
+                f"missing {name}: the rules emit it after seq {last_seq}{instead}",
                 (record.seq,),
             )
             self._fold(where, expected)

@@ -1,0 +1,419 @@
+"""The per-game scoreboard, and the fold that builds it one logged event at a time.
+
+:func:`apply` is pure: given a game's scoreboard (None before its first event) and the next event
+of that game, it returns the new scoreboard and what the event adds to the player statistics
+(:class:`~projections.stats.StatDelta`) and to players' lists of games (:class:`Listing`). The
+projector stores all three in one atomic step; folding a game's events from the start with
+:func:`fold_game` gives the same result.
+
+A seat's player is the name that joined it, or, for a seat created as a bot, the bot's strategy
+name. A seat later handed to a bot still counts for the player who joined it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from domain.cards import QUEEN_OF_SPADES, Card, Suit
+from domain.events import (
+    GameCreated,
+    GameEnded,
+    HandDealt,
+    HandScored,
+    PlayerJoined,
+    SeatControlChanged,
+    TrickTaken,
+    event_from_dict,
+)
+
+from .stats import StatDelta
+
+STATUS_WAITING = "waiting"  # seats still open, or no hand dealt yet
+STATUS_PLAYING = "playing"
+STATUS_FINISHED = "finished"
+
+# Only these change a scoreboard; every other event just moves its seq on.
+_RELEVANT = {
+    "GameCreated",
+    "PlayerJoined",
+    "SeatControlChanged",
+    "HandDealt",
+    "TrickTaken",
+    "HandScored",
+    "GameEnded",
+}
+
+
+class ProjectionGap(ValueError):
+    """An event arrived whose predecessor was never applied: the log lost an event."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceEvent:
+    """One event as the projections see it: a game's event at a position of the log."""
+
+    game_id: str
+    seq: int
+    type: str
+    payload: Mapping[str, Any]
+    time: str  # ISO-8601 UTC, as recorded
+    position: str = ""  # where in the log it was read (a stream id); informational
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """Game ``game_id`` belongs to player ``name``'s games, ordered by ``score`` (start time)."""
+
+    name: str
+    game_id: str
+    score: int  # microseconds since the Unix epoch
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    seat: int
+    name: str | None  # None: open
+    bot: str | None  # the strategy playing the seat now, if a bot does
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "name": self.name, "bot": self.bot}
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    hand_number: int
+    dealer: int
+    pass_direction: str
+    tricks_won: tuple[int, ...]
+    penalty_cards_taken: tuple[int, ...]  # per seat: cards of the penalty suit (kitty included)
+    queen_of_spades: int | None = None  # the seat that took it
+    scored: bool = False
+    points_taken: tuple[int, ...] | None = None  # per seat, as taken
+    shot: str | None = None  # "moon", "sun" or None
+    shooter: int | None = None
+    moon_scoring: str | None = None
+    score_changes: tuple[int, ...] | None = None
+    exact_limit_resets: tuple[int, ...] = ()
+    totals: tuple[int, ...] | None = None  # running totals after the hand
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hand_number": self.hand_number,
+            "dealer": self.dealer,
+            "pass_direction": self.pass_direction,
+            "tricks_won": list(self.tricks_won),
+            "penalty_cards_taken": list(self.penalty_cards_taken),
+            "queen_of_spades": self.queen_of_spades,
+            "scored": self.scored,
+            "points_taken": _list_or_none(self.points_taken),
+            "shot": self.shot,
+            "shooter": self.shooter,
+            "moon_scoring": self.moon_scoring,
+            "score_changes": _list_or_none(self.score_changes),
+            "exact_limit_resets": list(self.exact_limit_resets),
+            "totals": _list_or_none(self.totals),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HandRecord:
+        return cls(
+            hand_number=data["hand_number"],
+            dealer=data["dealer"],
+            pass_direction=data["pass_direction"],
+            tricks_won=tuple(data["tricks_won"]),
+            penalty_cards_taken=tuple(data["penalty_cards_taken"]),
+            queen_of_spades=data["queen_of_spades"],
+            scored=data["scored"],
+            points_taken=_tuple_or_none(data["points_taken"]),
+            shot=data["shot"],
+            shooter=data["shooter"],
+            moon_scoring=data["moon_scoring"],
+            score_changes=_tuple_or_none(data["score_changes"]),
+            exact_limit_resets=tuple(data["exact_limit_resets"]),
+            totals=_tuple_or_none(data["totals"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    rank: int  # 1 for the lowest total; tied totals share a rank
+    seat: int
+    name: str | None
+    total: int
+    winner: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "seat": self.seat,
+            "name": self.name,
+            "total": self.total,
+            "winner": self.winner,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Scoreboard:
+    game_id: str
+    seq: int  # the last event of the game applied
+    position: str  # the log position of that event
+    status: str
+    rules: Mapping[str, Any]
+    penalty_suit: str  # the suit letter: "H", or "D"
+    seats: tuple[SeatRecord, ...]
+    hands: tuple[HandRecord, ...] = ()
+    totals: tuple[int, ...] = ()
+    winners: tuple[int, ...] = ()
+    created_at: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @property
+    def standings(self) -> tuple[Standing, ...]:
+        """Seats from the lowest total up (the final standings once the game is over)."""
+        order = sorted(range(len(self.totals)), key=lambda s: (self.totals[s], s))
+        out = []
+        for place, seat in enumerate(order):
+            total = self.totals[seat]
+            tied = place > 0 and total == self.totals[order[place - 1]]
+            rank = out[-1].rank if tied else place + 1
+            out.append(Standing(rank, seat, self.seats[seat].name, total, seat in self.winners))
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "seq": self.seq,
+            "position": self.position,
+            "status": self.status,
+            "rules": dict(self.rules),
+            "penalty_suit": self.penalty_suit,
+            "seats": [s.to_dict() for s in self.seats],
+            "hands": [h.to_dict() for h in self.hands],
+            "totals": list(self.totals),
+            "winners": list(self.winners),
+            "standings": [s.to_dict() for s in self.standings],
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Scoreboard:
+        return cls(
+            game_id=data["game_id"],
+            seq=data["seq"],
+            position=data["position"],
+            status=data["status"],
+            rules=data["rules"],
+            penalty_suit=data["penalty_suit"],
+            seats=tuple(SeatRecord(s["seat"], s["name"], s["bot"]) for s in data["seats"]),
+            hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),
+            totals=tuple(data["totals"]),
+            winners=tuple(data["winners"]),
+            created_at=data["created_at"],
+            started_at=data["started_at"],
+            finished_at=data["finished_at"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What one event did: the new scoreboard and its effects on the players' figures."""
+
+    board: Scoreboard | None
+    deltas: tuple[StatDelta, ...] = ()
+    listings: tuple[Listing, ...] = ()
+    applied: bool = True  # False: the event was applied before (a no-op)
+
+
+def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
+    """The scoreboard after ``event`` and the event's effects on the statistics.
+
+    An event the board already holds (``seq`` not above ``board.seq``) is a no-op; an event
+    that skips a seq raises :class:`ProjectionGap`.
+    """
+    current = board.seq if board is not None else 0
+    if event.seq <= current:
+        return Applied(board, applied=False)
+    if event.seq != current + 1:
+        raise ProjectionGap(f"game {event.game_id!r}: event {event.seq} arrived after {current}")
+    if event.type not in _RELEVANT:
+        if board is None:
+            raise ProjectionGap(f"game {event.game_id!r}: first event is a {event.type}")
+        return Applied(replace(board, seq=event.seq, position=event.position))
+    domain_event = event_from_dict(event.type, dict(event.payload))
+    if isinstance(domain_event, GameCreated):
+        return Applied(_created(domain_event, event))
+    if board is None:
+        raise ProjectionGap(f"game {event.game_id!r}: first event is a {event.type}")
+    board = replace(board, seq=event.seq, position=event.position)
+    if isinstance(domain_event, PlayerJoined):
+        return Applied(_seat(board, domain_event.seat, name=domain_event.name))
+    if isinstance(domain_event, SeatControlChanged):
+        seat = board.seats[domain_event.seat]
+        return Applied(_seat(board, domain_event.seat, name=seat.name, bot=domain_event.bot))
+    if isinstance(domain_event, HandDealt):
+        return _dealt(board, domain_event, event)
+    if isinstance(domain_event, TrickTaken):
+        return _trick(board, domain_event)
+    if isinstance(domain_event, HandScored):
+        return _scored(board, domain_event)
+    assert isinstance(domain_event, GameEnded)
+    return _ended(board, domain_event, event)
+
+
+def fold_game(events: Iterable[SourceEvent], board: Scoreboard | None = None) -> Applied:
+    """Apply events in order; the effects of all of them together."""
+    deltas: list[StatDelta] = []
+    listings: list[Listing] = []
+    for event in events:
+        result = apply(board, event)
+        board = result.board
+        deltas += result.deltas
+        listings += result.listings
+    return Applied(board, tuple(deltas), tuple(listings))
+
+
+def time_score(time: str) -> int:
+    """Microseconds since the Unix epoch of an ISO-8601 time (UTC if it names no zone)."""
+    try:
+        parsed = datetime.fromisoformat(time)
+    except (TypeError, ValueError):
+        return 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return (parsed - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+# -- one function per event that matters ------------------------------------------------------
+
+
+def _created(created: GameCreated, event: SourceEvent) -> Scoreboard:
+    rules = created.rules
+    return Scoreboard(
+        game_id=event.game_id,
+        seq=event.seq,
+        position=event.position,
+        status=STATUS_WAITING,
+        rules=rules.to_dict(),
+        penalty_suit=rules.penalty_suit.value,
+        seats=tuple(SeatRecord(i, bot, bot) for i, bot in enumerate(created.seats)),
+        totals=(0,) * rules.players,
+        created_at=event.time,
+    )
+
+
+def _seat(board: Scoreboard, seat: int, *, name: str | None, bot: str | None = None) -> Scoreboard:
+    seats = list(board.seats)
+    seats[seat] = SeatRecord(seat, name, bot)
+    return replace(board, seats=tuple(seats))
+
+
+def _dealt(board: Scoreboard, dealt: HandDealt, event: SourceEvent) -> Applied:
+    n = len(board.seats)
+    hand = HandRecord(
+        hand_number=dealt.hand_number,
+        dealer=dealt.dealer,
+        pass_direction=dealt.pass_direction.value,
+        tricks_won=(0,) * n,
+        penalty_cards_taken=(0,) * n,
+    )
+    board = replace(board, hands=board.hands + (hand,))
+    if board.started_at is not None:
+        return Applied(board)
+    # The first deal starts the game: from here on it counts as played.
+    board = replace(board, status=STATUS_PLAYING, started_at=event.time)
+    score = time_score(event.time)
+    names = [s.name for s in board.seats if s.name is not None]
+    return Applied(
+        board,
+        deltas=tuple(StatDelta(name, "games_played", 1) for name in names),
+        listings=tuple(Listing(name, board.game_id, score) for name in names),
+    )
+
+
+def _trick(board: Scoreboard, trick: TrickTaken) -> Applied:
+    hand = board.hands[-1]
+    cards: list[Card] = [card for _, card in trick.plays] + list(trick.kitty)
+    suit = Suit(board.penalty_suit)
+    penalty = sum(1 for card in cards if card.suit is suit)
+    took_queen = QUEEN_OF_SPADES in cards
+    w = trick.winner
+    hand = replace(
+        hand,
+        tricks_won=_bump(hand.tricks_won, w, 1),
+        penalty_cards_taken=_bump(hand.penalty_cards_taken, w, penalty),
+        queen_of_spades=w if took_queen else hand.queen_of_spades,
+    )
+    name = board.seats[w].name
+    deltas = []
+    if name is not None:
+        if penalty:
+            deltas.append(StatDelta(name, "hearts_taken", penalty))
+        if took_queen:
+            deltas.append(StatDelta(name, "qs_taken", 1))
+    return Applied(replace(board, hands=board.hands[:-1] + (hand,)), tuple(deltas))
+
+
+def _scored(board: Scoreboard, scored: HandScored) -> Applied:
+    hand = replace(
+        board.hands[-1],
+        scored=True,
+        points_taken=scored.points_taken,
+        shot=scored.shot,
+        shooter=scored.shooter,
+        moon_scoring=scored.moon_scoring.value if scored.moon_scoring is not None else None,
+        score_changes=scored.score_changes,
+        exact_limit_resets=scored.exact_limit_resets,
+        totals=scored.totals,
+    )
+    deltas = []
+    for seat, record in enumerate(board.seats):
+        if record.name is None:
+            continue
+        deltas += [
+            StatDelta(record.name, "hands_played", 1),
+            StatDelta(record.name, "points_sum", scored.score_changes[seat]),
+            StatDelta(record.name, "points_taken_sum", scored.points_taken[seat]),
+        ]
+        if scored.shooter == seat and scored.shot in ("moon", "sun"):
+            deltas.append(StatDelta(record.name, f"{scored.shot}s_shot", 1))
+    board = replace(board, hands=board.hands[:-1] + (hand,), totals=scored.totals)
+    return Applied(board, tuple(deltas))
+
+
+def _ended(board: Scoreboard, ended: GameEnded, event: SourceEvent) -> Applied:
+    deltas = []
+    for seat, record in enumerate(board.seats):
+        if record.name is None:
+            continue
+        deltas += [
+            StatDelta(record.name, "games_finished", 1),
+            StatDelta(record.name, "final_score_sum", ended.totals[seat]),
+        ]
+        if seat in ended.winners:
+            deltas.append(StatDelta(record.name, "wins", 1))
+    board = replace(
+        board,
+        status=STATUS_FINISHED,
+        totals=ended.totals,
+        winners=ended.winners,
+        finished_at=event.time,
+    )
+    return Applied(board, tuple(deltas))
+
+
+def _bump(values: tuple[int, ...], index: int, amount: int) -> tuple[int, ...]:
+    return values[:index] + (values[index] + amount,) + values[index + 1 :]
+
+
+def _list_or_none(values: tuple[int, ...] | None) -> list[int] | None:
+    return list(values) if values is not None else None
+
+
+def _tuple_or_none(values: list[int] | None) -> tuple[int, ...] | None:
+    return tuple(values) if values is not None else None

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from domain.cards import Card
 from domain.decider import evolve
 from domain.events import (
+    EVENT_TYPES,
     Event,
     GameEnded,
     HandDealt,
@@ -44,8 +45,13 @@ class Logged:
 
 
 def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
-    """Domain events of recorded (already upcast) envelopes; ValueError if one is malformed."""
-    return [Logged(r.seq, event_from_dict(r.type, r.payload)) for r in recorded]
+    """Domain events of recorded (already upcast) envelopes; ValueError if one is malformed.
+
+    The service's own records (the deal plan) are not domain events and are left out.
+    """
+    return [
+        Logged(r.seq, event_from_dict(r.type, r.payload)) for r in recorded if r.type in EVENT_TYPES
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +61,7 @@ class TrickRecord:
     plays: tuple[tuple[int, Card], ...]  # (seat, card) in play order
     winner: int
     points: int
-    kitty: Cards | None  # the kitty taken with this trick; None: hidden from the viewer
+    kitty: Cards  # the kitty, taken with this trick (public, like the trick)
     seq: int  # of the TrickTaken event
 
     def to_dict(self) -> dict[str, Any]:
@@ -272,8 +278,9 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
 
 
 def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
-    """The record as ``viewer`` may see it: a finished hand in full; else public facts only,
-    plus, for a seat, its own dealt, passed and received cards (and a kitty it took)."""
+    """The record as ``viewer`` may see it: a finished hand in full; else public facts only
+    (the plays and tricks, a kitty taken with a trick included, as service/redaction.py shows
+    them), plus, for a seat, its own dealt, passed and received cards."""
     if viewer == ALL or record.finished:
         return record
     seats = range(len(record.dealt))
@@ -289,10 +296,6 @@ def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
         passed=own(record.passed),
         received=None if record.received is None else own(record.received),
         kitty_after_pass=None,
-        tricks=tuple(
-            t if t.winner == viewer or not t.kitty else replace(t, kitty=None)
-            for t in record.tricks
-        ),
     )
 
 

@@ -58,7 +58,7 @@ def bot_names() -> list[str]:
 
 
 def _load_strategies() -> None:
-    from . import random_bot  # noqa: F401  (registers itself)
+    from . import heuristic, montecarlo, random_bot  # noqa: F401  (each registers itself)
 
 
 def rng_for(seed: str) -> random.Random:

@@ -1,0 +1,269 @@
+"""A compact, mutable model of one hand in play, for the bots' look-ahead.
+
+``domain`` is the referee: immutable, event-sourced, and thorough. Monte Carlo play-outs need
+thousands of plays per decision, so they run here on bit masks instead. ``legal_mask`` mirrors
+``domain.legal.legal_plays`` rule for rule (tests/bots/test_simulation.py checks them against
+each other on random games under random rule options); the real game always takes its legal
+cards from the seat's view, never from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from domain.cards import DECK
+from domain.dealing import cards_in_play
+from domain.rules import FirstLead, HeartsLead, RuleOptions
+
+from .cardbits import AS, CLUBS, KS, QS, QS_BIT, SPADES, SUIT_MASK, SUIT_OF, mask_of
+
+
+@dataclass(frozen=True, slots=True)
+class TableRules:
+    """The rule options the play of a hand depends on, as ints and masks."""
+
+    players: int
+    hand_size: int
+    in_play: int  # every card dealt to a seat or the kitty
+    penalty_suit: int
+    penalty_suit_mask: int
+    penalty_mask: int  # the penalty suit and the queen of spades
+    points: tuple[int, ...]  # per card index: 13 for QS, 1 per penalty-suit card, -10 bonus
+    bonus: int  # the bonus card's index, or -1
+    moon_points: int
+    kitty: bool
+    lowest_club_leads: bool
+    hearts_when_broken: bool
+    queen_breaks_hearts: bool
+    hearts_and_queen_may_lead_hearts: bool
+    no_points_on_first_trick: bool
+    must_play_queen_when_safe: bool
+    shoot_the_sun: bool
+
+
+@lru_cache(maxsize=64)
+def table_rules(rules: RuleOptions) -> TableRules:
+    penalty_suit = SUIT_OF[rules.penalty_suit]
+    in_play = mask_of(cards_in_play(rules))
+    return TableRules(
+        players=rules.players,
+        hand_size=rules.hand_size,
+        in_play=in_play,
+        penalty_suit=penalty_suit,
+        penalty_suit_mask=SUIT_MASK[penalty_suit],
+        penalty_mask=SUIT_MASK[penalty_suit] | QS_BIT,
+        points=tuple(rules.card_points(c) for c in DECK),
+        bonus=rules.bonus_card.index if rules.bonus_card is not None else -1,
+        moon_points=rules.moon_points,
+        kitty=rules.kitty,
+        lowest_club_leads=rules.first_lead is FirstLead.LOWEST_CLUB,
+        hearts_when_broken=rules.hearts_lead is HeartsLead.WHEN_BROKEN,
+        queen_breaks_hearts=rules.queen_breaks_hearts,
+        hearts_and_queen_may_lead_hearts=rules.hearts_and_queen_may_lead_hearts,
+        no_points_on_first_trick=rules.no_points_on_first_trick,
+        must_play_queen_when_safe=rules.must_play_queen_when_safe,
+        shoot_the_sun=rules.shoot_the_sun,
+    )
+
+
+class PlayState:
+    """One hand from the current trick on. Mutable: a play-out copies it first.
+
+    ``hands`` holds a mask per seat; in a seat's own model of the game (built from its view)
+    the other seats' masks are 0 until a sampled deal fills them. ``kitty`` is the undealt
+    kitty while nobody has taken it (0 when unknown). Whoever decides for seat ``s`` reads
+    ``hands[s]`` and the public fields, nothing else.
+    """
+
+    __slots__ = (
+        "rules",
+        "hands",
+        "kitty",
+        "kitty_taken",
+        "trick",
+        "turn",
+        "played",
+        "tricks_done",
+        "hearts_broken",
+        "points",
+        "penalty",
+        "tricks_won",
+        "voids",
+        "bonus_taker",
+        "scores",
+    )
+
+    def __init__(
+        self,
+        rules: TableRules,
+        hands: list[int],
+        *,
+        kitty: int = 0,
+        kitty_taken: bool = False,
+        trick: list[tuple[int, int]] | None = None,
+        turn: int = 0,
+        played: int = 0,
+        tricks_done: int = 0,
+        hearts_broken: bool = False,
+        points: list[int] | None = None,
+        penalty: list[int] | None = None,
+        tricks_won: list[int] | None = None,
+        voids: list[int] | None = None,
+        bonus_taker: int = -1,
+        scores: tuple[int, ...] | None = None,
+    ) -> None:
+        n = rules.players
+        self.rules = rules
+        self.hands = hands
+        self.kitty = kitty
+        self.kitty_taken = kitty_taken
+        self.trick = trick if trick is not None else []
+        self.turn = turn
+        self.played = played
+        self.tricks_done = tricks_done
+        self.hearts_broken = hearts_broken
+        self.points = points if points is not None else [0] * n  # all card points, kitty too
+        self.penalty = penalty if penalty is not None else [0] * n  # penalty cards only
+        self.tricks_won = tricks_won if tricks_won is not None else [0] * n
+        self.voids = voids if voids is not None else [0] * n  # bit s: known void in suit s
+        self.bonus_taker = bonus_taker
+        self.scores = scores if scores is not None else (0,) * n
+
+    def copy(self) -> PlayState:
+        new = PlayState.__new__(PlayState)
+        new.rules = self.rules
+        new.hands = self.hands[:]
+        new.kitty = self.kitty
+        new.kitty_taken = self.kitty_taken
+        new.trick = self.trick[:]
+        new.turn = self.turn
+        new.played = self.played
+        new.tricks_done = self.tricks_done
+        new.hearts_broken = self.hearts_broken
+        new.points = self.points[:]
+        new.penalty = self.penalty[:]
+        new.tricks_won = self.tricks_won[:]
+        new.voids = self.voids[:]
+        new.bonus_taker = self.bonus_taker
+        new.scores = self.scores
+        return new
+
+    @property
+    def over(self) -> bool:
+        return not self.trick and not any(self.hands)
+
+    def trick_winner(self) -> tuple[int, int]:
+        """(seat, card) winning the current trick so far; the trick must not be empty."""
+        led_suit = self.trick[0][1] // 13
+        best_seat, best = self.trick[0]
+        for seat, card in self.trick:
+            if card // 13 == led_suit and card > best:
+                best_seat, best = seat, card
+        return best_seat, best
+
+
+def legal_mask(st: PlayState, seat: int) -> int:
+    """The cards ``seat`` may play now: ``domain.legal.legal_plays`` on masks."""
+    r = st.rules
+    held = st.hands[seat]
+    if st.trick:
+        led = st.trick[0][1] // 13
+        same = held & SUIT_MASK[led]
+        allowed = same or held
+        if r.no_points_on_first_trick and st.tricks_done == 0:
+            allowed = allowed & ~r.penalty_mask or allowed
+        if (
+            r.must_play_queen_when_safe
+            and allowed & QS_BIT
+            and (not same or (led == SPADES and any(card in (AS, KS) for _, card in st.trick)))
+        ):
+            return QS_BIT
+        return allowed
+    if r.lowest_club_leads and st.tricks_done == 0:
+        clubs = held & SUIT_MASK[CLUBS]
+        if clubs:
+            return clubs & -clubs
+    allowed = held
+    if r.hearts_when_broken and not st.hearts_broken:
+        others = held & ~r.penalty_suit_mask
+        if others and not (r.hearts_and_queen_may_lead_hearts and others == QS_BIT):
+            allowed = others
+    if r.no_points_on_first_trick and st.tricks_done == 0:
+        allowed = allowed & ~r.penalty_mask or allowed
+    return allowed
+
+
+def play(st: PlayState, seat: int, card: int) -> None:
+    """Play ``card`` for ``seat`` (its turn; the card legal), completing the trick if full."""
+    r = st.rules
+    bit = 1 << card
+    st.hands[seat] &= ~bit
+    st.played |= bit
+    trick = st.trick
+    card_suit = card // 13
+    if trick and card_suit != trick[0][1] // 13:
+        st.voids[seat] |= 1 << (trick[0][1] // 13)
+    if card_suit == r.penalty_suit or (card == QS and r.queen_breaks_hearts):
+        st.hearts_broken = True
+    trick.append((seat, card))
+    if len(trick) < r.players:
+        st.turn = (seat + 1) % r.players
+        return
+    winner, _ = st.trick_winner()
+    pts = r.points
+    taken = 0
+    for _, c in trick:
+        taken |= 1 << c
+    last = not any(st.hands)
+    if not st.kitty_taken and (taken & r.penalty_mask or last) and r.kitty:
+        taken |= st.kitty
+        st.kitty = 0
+        st.kitty_taken = True
+    total = 0
+    penalty = 0
+    m = taken
+    while m:
+        low = m & -m
+        c = low.bit_length() - 1
+        p = pts[c]
+        total += p
+        if low & r.penalty_mask:
+            penalty += p
+        elif c == r.bonus:
+            st.bonus_taker = winner
+        m ^= low
+    st.points[winner] += total
+    st.penalty[winner] += penalty
+    st.tricks_won[winner] += 1
+    st.tricks_done += 1
+    st.trick = []
+    st.turn = winner
+
+
+def outcome(st: PlayState) -> tuple[list[int], int]:
+    """What the finished hand adds to each seat's score, and the shooter (-1 if none).
+
+    A shot counts as points added to everyone else: under "subtract from the shooter" the gap
+    between the shooter and the others is the same, and that gap is what a bot weighs.
+    """
+    r = st.rules
+    n = r.players
+    shooter = -1
+    amount = 0
+    if r.shoot_the_sun:
+        total = sum(st.tricks_won)
+        for s in range(n):
+            if st.tricks_won[s] == total:
+                shooter, amount = s, 2 * r.moon_points
+    if shooter < 0:
+        for s in range(n):
+            if st.penalty[s] == r.moon_points:
+                shooter, amount = s, r.moon_points
+    if shooter < 0:
+        return st.points[:], -1
+    bonus = r.points[r.bonus] if r.bonus >= 0 else 0
+    changes = [
+        (0 if s == shooter else amount) + (bonus if s == st.bonus_taker else 0) for s in range(n)
+    ]
+    return changes, shooter

@@ -1,0 +1,14 @@
+"""The HTTP API: blueprints under /api/v1, plus /healthz, /metrics and /problems at the root."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask_smorest import Api
+
+from . import commands, games, health, seats
+
+
+def register(app: Flask, api: Api) -> None:
+    for module in (games, seats, commands):
+        api.register_blueprint(module.blp)
+    app.register_blueprint(health.bp)

@@ -1,0 +1,81 @@
+"""``/games/{id}/pass``, ``/play``, ``/moon``: a seat's moves, authenticated by its token."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask_smorest import Blueprint
+
+from domain.cards import Card, InvalidCard
+from domain.commands import ChooseMoonScoring, Command, PassCards, PlayCard
+from domain.rules import MoonScoring
+from domain.state import GameState
+from service.api.common import (
+    BEARER_DOC,
+    IDEMPOTENCY_DOC,
+    IF_MATCH_DOC,
+    command_result,
+    idempotency,
+    if_match,
+    service,
+    token,
+)
+from service.auth import Forbidden
+from service.problems import Problem
+from service.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
+
+blp = Blueprint("commands", __name__, url_prefix="/api/v1/games", description="Pass, play, choose")
+
+_DOC = {"parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC], "security": BEARER_DOC}
+
+
+@blp.route("/<game_id>/pass", methods=["POST"])
+@blp.arguments(PassSchema)
+@blp.response(200, CommandResultSchema)
+@blp.doc(**_DOC)
+def pass_cards(body: dict[str, Any], game_id: str):
+    """Pass cards (``{"cards": ["QS", "AH", "KH"]}``); empty declines where passing is optional."""
+    cards = tuple(_card(text) for text in body["cards"])
+    return _act(game_id, body, lambda seat: lambda state: PassCards(seat, cards))
+
+
+@blp.route("/<game_id>/play", methods=["POST"])
+@blp.arguments(PlaySchema)
+@blp.response(200, CommandResultSchema)
+@blp.doc(**_DOC)
+def play(body: dict[str, Any], game_id: str):
+    """Play a card (``{"card": "QS"}``)."""
+    card = _card(body["card"])
+    return _act(game_id, body, lambda seat: lambda state: PlayCard(seat, card))
+
+
+@blp.route("/<game_id>/moon", methods=["POST"])
+@blp.arguments(MoonSchema)
+@blp.response(200, CommandResultSchema)
+@blp.doc(**_DOC)
+def moon(body: dict[str, Any], game_id: str):
+    """After shooting the moon where the shooter chooses: ``add_to_others`` or
+    ``subtract_from_shooter``."""
+    choice = MoonScoring(body["choice"])
+    return _act(game_id, body, lambda seat: lambda state: ChooseMoonScoring(seat, choice))
+
+
+def _card(text: str) -> Card:
+    try:
+        return Card(text)
+    except InvalidCard as error:
+        raise Problem("invalid-card", str(error)) from None
+
+
+def _act(game_id: str, body: dict[str, Any], make: Callable[[int], Callable[[GameState], Command]]):
+    svc = service()
+    tok = token()
+    snap = svc.snapshot(game_id)
+    seat = svc.seat_of_token(snap, tok)
+    if "seat" in body and body["seat"] != seat:
+        raise Forbidden(f"your token is for seat {seat}, not seat {body['seat']}")
+    outcome = svc.command(
+        game_id, seat, make(seat), if_match=if_match(), idempotency=idempotency(game_id, tok)
+    )
+    return command_result(outcome, seat)

@@ -1,0 +1,117 @@
+"""What every endpoint shares: the service, the caller's token, Idempotency-Key, If-Match, and
+the JSON shapes of views and command results."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Response, current_app, json, request
+
+from domain.views import public_view, seat_view
+from service.auth import bearer_token, credential_of
+from service.games import GameService, Idempotency, Outcome, idempotency_for
+from service.problems import Problem
+from service.redaction import disclosure_for, redact_events
+from service.store import Snapshot
+from service.table import Table
+
+API_PREFIX = "/api/v1"
+MAX_IDEMPOTENCY_KEY = 255
+_ETAG = re.compile(r'^(?:W/)?"?(\d{1,18})"?$')
+
+IDEMPOTENCY_DOC = {
+    "in": "header",
+    "name": "Idempotency-Key",
+    "required": False,
+    "schema": {"type": "string", "maxLength": MAX_IDEMPOTENCY_KEY},
+    "description": "A retry with the same key and body returns the first response and appends "
+    "nothing; the same key with another body is 422. Remembered 24 h.",
+}
+IF_MATCH_DOC = {
+    "in": "header",
+    "name": "If-Match",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": 'The game version (ETag) the command was chosen at, e.g. "12"; 412 if stale.',
+}
+BEARER_DOC = [{"bearerAuth": []}]
+
+
+def service() -> GameService:
+    return current_app.extensions["hearts"]
+
+
+def token() -> str | None:
+    return bearer_token(request.headers.get("Authorization"))
+
+
+def actor(tok: str | None) -> str:
+    return credential_of(tok) if tok is not None else "anonymous"
+
+
+def idempotency(game_id: str, tok: str | None) -> Idempotency | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise Problem(
+            "bad-request",
+            f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable characters",
+            status=400,
+        )
+    return idempotency_for(
+        key, game_id, actor(tok), request.method, request.path, request.get_data(cache=True)
+    )
+
+
+def if_match() -> int | None:
+    raw = request.headers.get("If-Match")
+    if raw is None or raw.strip() == "*":
+        return None
+    match = _ETAG.match(raw.strip())
+    if match is None:
+        raise Problem("bad-request", 'If-Match must be a game version, e.g. "12"', status=400)
+    return int(match.group(1))
+
+
+def etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def view_dict(snap_state: Table, version: int, seat: int | None) -> dict[str, Any]:
+    state = snap_state.state
+    view = public_view(state) if seat is None else seat_view(state, seat)
+    out = view.to_dict()
+    out["version"] = version
+    return out
+
+
+def snapshot_view(snap: Snapshot[Table], seat: int | None) -> dict[str, Any]:
+    return view_dict(snap.state, snap.version, seat)
+
+
+def json_response(
+    body: Any, status: int = 200, *, version: int | None = None, headers: dict | None = None
+) -> Response:
+    response = Response(json.dumps(body), status=status, mimetype="application/json")
+    if version is not None:
+        response.headers["ETag"] = etag(version)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def command_result(outcome: Outcome, seat: int) -> Response:
+    """``{"version", "view", "events"}``: the seat's view now, and what the request appended."""
+    disclosure = disclosure_for(outcome.state, seat)
+    body = {
+        "version": outcome.version,
+        "view": view_dict(outcome.table, outcome.version, seat),
+        "events": redact_events(outcome.events, disclosure, outcome.hand_before),
+    }
+    return json_response(body, version=outcome.version, headers=replayed(outcome))
+
+
+def replayed(outcome: Outcome) -> dict[str, str]:
+    return {"Idempotent-Replayed": "true"} if outcome.replayed else {}

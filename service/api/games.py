@@ -1,0 +1,104 @@
+"""``/games``: create, list and view games."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+from flask_smorest import Blueprint
+
+from domain.cards import InvalidCard
+from service.api.common import (
+    IDEMPOTENCY_DOC,
+    etag,
+    idempotency,
+    json_response,
+    replayed,
+    service,
+    snapshot_view,
+    token,
+)
+from service.deal_plan import DealPlan
+from service.games import game_id_for_key, new_game_id, parse_deals
+from service.problems import Problem
+from service.schemas import (
+    CreatedSchema,
+    CreateGameSchema,
+    GameListSchema,
+    GamesQuerySchema,
+    PublicViewSchema,
+    SeatViewSchema,
+)
+
+blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Create and view games")
+
+
+@blp.route("", methods=["POST"])
+@blp.arguments(CreateGameSchema)
+@blp.response(201, CreatedSchema, description="The game; Location points at it")
+@blp.doc(parameters=[IDEMPOTENCY_DOC])
+def create_game(body: dict[str, Any]):
+    """Create a game: rule options, seats (open or a bot), optional seed and explicit deals."""
+    try:
+        deals = parse_deals(body["deals"] or ())
+    except InvalidCard as error:
+        raise Problem("invalid-card", f"deals: {error}") from None
+    plan = DealPlan(body["seed"], deals)
+    key = request.headers.get("Idempotency-Key")
+    # A created game's id comes from the key, so a retry lands on the same game and record.
+    game_id = game_id_for_key(key) if key else new_game_id()
+    outcome = service().create(
+        game_id,
+        rules=body["rules"],
+        seats=body["seats"],
+        plan=plan,
+        idempotency=idempotency(game_id, None) if key else None,
+    )
+    state = outcome.state
+    created = {
+        "id": outcome.game_id,
+        "version": outcome.version,
+        "seats": [
+            {"seat": i, "name": seat.name, "bot": seat.bot} for i, seat in enumerate(state.seats)
+        ],
+    }
+    location = f"/api/v1/games/{outcome.game_id}"
+    headers = {"Location": location, **replayed(outcome)}
+    return json_response(created, 201, version=outcome.version, headers=headers)
+
+
+@blp.route("", methods=["GET"])
+@blp.arguments(GamesQuerySchema, location="query")
+@blp.response(200, GameListSchema)
+def list_games(query: dict[str, Any]):
+    """Games, oldest first; filter by phase (``status``) and by a player's name."""
+    found, cursor = service().list_games(
+        status=query.get("status"),
+        player=query.get("player"),
+        limit=query["limit"],
+        cursor=query.get("cursor"),
+    )
+    return json_response(
+        {"games": [snapshot_view(snap, None) for snap in found], "next_cursor": cursor}
+    )
+
+
+@blp.route("/<game_id>", methods=["GET"])
+@blp.response(200, SeatViewSchema, description="A seat's view with a token, else the public view")
+@blp.alt_response(200, schema=PublicViewSchema, description="The public view")
+def get_game(game_id: str):
+    """The game as anyone sees it, or as your seat sees it with ``Authorization: Bearer``."""
+    tok = token()
+    svc = service()
+    snap = svc.load(game_id)
+    seat = svc.seat_of_token(snap, tok) if tok is not None else None
+    tag = etag(snap.version)
+    if request.headers.get("If-None-Match") in (tag, f"W/{tag}"):
+        response = json_response(None, 304, version=snap.version)
+        response.set_data(b"")
+        return response
+    return json_response(snapshot_view(snap, seat), version=snap.version, headers=_vary())
+
+
+def _vary() -> dict[str, str]:
+    return {"Vary": "Authorization"}

@@ -1,0 +1,81 @@
+"""``/games/{id}/seats``: join a game; hand a seat to a bot or take it back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_smorest import Blueprint
+
+from domain.commands import SetSeatBot
+from service.api.common import (
+    BEARER_DOC,
+    IDEMPOTENCY_DOC,
+    IF_MATCH_DOC,
+    command_result,
+    idempotency,
+    if_match,
+    json_response,
+    replayed,
+    service,
+    token,
+    view_dict,
+)
+from service.auth import Forbidden
+from service.problems import Problem
+from service.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
+
+blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join and seats")
+
+
+@blp.route("/<game_id>/seats", methods=["POST"])
+@blp.arguments(JoinSchema)
+@blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
+@blp.doc(parameters=[IDEMPOTENCY_DOC])
+def join(body: dict[str, Any], game_id: str):
+    """Take a seat (the first open one unless ``seat`` is given). The first hand is dealt when
+    every seat is filled."""
+    outcome = service().join(
+        game_id, name=body["name"], seat=body["seat"], idempotency=idempotency(game_id, None)
+    )
+    seat = outcome.seat
+    assert seat is not None
+    joined = {
+        "seat": seat,
+        "token": outcome.token,
+        "version": outcome.version,
+        "view": view_dict(outcome.table, outcome.version, seat),
+    }
+    headers = {"Location": f"/api/v1/games/{game_id}", **replayed(outcome)}
+    return json_response(joined, 201, version=outcome.version, headers=headers)
+
+
+@blp.route("/<game_id>/seats/<int:seat>/bot", methods=["POST"])
+@blp.arguments(SeatBotSchema)
+@blp.response(200, CommandResultSchema)
+@blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
+def set_bot(body: dict[str, Any], game_id: str, seat: int):
+    """Hand your seat to a bot (``{"bot": "random"}``) or take it back (``{"bot": null}``)."""
+    svc = service()
+    tok = token()
+    snap = svc.snapshot(game_id)
+    if not 0 <= seat < len(snap.state.state.seats):
+        raise Problem("not-found", f"game {game_id} has no seat {seat}", status=404)
+    mine = svc.seat_of_token(snap, tok)
+    if mine != seat:
+        raise Forbidden(f"your token is for seat {mine}, not seat {seat}")
+    bot = body["bot"]
+    if bot is not None:
+        from bots import UnknownBot, get_bot
+
+        try:
+            get_bot(bot)
+        except UnknownBot as error:
+            raise Problem("unknown-bot", str(error)) from None
+    outcome = svc.command(
+        game_id,
+        seat,
+        lambda state: SetSeatBot(seat, bot),
+        if_match=if_match(),
+        idempotency=idempotency(game_id, tok),
+    )
+    return command_result(outcome, seat)

@@ -1,0 +1,116 @@
+"""The Flask application: ``create_app()`` wires settings, Redis, the event store, the game
+service and the API together."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from flask import Flask, g, request
+from flask_smorest import Api
+
+from service import api as api_package
+from service import embedded, metrics, problems
+from service.bot_runner import start_sweep
+from service.config import Settings
+from service.games import GameService
+from service.problems import Problem
+from service.store import RedisEventStore
+
+log = logging.getLogger(__name__)
+
+JSON_METHODS = {"POST", "PUT", "PATCH"}
+
+
+class HeartsApi(Api):
+    """flask-smorest's Api, with every error answered as an RFC 9457 problem."""
+
+    def handle_http_exception(self, error):  # type: ignore[override]
+        return problems.handle(error)
+
+
+def create_app(
+    settings: Settings | None = None, *, redis: Any = None, service: GameService | None = None
+) -> Flask:
+    """The app. ``redis`` (a client, e.g. fakeredis in tests) overrides ``settings.redis_url``."""
+    settings = settings or Settings.from_env()
+    app = Flask("hearts")
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        API_TITLE="Hearts",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/api/v1",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        API_SPEC_OPTIONS={
+            "info": {
+                "description": "An event-sourced Hearts server. Errors are RFC 9457 problems "
+                "(application/problem+json); each 'type' is described at /problems/<code>."
+            },
+            "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
+        },
+    )
+    if service is None:
+        if redis is None:
+            url = settings.redis_url or embedded.start(settings.data_dir).url
+            redis = embedded.client_for(url)
+        store = RedisEventStore(redis, prefix=settings.key_prefix, partitions=settings.partitions)
+        service = GameService(
+            store,
+            conflict_retries=settings.conflict_retries,
+            idempotency_ttl=settings.idempotency_ttl,
+            bot_moves_per_request=settings.bot_moves_per_request,
+            cache_games=settings.cache_games,
+        )
+    app.extensions["hearts"] = service
+    app.extensions["hearts.settings"] = settings
+
+    api = HeartsApi(app)
+    problems.register(app)
+    api_package.register(app, api)
+    app.before_request(_before)
+    app.after_request(_after)
+
+    if settings.sweep_on_start:
+        start_sweep(service, f"{settings.key_prefix}:sweep-lock")
+    return app
+
+
+def _before() -> None:
+    g.started = time.perf_counter()
+    if request.method not in JSON_METHODS or not request.path.startswith("/api/"):
+        return
+    limit = request.max_content_length
+    if limit is not None and request.content_length is not None and request.content_length > limit:
+        raise Problem("body-too-large", f"request bodies are limited to {limit} bytes", status=413)
+    mimetype = request.mimetype
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise Problem(
+            "unsupported-media-type",
+            f"send a JSON body with Content-Type: application/json (got {mimetype or 'none'})",
+            status=415,
+        )
+    data = request.get_data(cache=True)  # werkzeug enforces the size limit here (413)
+    try:
+        body = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise Problem("malformed-json", "the body is not valid JSON", status=400) from None
+    if not isinstance(body, dict):
+        raise Problem(
+            "validation-error",
+            "the body must be a JSON object",
+            status=422,
+            errors={"_schema": ["a JSON object is required"]},
+        )
+
+
+def _after(response):
+    started = g.get("started")
+    if started is not None:
+        rule = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        metrics.observe_request(request.method, rule, response.status_code, started)
+    return response

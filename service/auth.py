@@ -1,0 +1,99 @@
+"""Bearer tokens: a seat's secret, shown once at join; only its SHA-256 is ever stored.
+
+The credential recorded in ``PlayerJoined`` is ``sha256(token)`` in hex. A request proves its seat
+by presenting the token; the comparison is constant-time and looks at every seat, so timing tells
+nothing about which seat (if any) matched.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from collections.abc import Sequence
+
+from domain.state import SeatInfo
+
+TOKEN_BYTES = 32
+
+
+class Unauthorized(Exception):
+    """No token, a malformed Authorization header, or a token of no seat of this game."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Forbidden(Exception):
+    """A valid token, but for another seat than the one the request acts for."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def new_token() -> tuple[str, str]:
+    """A fresh ``(token, credential)``: give the token to the player, record the credential."""
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    return token, credential_of(token)
+
+
+def credential_of(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; None if there is no header."""
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise Unauthorized("the Authorization header must be 'Bearer <token>'")
+    return token
+
+
+def seat_of(seats: Sequence[SeatInfo], token: str) -> int | None:
+    """The seat whose credential matches the token, or None. Constant time over all seats."""
+    presented = credential_of(token).encode("ascii")
+    found: int | None = None
+    for seat, info in enumerate(seats):
+        stored = (info.credential or "").encode("ascii", "replace")
+        # compare_digest with a dummy keeps the work the same for open and bot seats.
+        if hmac.compare_digest(presented, stored or b"\0" * len(presented)) and stored:
+            found = seat
+    return found
+
+
+# -- an idempotent join replays its token without the token being stored --------------------------
+#
+# A retried join (same Idempotency-Key) must get its token back, but the server keeps only the
+# token's hash. So the idempotency record holds the token encrypted with a key stream derived from
+# the Idempotency-Key itself, which Redis never sees (record scopes are hashed too): only the
+# client that knows the key can get the token back.
+
+
+def seal_token(token: str, idempotency_key: str, scope: str) -> str:
+    data = token.encode("utf-8")
+    return base64.urlsafe_b64encode(_xor(data, _stream(idempotency_key, scope, len(data)))).decode()
+
+
+def open_token(sealed: str, idempotency_key: str, scope: str) -> str:
+    data = base64.urlsafe_b64decode(sealed.encode("ascii"))
+    return _xor(data, _stream(idempotency_key, scope, len(data))).decode("utf-8")
+
+
+def _stream(key: str, scope: str, size: int) -> bytes:
+    out = b""
+    counter = 0
+    while len(out) < size:
+        message = f"hearts-join-token\0{scope}\0{counter}".encode()
+        out += hmac.new(key.encode("utf-8"), message, hashlib.sha256).digest()
+        counter += 1
+    return out[:size]
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))

@@ -1,0 +1,169 @@
+"""Bots play their seats until a human must act, one append per bot move.
+
+One append per move: a crash between two moves leaves a log that is a legal game, merely
+waiting on a bot; the next request on the game (``GameService.load``) or the start-up sweep
+carries on from there. A bot's seed is derived from the game id, the version it plays at and
+its seat, so the same log always gets the same bot moves (replays are deterministic, and two
+processes carrying on the same game race to append the very same move).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import uuid
+from typing import TYPE_CHECKING
+
+from bots import UnknownBot, get_bot
+from domain.commands import ChooseMoonScoring, Command, PassCards, PlayCard
+from domain.decider import decide
+from domain.errors import RuleViolation
+from domain.rules import MoonScoring
+from domain.state import GameState, Phase
+from domain.views import awaiting, seat_view
+from service import metrics
+from service.envelope import RecordedEvent
+from service.store import ConcurrencyConflict, Snapshot
+from service.table import Table, new_event
+
+if TYPE_CHECKING:
+    from service.games import GameService
+
+log = logging.getLogger(__name__)
+
+
+def bot_seed(game_id: str, version: int, seat: int) -> str:
+    return hashlib.sha256(f"bot\0{game_id}\0{version}\0{seat}".encode()).hexdigest()
+
+
+def bot_to_act(state: GameState) -> int | None:
+    """The first seat that must act now and is played by a bot, if any."""
+    for seat in awaiting(state):
+        if state.seats[seat].bot is not None:
+            return seat
+    return None
+
+
+def bot_command(state: GameState, seat: int, seed: str) -> Command:
+    """The bot's move; a legal fallback if the strategy is unknown or errs."""
+    view = seat_view(state, seat)
+    name = state.seats[seat].bot or "random"
+    try:
+        bot = get_bot(name)
+        if state.phase is Phase.PASSING:
+            command: Command = PassCards(seat, tuple(bot.choose_pass(view, state.rules, seed)))
+        elif state.phase is Phase.MOON_CHOICE:
+            command = ChooseMoonScoring(seat, bot.choose_moon_scoring(view, state.rules, seed))
+        else:
+            command = PlayCard(seat, bot.choose_play(view, state.rules, seed))
+        decide(state, command)  # a bot that breaks a rule must not stop the game
+        return command
+    except (UnknownBot, RuleViolation, ValueError, IndexError) as error:
+        log.error("bot %r failed at seat %s (%s); playing a fallback move", name, seat, error)
+        return fallback_command(state, seat)
+
+
+def fallback_command(state: GameState, seat: int) -> Command:
+    view = seat_view(state, seat)
+    if state.phase is Phase.PASSING:
+        return PassCards(seat, view.legal_cards[: view.cards_to_pass])
+    if state.phase is Phase.MOON_CHOICE:
+        return ChooseMoonScoring(seat, MoonScoring.ADD_TO_OTHERS)
+    return PlayCard(seat, view.legal_cards[0])
+
+
+class BotRunner:
+    def __init__(self, service: GameService) -> None:
+        self.service = service
+
+    @staticmethod
+    def must_act(state: GameState) -> bool:
+        return bot_to_act(state) is not None
+
+    def run(
+        self, game_id: str, cause: str, limit: int
+    ) -> tuple[list[RecordedEvent], Snapshot[Table]]:
+        """Play bot moves (at most ``limit``) until none must act; the events and final state.
+
+        Each move's command id is ``<cause>+bot<n>``, so the moves a command caused can be
+        found in the log (an idempotent replay rebuilds its response from them).
+        """
+        service = self.service
+        appended: list[RecordedEvent] = []
+        moves = conflicts = 0
+        snap = service.cache.get(game_id)
+        while moves < limit:
+            state = snap.state.state
+            seat = bot_to_act(state)
+            if seat is None:
+                break
+            command = bot_command(state, seat, bot_seed(game_id, snap.version, seat))
+            events = decide(state, command)
+            table = snap.state.after(events)
+            try:
+                result = service.append_decided(
+                    game_id,
+                    snap,
+                    [new_event(e) for e in events],
+                    table,
+                    f"{cause}+bot{moves + 1}",
+                )
+            except ConcurrencyConflict:
+                # Someone else moved (a human, or another process playing this very bot move).
+                metrics.conflict_retried()
+                conflicts += 1
+                if conflicts > service.retries * 4:
+                    log.warning(
+                        "game %s: giving up bot moves after %d conflicts", game_id, conflicts
+                    )
+                    break
+                snap = service.cache.get(game_id)
+                continue
+            appended += result.events
+            moves += 1
+            metrics.bot_moved()
+            snap = service.cache.get(game_id)
+        return appended, snap
+
+
+def sweep(service: GameService, page_size: int = 200) -> int:
+    """Carry on every game waiting on a bot (e.g. after a crash). Returns games carried on."""
+    carried = 0
+    cursor = None
+    while True:
+        page = service.store.list_games(cursor, limit=page_size)
+        for game_id in page.game_ids:
+            try:
+                snap = service.cache.get(game_id)
+                if bot_to_act(snap.state.state) is not None:
+                    service.bots.run(
+                        game_id, f"sweep-{uuid.uuid4().hex}", service.bot_moves_per_request
+                    )
+                    carried += 1
+            except Exception:  # one broken game must not stop the sweep of the others
+                log.exception("sweep: cannot carry on game %s", game_id)
+        cursor = page.next_cursor
+        if cursor is None:
+            return carried
+
+
+def start_sweep(service: GameService, lock_key: str, lock_seconds: int = 60) -> threading.Thread:
+    """Sweep in a background thread; a Redis lock keeps several workers from sweeping at once."""
+
+    def run() -> None:
+        try:
+            if not service.store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
+                return
+            try:
+                carried = sweep(service)
+            finally:
+                service.store.redis.delete(lock_key)
+            if carried:
+                log.warning("start-up sweep carried on %d game(s) waiting on a bot", carried)
+        except Exception:
+            log.exception("start-up sweep failed")
+
+    thread = threading.Thread(target=run, name="hearts-sweep", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,85 @@
+"""Settings of the service, read once from the environment (every variable is optional)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+
+class ConfigError(ValueError):
+    """An environment variable with a value the service cannot use."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # Where the event store lives. None: the embedded default (see service/embedded.py).
+    redis_url: str | None = None
+    # Every Redis key starts with this (several deployments can share one Redis).
+    key_prefix: str = "hearts"
+    # Projection-log partitions; part of the data layout: never change it for existing data.
+    partitions: int = 16
+    # Request bodies above this many bytes get 413.
+    max_body_bytes: int = 64 * 1024
+    # How long an Idempotency-Key is remembered (seconds).
+    idempotency_ttl: int = 24 * 60 * 60
+    # How many times a command is decided again after losing a race with another append.
+    conflict_retries: int = 8
+    # Safety cap on the bot moves one request makes (a game of bots only stops at the end).
+    bot_moves_per_request: int = 5000
+    # Carry on games left on a bot's turn (by a crash) when the app starts.
+    sweep_on_start: bool = False
+    # Where the embedded redis-server keeps its append-only file.
+    data_dir: str = ".hearts"
+    # Folded games kept in memory per process (never served stale: see StateCache).
+    cache_games: int = 1024
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        for name, var, parse in _VARIABLES:
+            raw = env.get(var)
+            if raw is None or raw == "":
+                continue
+            try:
+                values[name] = parse(raw)
+            except ValueError:
+                raise ConfigError(f"{var}={raw!r} is not a valid {parse.__name__}") from None
+        values.update(overrides)
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ConfigError(f"unknown settings: {sorted(unknown)}")
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def boolean(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+def positive(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError(raw)
+    return value
+
+
+# (setting, environment variable, parser): the README's configuration table lists the same.
+_VARIABLES = (
+    ("redis_url", "REDIS_URL", str),
+    ("key_prefix", "HEARTS_KEY_PREFIX", str),
+    ("partitions", "HEARTS_PARTITIONS", positive),
+    ("max_body_bytes", "HEARTS_MAX_BODY_BYTES", positive),
+    ("idempotency_ttl", "HEARTS_IDEMPOTENCY_TTL", positive),
+    ("conflict_retries", "HEARTS_CONFLICT_RETRIES", positive),
+    ("bot_moves_per_request", "HEARTS_BOT_MOVES_PER_REQUEST", positive),
+    ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
+    ("data_dir", "HEARTS_DATA_DIR", str),
+    ("cache_games", "HEARTS_CACHE_GAMES", positive),
+)

@@ -1,0 +1,73 @@
+"""The seed and explicit deals a game was created with, and the seed of each of its hands.
+
+The domain cannot hold them (it has no such event), so the service records them in a
+``DealPlan`` record: a service-owned entry of the game's stream, written right after
+``GameCreated`` in the same atomic append, and only when a seed or deals were given. Readers of
+the log that fold domain events skip it (``is_domain_event``). It is redacted like a deal: the
+seed is hidden until the game ends, deal ``k`` until hand ``k`` is scored.
+
+Seeds of hands: hand ``k`` (1-based) is dealt ``deals[k-1]`` while the listed deals last; the seed
+of hand ``k`` is ``HMAC-SHA256(key=utf8(seed), msg=utf8("hand:" + k))`` in lowercase hex when a
+game seed was given, else a fresh ``secrets.token_hex(16)``. An HMAC rather than ``seed/k``:
+every hand's seed is revealed once the hand is scored, and a revealed hand seed must not let
+anyone compute the deals still to come.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from domain.cards import Card
+from domain.commands import Deal
+from domain.events import EVENT_TYPES
+
+DEAL_PLAN = "DealPlan"
+DEAL_PLAN_SCHEMA_VERSION = 1
+
+Hands = tuple[tuple[Card, ...], ...]
+
+
+def is_domain_event(type_name: str) -> bool:
+    return type_name in EVENT_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class DealPlan:
+    seed: str | None = None
+    deals: tuple[Hands, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return self.seed is None and not self.deals
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "deals": [[[str(c) for c in hand] for hand in deal] for deal in self.deals],
+        }
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> DealPlan:
+        deals = tuple(
+            tuple(tuple(Card(c) for c in hand) for hand in deal) for deal in payload["deals"]
+        )
+        return cls(payload.get("seed"), deals)
+
+    def deal_for(
+        self, hand_number: int, fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16)
+    ) -> Deal:
+        """The Deal command for hand ``hand_number`` (1-based)."""
+        seed = hand_seed(self.seed, hand_number) if self.seed is not None else fresh_seed()
+        if hand_number <= len(self.deals):
+            return Deal(seed=seed, hands=self.deals[hand_number - 1])
+        return Deal(seed=seed)
+
+
+def hand_seed(game_seed: str, hand_number: int) -> str:
+    message = f"hand:{hand_number}".encode()
+    return hmac.new(game_seed.encode("utf-8"), message, hashlib.sha256).hexdigest()

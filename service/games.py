@@ -1,0 +1,448 @@
+"""The application service: load a game, decide a command, append its events, let bots play.
+
+Loading folds the game's stream through a ``StateCache`` that always reads the events after the
+cached version, so a state is never served stale. A command is decided against the state just
+loaded and appended with that version as the expected one; if another append got there first
+(``ConcurrencyConflict``) the game is loaded and the command decided again, a bounded number of
+times. Whenever the game reaches the DEALING phase, the service adds the deal to the same append
+(the domain has no randomness). After each command, bots play until a human must act.
+
+Idempotency: a request with an ``Idempotency-Key`` stores a receipt in the same atomic append as
+its events (the store's idempotency record, kept ``idempotency_ttl`` seconds). A retry with the
+same key and body finds the receipt and rebuilds the first response from the log, appending
+nothing; another body under the same key is refused (``IdempotencyKeyReused``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bots import UnknownBot, get_bot
+from domain.cards import Card
+from domain.commands import Command, CreateGame, JoinGame
+from domain.dealing import check_explicit_deal
+from domain.decider import decide
+from domain.errors import RuleViolation
+from domain.rules import RuleOptions
+from domain.state import GameState, Phase
+from service import auth, metrics
+from service.bot_runner import BotRunner
+from service.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Hands
+from service.envelope import NewEvent, RecordedEvent
+from service.problems import Problem, to_problem
+from service.store import (
+    ChainMismatch,
+    ConcurrencyConflict,
+    IdempotencyKeyReused,
+    IdempotencyRecord,
+    RedisEventStore,
+    Snapshot,
+    StateCache,
+)
+from service.table import Table, fold_events, fold_records, new_event
+
+log = logging.getLogger(__name__)
+
+
+# -- requests and outcomes ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Idempotency:
+    """An Idempotency-Key as the service uses it: the key, a hashed scope and a fingerprint."""
+
+    key: str
+    scope: str
+    fingerprint: str
+
+
+def idempotency_for(
+    key: str, game_id: str, actor: str, method: str, path: str, body: bytes
+) -> Idempotency:
+    """Scope: game + key + who asks (a token's hash, or "anonymous"); fingerprint: the request."""
+    scope = hashlib.sha256(f"{game_id}\0{key}\0{actor}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{method.upper()}\0{path}\0".encode() + body).hexdigest()
+    return Idempotency(key, scope, digest)
+
+
+def game_id_for_key(key: str) -> str:
+    """The id a game created with this Idempotency-Key gets, so a retry finds its record."""
+    return "g" + hashlib.sha256(f"create\0{key}".encode()).hexdigest()[:19]
+
+
+def new_game_id() -> str:
+    return "g" + secrets.token_hex(10)[:19]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a request did: the game at ``version`` and the events it appended, in order."""
+
+    game_id: str
+    version: int
+    table: Table
+    events: tuple[RecordedEvent, ...]
+    hand_before: int  # the hand number current before the first of ``events``
+    seat: int | None = None
+    token: str | None = None
+    replayed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def state(self) -> GameState:
+        return self.table.state
+
+
+# -- the service --------------------------------------------------------------------------------
+
+
+class GameService:
+    def __init__(
+        self,
+        store: RedisEventStore,
+        *,
+        conflict_retries: int = 8,
+        idempotency_ttl: int = 24 * 60 * 60,
+        bot_moves_per_request: int = 5000,
+        cache_games: int = 1024,
+        fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
+    ) -> None:
+        self.store = store
+        self.retries = conflict_retries
+        self.idempotency_ttl = idempotency_ttl
+        self.bot_moves_per_request = bot_moves_per_request
+        self.fresh_seed = fresh_seed
+        self.cache: StateCache[Table] = StateCache(
+            store, fold_records, Table, max_games=cache_games
+        )
+        self.bots = BotRunner(self)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def snapshot(self, game_id: str) -> Snapshot[Table]:
+        """The game at its current version; 404 problem if there is no such game."""
+        snap = self.cache.get(game_id)
+        if snap.version == 0:
+            raise Problem("game-not-found", f"no game {game_id!r}", status=404)
+        return snap
+
+    def load(self, game_id: str, *, carry_on: bool = True) -> Snapshot[Table]:
+        """The game now; first lets bots play if one must act (a crash may have stopped them)."""
+        snap = self.snapshot(game_id)
+        if carry_on and self.bots.must_act(snap.state.state):
+            self.bots.run(game_id, f"resume-{uuid.uuid4().hex}", self.bot_moves_per_request)
+            snap = self.snapshot(game_id)
+        return snap
+
+    def seat_of_token(self, snap: Snapshot[Table], token: str | None) -> int:
+        if token is None:
+            raise auth.Unauthorized("this request needs 'Authorization: Bearer <token>'")
+        seat = auth.seat_of(snap.state.state.seats, token)
+        if seat is None:
+            raise auth.Unauthorized("the token is not valid for any seat of this game")
+        return seat
+
+    def list_games(
+        self,
+        *,
+        status: str | None,
+        player: str | None,
+        limit: int,
+        cursor: str | None,
+        scan_budget: int = 500,
+    ) -> tuple[list[Snapshot[Table]], str | None]:
+        """Games oldest first, filtered by phase and player name; at most ``limit``.
+
+        Filtering folds each listed game (from the cache); a request scans at most
+        ``scan_budget`` games, so a page may hold fewer than ``limit`` games and still have a
+        next cursor.
+        """
+        found: list[Snapshot[Table]] = []
+        scanned = 0
+        while len(found) < limit and scanned < scan_budget:
+            # Never ask for more than can still be used: the store's cursor then always points
+            # just after the last game looked at.
+            try:
+                page = self.store.list_games(cursor, limit=limit - len(found))
+            except ValueError:
+                raise Problem("invalid-cursor", "the cursor is not one this API gave") from None
+            for game_id in page.game_ids:
+                scanned += 1
+                snap = self.cache.get(game_id)
+                if snap.version and _matches(snap.state.state, status, player):
+                    found.append(snap)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return found, cursor
+
+    def outcome_of(self, game_id: str, receipt: dict[str, Any], key: str) -> Outcome:
+        """Rebuild the response of an earlier request from its receipt and the log."""
+        start, command_id = int(receipt["from"]), str(receipt["command_id"])
+        events = self.store.read(game_id)
+        end = start
+        for event in events[start:]:
+            if event.command_id != command_id and not event.command_id.startswith(command_id + "+"):
+                break
+            end = event.seq
+        before = fold_records(Table(), events[:start])
+        after = fold_records(before, events[start:end])
+        token = None
+        if receipt.get("token") is not None:
+            token = auth.open_token(receipt["token"], key, receipt["scope"])
+        return Outcome(
+            game_id,
+            end,
+            after,
+            tuple(events[start:end]),
+            before.state.hand_number,
+            seat=receipt.get("seat"),
+            token=token,
+            replayed=True,
+        )
+
+    # -- writing --------------------------------------------------------------------------
+
+    def create(
+        self,
+        game_id: str,
+        *,
+        rules: dict[str, Any] | None,
+        seats: Sequence[str | None] | None,
+        plan: DealPlan,
+        idempotency: Idempotency | None,
+    ) -> Outcome:
+        for bot in seats or ():
+            if bot is not None:
+                try:
+                    get_bot(bot)
+                except UnknownBot as error:
+                    raise Problem("unknown-bot", str(error)) from None
+        options = RuleOptions.from_dict(rules)
+        command = CreateGame(game_id, options, tuple(seats) if seats is not None else None)
+        _check_deals(options, plan)
+
+        def decide_create(table: Table) -> tuple[list[NewEvent], Table]:
+            events = decide(table.state, command)
+            records = [new_event(e) for e in events]
+            if not plan.empty:
+                records.append(NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload()))
+            return records, Table(fold_events(table.state, events), plan)
+
+        try:
+            return self._execute(
+                game_id, decide_create, seat=None, idempotency=idempotency, creating=True
+            )
+        except Problem as problem:
+            if problem.code == "game-already-created" and idempotency is not None:
+                # The key created this game earlier and its record has expired.
+                raise Problem(
+                    "idempotency-key-reused",
+                    "this Idempotency-Key already created a game; use a fresh key",
+                ) from None
+            raise
+
+    def join(
+        self, game_id: str, *, name: str, seat: int | None, idempotency: Idempotency | None
+    ) -> Outcome:
+        token, credential = auth.new_token()
+
+        def decide_join(table: Table) -> tuple[list[NewEvent], Table]:
+            events = decide(table.state, JoinGame(name, seat, credential))
+            return [new_event(e) for e in events], table.after(events)
+
+        sealed = None
+        if idempotency is not None:
+            sealed = auth.seal_token(token, idempotency.key, idempotency.scope)
+        outcome = self._execute(
+            game_id,
+            decide_join,
+            seat=None,
+            idempotency=idempotency,
+            receipt_extra={"token": sealed, "scope": idempotency.scope if idempotency else None},
+            seat_from_events=True,
+        )
+        if outcome.replayed:
+            return outcome
+        return replace(outcome, token=token)
+
+    def command(
+        self,
+        game_id: str,
+        seat: int,
+        make: Callable[[GameState], Command],
+        *,
+        if_match: int | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Outcome:
+        """Decide ``make(state)`` for ``seat`` (already authenticated) and append it."""
+
+        def decide_command(table: Table) -> tuple[list[NewEvent], Table]:
+            events = decide(table.state, make(table.state))
+            return [new_event(e) for e in events], table.after(events)
+
+        return self._execute(
+            game_id, decide_command, seat=seat, idempotency=idempotency, if_match=if_match
+        )
+
+    def append_decided(
+        self,
+        game_id: str,
+        snap: Snapshot[Table],
+        records: list[NewEvent],
+        table: Table,
+        command_id: str,
+        idempotency: IdempotencyRecord | None = None,
+    ):
+        """Add the deal if the game now waits for one, append, cache the new state.
+
+        Raises ConcurrencyConflict (nothing appended) if the game moved on meanwhile.
+        """
+        records, table = self._with_deal(records, table)
+        try:
+            result = self.store.append(
+                game_id,
+                snap.version,
+                records,
+                command_id,
+                idempotency=idempotency,
+                prev_hash=snap.last_hash if snap.version else None,
+            )
+        except ChainMismatch:
+            # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
+            self.cache.forget(game_id)
+            raise ConcurrencyConflict(snap.version, snap.version, game_id) from None
+        if not result.replayed:
+            metrics.events_appended(len(result.events))
+            self.cache.remember(game_id, Snapshot(result.version, result.events[-1].hash, table))
+        return result
+
+    def _with_deal(self, records: list[NewEvent], table: Table) -> tuple[list[NewEvent], Table]:
+        state = table.state
+        if state.phase is not Phase.DEALING:
+            return records, table
+        deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed)
+        events = decide(state, deal)
+        return records + [new_event(e) for e in events], table.after(events)
+
+    def _execute(
+        self,
+        game_id: str,
+        decide_fn: Callable[[Table], tuple[list[NewEvent], Table]],
+        *,
+        seat: int | None,
+        idempotency: Idempotency | None,
+        if_match: int | None = None,
+        receipt_extra: dict[str, Any] | None = None,
+        seat_from_events: bool = False,
+        creating: bool = False,
+    ) -> Outcome:
+        if idempotency is not None:
+            replay = self._replay(game_id, idempotency)
+            if replay is not None:
+                return replay
+        command_id = uuid.uuid4().hex
+        for _attempt in range(self.retries + 1):
+            snap = self.cache.get(game_id) if not creating else None
+            if snap is None:
+                snap = Snapshot(0, "", Table())
+            elif snap.version == 0:
+                raise Problem("game-not-found", f"no game {game_id!r}", status=404)
+            if if_match is not None and snap.version != if_match:
+                raise _stale(snap.version, if_match)
+            try:
+                records, table = decide_fn(snap.state)
+            except RuleViolation as error:
+                raise to_problem(error) from None
+            record = None
+            joined_seat = seat
+            if seat_from_events:
+                joined_seat = next(r.payload["seat"] for r in records if r.type == "PlayerJoined")
+            if idempotency is not None:
+                receipt = {"from": snap.version, "command_id": command_id, "seat": joined_seat}
+                receipt.update(receipt_extra or {})
+                record = IdempotencyRecord(
+                    idempotency.scope,
+                    idempotency.fingerprint,
+                    json.dumps(receipt, sort_keys=True),
+                    self.idempotency_ttl,
+                )
+            try:
+                result = self.append_decided(game_id, snap, records, table, command_id, record)
+            except ConcurrencyConflict:
+                metrics.conflict_retried()
+                if creating:
+                    raise Problem(
+                        "game-already-created", f"game {game_id} already exists", status=409
+                    ) from None
+                if if_match is not None:
+                    raise _stale(None, if_match) from None
+                continue
+            if result.replayed:
+                return self.outcome_of(
+                    game_id, json.loads(result.response or "{}"), idempotency.key
+                )  # type: ignore[union-attr]
+            break
+        else:
+            raise Problem(
+                "too-many-conflicts",
+                "the game kept changing under this command; retry",
+                headers={"Retry-After": "1"},
+            )
+        appended = list(result.events)
+        final = self.cache.get(game_id)
+        if self.bots.must_act(final.state.state):
+            bot_events, final = self.bots.run(game_id, command_id, self.bot_moves_per_request)
+            appended += bot_events
+        return Outcome(
+            game_id,
+            final.version,
+            final.state,
+            tuple(appended),
+            snap.state.state.hand_number,
+            seat=joined_seat,
+        )
+
+    def _replay(self, game_id: str, idempotency: Idempotency) -> Outcome | None:
+        stored = self.store.get_idempotent(game_id, idempotency.scope)
+        if stored is None:
+            return None
+        fingerprint, response = stored
+        if fingerprint != idempotency.fingerprint:
+            raise IdempotencyKeyReused(idempotency.scope)
+        return self.outcome_of(game_id, json.loads(response), idempotency.key)
+
+
+def _stale(current: int | None, wanted: int) -> Problem:
+    now = f" it is at version {current}" if current is not None else " it has moved on"
+    return Problem(
+        "precondition-failed",
+        f"If-Match asked for version {wanted};{now}: reload the game and retry",
+        status=412,
+    )
+
+
+def _check_deals(rules: RuleOptions, plan: DealPlan) -> None:
+    for k, deal in enumerate(plan.deals, start=1):
+        try:
+            check_explicit_deal(rules, deal, None)
+        except RuleViolation as error:
+            raise Problem(error.code, f"deal {k}: {error.message}", status=422) from None
+
+
+def _matches(state: GameState, status: str | None, player: str | None) -> bool:
+    if status is not None and state.phase.value != status:
+        return False
+    return player is None or any(seat.name == player for seat in state.seats)
+
+
+def parse_deals(deals: Sequence[Sequence[Sequence[str]]]) -> tuple[Hands, ...]:
+    """Explicit deals from their JSON form; InvalidCard names the first bad card."""
+    return tuple(tuple(tuple(Card(c) for c in hand) for hand in deal) for deal in deals)

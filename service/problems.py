@@ -1,0 +1,237 @@
+"""Every error as an RFC 9457 problem (``application/problem+json``), from one handler.
+
+``type`` is ``/problems/<code>`` (relative to the server; ``GET /problems/<code>`` describes it),
+stable per rule broken; ``code`` repeats the last segment for clients that switch on it. A rule
+violation maps by its ``kind``: conflict with the game's state 409, malformed command 422, no
+such game 404. Nothing a client sends may end in a 500: anything unexpected is logged and
+answered as ``internal-error`` without details.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, Response, has_request_context, json, request
+from werkzeug.exceptions import HTTPException
+
+from domain.cards import InvalidCard
+from domain.errors import ALL_VIOLATIONS, RuleViolation
+from service.auth import Forbidden, Unauthorized
+from service.store import IdempotencyKeyReused
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+TYPE_PREFIX = "/problems/"
+
+KIND_STATUS = {"conflict": 409, "invalid": 422, "not-found": 404}
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemType:
+    code: str
+    status: int
+    title: str
+    description: str = ""
+
+    @property
+    def type(self) -> str:
+        return TYPE_PREFIX + self.code
+
+
+class Problem(Exception):
+    """Raise anywhere in a request to answer with this problem."""
+
+    def __init__(
+        self,
+        code: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        known = CATALOGUE.get(code)
+        self.code = code
+        self.detail = detail
+        self.status = status or (known.status if known else 400)
+        self.title = known.title if known else _title(code)
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def _title(code: str) -> str:
+    return code.replace("-", " ").capitalize()
+
+
+_HTTP = [
+    ProblemType("malformed-json", 400, "Malformed JSON", "The body is not valid JSON."),
+    ProblemType("bad-request", 400, "Bad request", "The request is malformed."),
+    ProblemType("invalid-cursor", 400, "Invalid cursor", "The cursor is not one this API gave."),
+    ProblemType(
+        "unauthorized",
+        401,
+        "Missing or invalid token",
+        "Send 'Authorization: Bearer <token>' with the token your seat got when joining.",
+    ),
+    ProblemType(
+        "forbidden",
+        403,
+        "Not your seat",
+        "The token is valid but belongs to another seat than the one acted for.",
+    ),
+    ProblemType("not-found", 404, "Not found", "No such resource."),
+    ProblemType("method-not-allowed", 405, "Method not allowed"),
+    ProblemType(
+        "precondition-failed",
+        412,
+        "Stale version",
+        "If-Match named a version other than the game's current one; reload and retry.",
+    ),
+    ProblemType("body-too-large", 413, "Body too large", "The request body exceeds the limit."),
+    ProblemType(
+        "unsupported-media-type", 415, "Unsupported media type", "Send application/json bodies."
+    ),
+    ProblemType(
+        "validation-error",
+        422,
+        "Invalid request",
+        "The body does not match the schema; 'errors' names each field.",
+    ),
+    ProblemType("invalid-card", 422, "Not a card", "Write cards like 2C, 10H, QS or Q♠."),
+    ProblemType("unknown-bot", 422, "Unknown bot", "Name a bot strategy the server has."),
+    ProblemType(
+        "idempotency-key-reused",
+        422,
+        "Idempotency key reused",
+        "This Idempotency-Key was used for a different request; use a fresh key.",
+    ),
+    ProblemType(
+        "too-many-conflicts",
+        503,
+        "Too busy",
+        "The game changed under the command too many times in a row; retry.",
+    ),
+    ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
+    ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
+]
+
+_DOMAIN_TITLES = {
+    "not-your-turn": "Not your turn",
+    "must-follow-suit": "You must follow suit",
+    "hearts-not-broken": "Hearts are not broken",
+    "card-not-in-hand": "Card not in hand",
+    "wrong-phase": "Not now",
+    "must-lead-lowest-club": "You must lead the lowest club",
+    "no-points-on-first-trick": "No points on the first trick",
+    "must-play-queen": "You must play the queen of spades",
+    "game-not-found": "No such game",
+}
+
+CATALOGUE: dict[str, ProblemType] = {p.code: p for p in _HTTP}
+for _cls in ALL_VIOLATIONS:
+    if _cls.code not in CATALOGUE:
+        CATALOGUE[_cls.code] = ProblemType(
+            _cls.code,
+            KIND_STATUS.get(_cls.kind, 409),
+            _DOMAIN_TITLES.get(_cls.code, _title(_cls.code)),
+            (_cls.__doc__ or "").strip() or "A rule of the game forbids this command.",
+        )
+
+_HTTP_CODES = {
+    400: "bad-request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    412: "precondition-failed",
+    413: "body-too-large",
+    415: "unsupported-media-type",
+    422: "validation-error",
+}
+
+
+def to_problem(error: BaseException) -> Problem:
+    """The problem answering ``error``."""
+    if isinstance(error, Problem):
+        return error
+    if isinstance(error, RuleViolation):
+        return Problem(error.code, error.message, status=KIND_STATUS.get(error.kind, 409))
+    if isinstance(error, InvalidCard):
+        return Problem("invalid-card", str(error))
+    if isinstance(error, Unauthorized):
+        return Problem(
+            "unauthorized", error.detail, headers={"WWW-Authenticate": 'Bearer realm="hearts"'}
+        )
+    if isinstance(error, Forbidden):
+        return Problem("forbidden", error.detail)
+    if isinstance(error, IdempotencyKeyReused):
+        return Problem(
+            "idempotency-key-reused", "this Idempotency-Key was used for a different request"
+        )
+    if isinstance(error, HTTPException):
+        return _from_http(error)
+    log.exception("unhandled error", exc_info=error)
+    return Problem("internal-error", "the server failed to handle this request", status=500)
+
+
+def _from_http(error: HTTPException) -> Problem:
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    messages = data.get("messages") or data.get("errors")
+    if status in (400, 422) and messages:
+        # webargs: a body that fails its schema (or JSON it could not parse).
+        errors = messages.get("json", messages) if isinstance(messages, dict) else messages
+        if status == 400:
+            return Problem("malformed-json", "the body is not valid JSON", status=400)
+        return Problem("validation-error", "the body does not match the schema", errors=errors)
+    code = _HTTP_CODES.get(status, "internal-error" if status >= 500 else "bad-request")
+    detail = error.description or CATALOGUE[code].title
+    headers = {}
+    if status == 405 and hasattr(error, "valid_methods") and error.valid_methods:
+        headers["Allow"] = ", ".join(error.valid_methods)
+    return Problem(code, detail, status=status, headers=headers)
+
+
+def problem_response(problem: Problem) -> Response:
+    body: dict[str, Any] = {
+        "type": TYPE_PREFIX + problem.code,
+        "title": problem.title,
+        "status": problem.status,
+        "detail": problem.detail,
+        "code": problem.code,
+    }
+    if has_request_context():
+        body["instance"] = request.path
+    body.update(problem.extra)
+    response = Response(json.dumps(body), status=problem.status, mimetype=PROBLEM_JSON)
+    for name, value in problem.headers.items():
+        response.headers[name] = value
+    return response
+
+
+def handle(error: BaseException) -> Response:
+    return problem_response(to_problem(error))
+
+
+def register(app: Flask) -> None:
+    """Answer every error raised in a request with a problem."""
+    app.register_error_handler(Exception, handle)
+    app.register_error_handler(HTTPException, handle)
+
+
+def describe(code: str) -> dict[str, Any] | None:
+    """The catalogue entry behind ``/problems/<code>``."""
+    known = CATALOGUE.get(code)
+    if known is None:
+        return None
+    return {
+        "type": known.type,
+        "code": known.code,
+        "status": known.status,
+        "title": known.title,
+        "description": known.description,
+    }

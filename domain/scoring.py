@@ -84,7 +84,9 @@ def score_hand(
             shot,
             method,
         )
-        if not added.game_over or shot.shooter in added.winners:
+        # The seed: "added unless this would cause one of them [the others] to win", so a win
+        # the shooter would only share with another player counts as the shooter losing.
+        if not added.game_over or added.winners == (shot.shooter,):
             return added
         changes = _shot_changes(shot, MoonScoring.SUBTRACT_FROM_SHOOTER, bonus)
         return _settle(rules, scores, points, changes, shot, method)

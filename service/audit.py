@@ -29,6 +29,7 @@ from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
+from service.deal_plan import DEAL_PLAN, DealPlan, hand_seed, is_domain_event
 from service.envelope import RecordedEvent, verify_chain
 from service.upcasting import UpcasterRegistry, default_registry
 
@@ -185,18 +186,30 @@ def audit_events(
 
     registry = upcasters if upcasters is not None else default_registry
     logged: list[tuple[RecordedEvent, e.Event]] = []
+    plan: DealPlan | None = None
     for r in stored:
+        if r.type == DEAL_PLAN:  # the service's record of the seed and deals it was given
+            try:
+                plan = DealPlan.from_payload(
+                    registry.upcast(r.type, r.schema_version, r.payload)[1]
+                )
+            except Exception as exc:
+                found.add(r.seq, "decode", f"undecodable {r.type} record: {exc}")
+            continue
+        if not is_domain_event(r.type):
+            found.add(r.seq, "decode", f"unknown event type {r.type!r}")
+            continue
         try:
             version, payload = registry.upcast(r.type, r.schema_version, r.payload)
-            current = e.EVENT_TYPES.get(r.type)
-            if current is not None and version != current.schema_version:
+            current = e.EVENT_TYPES[r.type]
+            if version != current.schema_version:
                 raise ValueError(f"schema version {version}, current is {current.schema_version}")
             logged.append((r, e.event_from_dict(r.type, payload)))
         except Exception as exc:  # any malformed payload: report it, never crash the audit
             found.add(r.seq, "decode", f"undecodable {r.type} event: {exc}")
             break  # the rules cannot be followed past an event nobody can read
 
-    walk = _Walk(found)
+    walk = _Walk(found, plan)
     walk.run(logged)
     hands = tuple(walk.hands)
     failed = {d.check for d in found.items}
@@ -256,8 +269,9 @@ class _Walk:
     edited event is reported once rather than at every event after it.
     """
 
-    def __init__(self, found: _Findings) -> None:
+    def __init__(self, found: _Findings, plan: DealPlan | None) -> None:
         self.found = found
+        self.plan = plan
         self.state: GameState = INITIAL_STATE
         self.commands = 0
         self.hands: list[HandAudit] = []
@@ -415,9 +429,26 @@ class _Walk:
                     "deal",
                     f"hand {event.hand_number}: the cards dealt are not the deal its seed gives",
                 )
+        if self.plan is not None and not self._follows_plan(seq, event):
+            deal_ok = False
         self.hands.append(
             HandAudit(event.hand_number, seq, finished, event.explicit, commitment_ok, deal_ok)
         )
+
+    def _follows_plan(self, seq: int, event: e.HandDealt) -> bool:
+        """The deal is the one the game was created with (its seed, its listed deals)."""
+        plan = self.plan
+        assert plan is not None
+        k = event.hand_number
+        ok = True
+        if plan.seed is not None and event.seed != hand_seed(plan.seed, k):
+            ok = False
+            self.found.add(seq, "deal", f"hand {k}: its seed is not the one the game seed gives")
+        listed = k <= len(plan.deals)
+        if listed != event.explicit or (listed and event.hands != plan.deals[k - 1]):
+            ok = False
+            self.found.add(seq, "deal", f"hand {k}: not the deal listed when the game was created")
+        return ok
 
 
 class _CannotFollow(Exception):

@@ -1,0 +1,255 @@
+"""Export a game as one self-contained JSON document; import such a document as a new game.
+
+The document (format ``hearts-game-export``, version 1) holds every event of the game exactly as
+stored (envelopes with their hash chain, schema versions as written), so anyone can audit it
+without the server; plus, for convenience, the rules, the seats (names and bots, never
+credentials), the scores and the winners. A ``PlayerJoined`` event still carries its
+``credential``, which is SHA-256 of the seat's 256-bit token: the chain covers it, and it cannot
+be turned back into the token.
+
+Import refuses a document that fails the audit. It then rebuilds the command behind every event
+(as the audit does), decides each one again through the domain for the new game id, and appends
+the whole game in one atomic append: all of it or nothing. Seats joined by players come without
+credentials (no token of the original game acts in the copy); everything else replays
+identically: the same deals, passes, plays, tricks, scores, and views at every sequence number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain import commands as c
+from domain import events as e
+from domain.decider import decide, evolve
+from domain.errors import RuleViolation
+from domain.state import INITIAL_STATE, GameState
+from service.audit import PRIMARY, AuditReport, audit_events, command_for
+from service.deal_plan import is_domain_event
+from service.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
+from service.hand_records import decode_events, hand_records
+from service.replay_text import render_hands, render_summary
+from service.store import IdempotencyRecord, RedisEventStore, utc_now_iso
+from service.upcasting import UpcasterRegistry, default_registry
+
+FORMAT = "hearts-game-export"
+FORMAT_VERSION = 1
+MAX_EVENTS = 50_000  # far beyond any real game; bounds the work one import can ask for
+
+
+class ImportRefused(Exception):
+    """The document cannot be imported; ``code`` is stable, ``report`` set if the audit failed."""
+
+    def __init__(self, code: str, detail: str, report: AuditReport | None = None) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.report = report
+
+
+# -- export ---------------------------------------------------------------------------------------
+
+
+def export_game(store: RedisEventStore, game_id: str, now: Callable[[], str] = utc_now_iso) -> dict:
+    """The export document of a game in the store (KeyError if there is no such game)."""
+    stored = store.read(game_id, upcast=False)
+    if not stored:
+        raise KeyError(game_id)
+    return export_events(game_id, stored, store.read(game_id), now())
+
+
+def export_events(
+    game_id: str,
+    stored: Sequence[RecordedEvent],
+    upcast: Sequence[RecordedEvent],
+    exported_at: str,
+) -> dict[str, Any]:
+    """The document of ``stored`` (as stored) given the same events upcast (for the summary)."""
+    state = _fold(upcast)
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "game_id": game_id,
+        "exported_at": exported_at,
+        "version": stored[-1].seq if stored else 0,
+        "last_hash": stored[-1].hash if stored else None,
+        "phase": state.phase.value,
+        "hand_number": state.hand_number,
+        "rules": state.rules.to_dict(),
+        "seats": [{"seat": i, "name": s.name, "bot": s.bot} for i, s in enumerate(state.seats)],
+        "scores": list(state.scores),
+        "winners": list(state.winners),
+        "events": [r.to_dict() for r in stored],
+    }
+
+
+def export_text(document: dict[str, Any], upcasters: UpcasterRegistry | None = None) -> str:
+    """A readable form of an export document: the game, then every hand trick by trick."""
+    records = parse_events(document)
+    upcast = [_upcast(r, upcasters) for r in records]
+    hands = hand_records(decode_events(upcast))
+    head = [
+        f"{FORMAT} v{document['format_version']}, exported {document.get('exported_at')}",
+        render_summary(document["game_id"], document["rules"], document["seats"]),
+        f"  phase: {document['phase']}; events: {document['version']}; "
+        f"last hash: {document['last_hash']}",
+        f"  scores: {', '.join(map(str, document['scores']))}"
+        + (
+            f"; winners: {', '.join(map(str, document['winners']))}"
+            if document.get("winners")
+            else ""
+        ),
+        "  (the JSON export holds the hash-chained events: audit it with `hearts audit`)",
+    ]
+    return "\n".join(head) + "\n\n" + render_hands(hands) + "\n"
+
+
+# -- import ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    game_id: str
+    version: int
+    source_game_id: str
+    report: AuditReport
+    replayed: bool = False  # an idempotent retry: nothing was appended
+    response: str | None = None
+
+
+def parse_events(document: Any) -> list[RecordedEvent]:
+    """The envelopes of an export document; ImportRefused if it is not one."""
+    if not isinstance(document, dict):
+        raise ImportRefused("invalid-export", "an export is a JSON object")
+    if document.get("format") != FORMAT:
+        raise ImportRefused("invalid-export", f"not a {FORMAT} document")
+    if document.get("format_version") != FORMAT_VERSION:
+        raise ImportRefused(
+            "unsupported-export-version",
+            f"format_version {document.get('format_version')!r}; this server reads "
+            f"{FORMAT_VERSION}",
+        )
+    raw = document.get("events")
+    if not isinstance(raw, list) or not raw:
+        raise ImportRefused("invalid-export", "the export has no events")
+    if len(raw) > MAX_EVENTS:
+        raise ImportRefused("invalid-export", f"more than {MAX_EVENTS} events")
+    out = []
+    for i, env in enumerate(raw):
+        out.append(_envelope(i, env))
+    game_id = document.get("game_id")
+    if game_id != out[0].game_id:
+        raise ImportRefused("invalid-export", "game_id does not match the events' game")
+    if document.get("version") != out[-1].seq or document.get("last_hash") != out[-1].hash:
+        raise ImportRefused("invalid-export", "version/last_hash do not match the last event")
+    return out
+
+
+_TYPES = {
+    "type": str,
+    "schema_version": int,
+    "game_id": str,
+    "seq": int,
+    "time": str,
+    "command_id": str,
+    "payload": dict,
+    "prev_hash": str,
+    "hash": str,
+}
+
+
+def _envelope(i: int, env: Any) -> RecordedEvent:
+    if not isinstance(env, dict):
+        raise ImportRefused("invalid-export", f"events[{i}] is not an object")
+    for name in ENVELOPE_FIELDS:
+        value = env.get(name)
+        if not isinstance(value, _TYPES[name]) or isinstance(value, bool):
+            raise ImportRefused(
+                "invalid-export", f"events[{i}].{name} is missing or not a {_TYPES[name].__name__}"
+            )
+    return RecordedEvent(**{name: env[name] for name in ENVELOPE_FIELDS})
+
+
+def import_game(
+    store: RedisEventStore,
+    document: Any,
+    game_id: str,
+    *,
+    command_id: str | None = None,
+    idempotency: IdempotencyRecord | None = None,
+) -> ImportResult:
+    """Audit the document, re-decide its game as ``game_id`` and append it atomically.
+
+    Raises ImportRefused (nothing appended) if the document is malformed or fails the audit, and
+    the store's ConcurrencyConflict if ``game_id`` already exists.
+    """
+    records = parse_events(document)
+    source = records[0].game_id
+    report = audit_events(records, source, store.upcasters)
+    if not report.ok:
+        first = report.discrepancies[0]
+        raise ImportRefused("export-fails-audit", f"the export fails its audit: {first}", report)
+    new_events = redecide([_upcast(r, store.upcasters) for r in records], game_id)
+    result = store.append(
+        game_id, 0, new_events, command_id or f"import:{source}", idempotency=idempotency
+    )
+    return ImportResult(game_id, result.version, source, report, result.replayed, result.response)
+
+
+def redecide(upcast: Sequence[RecordedEvent], game_id: str) -> list[NewEvent]:
+    """The events of the same game as ``game_id``, each decided again by the domain.
+
+    ``upcast`` must have passed the audit. Service records (the deal plan) are copied as they
+    are; joins lose their credential.
+    """
+    out: list[NewEvent] = []
+    state: GameState = INITIAL_STATE
+    pending = 0  # derived events of the last command, already emitted by its decision
+    for record in upcast:
+        if not is_domain_event(record.type):
+            out.append(NewEvent(record.type, record.schema_version, dict(record.payload)))
+            continue
+        if pending:
+            pending -= 1
+            continue
+        event = e.event_from_dict(record.type, record.payload)
+        if not isinstance(event, PRIMARY):  # cannot happen after a clean audit
+            raise ImportRefused("export-fails-audit", f"seq {record.seq}: {record.type} unasked")
+        command = command_for(event)
+        if isinstance(command, c.CreateGame):
+            command = c.CreateGame(game_id, command.rules, command.seats)
+        elif isinstance(command, c.JoinGame):
+            command = c.JoinGame(command.name, command.seat, None)
+        try:
+            emitted = decide(state, command)
+        except RuleViolation as error:  # cannot happen after a clean audit
+            raise ImportRefused("export-fails-audit", f"seq {record.seq}: {error}") from None
+        for ev in emitted:
+            state = evolve(state, ev)
+            out.append(NewEvent(e.event_type(ev), type(ev).schema_version, e.event_to_dict(ev)))
+        pending = len(emitted) - 1
+    return out
+
+
+def _upcast(record: RecordedEvent, upcasters: UpcasterRegistry | None) -> RecordedEvent:
+    registry = upcasters if upcasters is not None else default_registry
+    version, payload = registry.upcast(record.type, record.schema_version, record.payload)
+    return RecordedEvent(
+        record.type,
+        version,
+        record.game_id,
+        record.seq,
+        record.time,
+        record.command_id,
+        payload,
+        record.prev_hash,
+        record.hash,
+    )
+
+
+def _fold(upcast: Sequence[RecordedEvent]) -> GameState:
+    state = INITIAL_STATE
+    for x in decode_events(upcast):
+        state = evolve(state, x.event)
+    return state

@@ -95,11 +95,3 @@ class _Registry:
 
     def collect(self) -> Iterable[Metric]:
         return self.inner.collect()
-
-
-def worker_exited(pid: int) -> None:
-    """gunicorn child_exit hook: let live gauges of a dead worker go (counters stay summed)."""
-    if os.environ.get(MULTIPROC_ENV):
-        from prometheus_client import multiprocess
-
-        multiprocess.mark_process_dead(pid)

@@ -1,0 +1,433 @@
+"""Where the read models live in Redis: key layout, the atomic apply step, and the reads.
+
+Generations
+-----------
+Read models live under a *generation* (an id like ``g18f3a2b7c01a4``). The pointer key names the
+current one; ``hearts projections rebuild`` folds the whole log into a fresh generation and then
+swaps the pointer (one SET), so readers see either the old models or the new ones, never a mix.
+
+Key layout (``<N>`` a partition, ``{p<N>}`` the partition's Redis Cluster hash tag, the same as
+the event store's; ``<gen>`` a generation)::
+
+    <prefix>:projections:current           string: the current generation
+    <prefix>:{p<N>}:proj:<gen>:checkpoint  hash: position (id of the last log entry of partition
+                                           N applied), applied (how many log entries applied)
+    <prefix>:{p<N>}:proj:<gen>:game:<id>   string: the game's scoreboard JSON (its ``seq`` is
+                                           the last event of the game applied)
+    <prefix>:{p<N>}:proj:<gen>:stats       hash: "<counter>:<player name>" -> integer, the
+                                           player's counters summed over partition N's games
+    <prefix>:{p<N>}:proj:<gen>:recent:<name>  sorted set: the player's games of partition N,
+                                           score = start time in microseconds
+    <prefix>:{p<N>}:projretired:<gen>      string: the generation is retired (swapped out);
+                                           the apply step refuses to write to it
+
+Every key the apply step of partition N touches carries ``{p<N>}``, so the step is one Lua script
+on one cluster slot. Player statistics are therefore kept per partition and summed at read time
+(16 HGETALLs for the whole leaderboard, cached per checkpoint vector): a cross-partition
+aggregate could not be updated in the same atomic step as the partition's checkpoint.
+
+Exactly once
+------------
+The apply step (:meth:`ProjectionStore.apply_entries`) takes a run of consecutive log entries of
+one partition and the partition position they follow. In one script it checks that the
+generation is not retired and that the checkpoint still holds that position, then writes the
+new scoreboards, adds the statistics, and moves the checkpoint to the last entry. A re-delivered
+entry is at or before the checkpoint, so it is never applied twice; a stale caller (another
+projector got there first) gets ``stale`` and reads the checkpoint again.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from projections.scoreboard import Scoreboard, SourceEvent, apply
+from projections.stats import COUNTERS, PlayerStats, merge_stats
+from service.store import LogEntry, RedisEventStore
+
+# KEYS: 1 checkpoint, 2 retired marker, 3 stats, then nd game docs, then nz recent sets
+# ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,
+#       4 nd, 5 ni, 6 nz, then nd docs, then ni (field, amount) pairs,
+#       then nz (score, member) pairs, one per recent-set key
+# Returns {'ok'} | {'stale', position} | {'retired'}
+_APPLY_LUA = r"""
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'retired'} end
+local position = redis.call('HGET', KEYS[1], 'position')
+if not position then position = '' end
+if position ~= ARGV[1] then return {'stale', position} end
+local nd, ni, nz = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local a = 7
+for i = 1, nd do
+  redis.call('SET', KEYS[3 + i], ARGV[a])
+  a = a + 1
+end
+for i = 1, ni do
+  redis.call('HINCRBY', KEYS[3], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+for i = 1, nz do
+  redis.call('ZADD', KEYS[3 + nd + i], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+redis.call('HSET', KEYS[1], 'position', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'applied', ARGV[3])
+return {'ok'}
+"""
+
+APPLIED = "ok"
+STALE = "stale"
+RETIRED = "retired"
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def stream_id(text: str) -> tuple[int, int]:
+    """A stream id as a comparable pair."""
+    ms, _, seq = text.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def new_generation_id() -> str:
+    return f"g{int(time.time() * 1000):x}{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """How far a generation has applied one partition's log."""
+
+    partition: int
+    position: str | None  # the last entry applied; None before the first
+    applied: int  # entries applied
+
+    def covers(self, entry_id: str) -> bool:
+        return self.position is not None and stream_id(self.position) >= stream_id(entry_id)
+
+
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """Up to where a generation's read models are current."""
+
+    generation: str | None
+    checkpoints: tuple[Checkpoint, ...]
+    log_lengths: tuple[int, ...]
+
+    @property
+    def lag(self) -> int:
+        return sum(
+            max(0, n - c.applied) for n, c in zip(self.log_lengths, self.checkpoints, strict=True)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "generation": self.generation,
+            "positions": {str(c.partition): c.position for c in self.checkpoints},
+            "lag": self.lag,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecentGame:
+    game_id: str
+    seat: int | None
+    board: Scoreboard | None
+
+
+class ProjectionStore:
+    """The read models of an event store's log, in the same Redis under the same prefix."""
+
+    def __init__(self, store: RedisEventStore) -> None:
+        self.store = store
+        self.redis = store.redis
+        self.prefix = store.prefix
+        self.partitions = store.partitions
+        self._apply_script = self.redis.register_script(_APPLY_LUA)
+        self._players_cache: tuple[Any, dict[str, PlayerStats]] | None = None
+        self._cache_lock = threading.Lock()
+
+    # Keys -----------------------------------------------------------------
+
+    @property
+    def pointer_key(self) -> str:
+        return f"{self.prefix}:projections:current"
+
+    def _base(self, generation: str, partition: int) -> str:
+        return f"{self.prefix}:{{p{partition}}}:proj:{generation}"
+
+    def checkpoint_key(self, generation: str, partition: int) -> str:
+        return f"{self._base(generation, partition)}:checkpoint"
+
+    def game_key(self, generation: str, game_id: str) -> str:
+        return f"{self._base(generation, self.store.partition_of(game_id))}:game:{game_id}"
+
+    def stats_key(self, generation: str, partition: int) -> str:
+        return f"{self._base(generation, partition)}:stats"
+
+    def recent_key(self, generation: str, partition: int, name: str) -> str:
+        return f"{self._base(generation, partition)}:recent:{name}"
+
+    def retired_key(self, generation: str, partition: int) -> str:
+        return f"{self.prefix}:{{p{partition}}}:projretired:{generation}"
+
+    def generation_pattern(self, generation: str) -> str:
+        """A SCAN pattern matching every read-model key of a generation (not its markers)."""
+        return f"{self.prefix}:{{p*}}:proj:{generation}:*"
+
+    # The generation pointer ---------------------------------------------------
+
+    def current_generation(self) -> str | None:
+        value = self.redis.get(self.pointer_key)
+        return _text(value) if value is not None else None
+
+    def ensure_generation(self) -> str:
+        """The current generation, creating the first one if there is none."""
+        current = self.current_generation()
+        if current is not None:
+            return current
+        self.redis.set(self.pointer_key, new_generation_id(), nx=True)
+        current = self.current_generation()
+        assert current is not None
+        return current
+
+    def swap(self, generation: str) -> str | None:
+        """Make ``generation`` current (one SET); returns the generation it replaced."""
+        old = self.redis.set(self.pointer_key, generation, get=True)
+        return _text(old) if old is not None else None
+
+    def retire(self, generation: str, ttl_seconds: int = 7 * 86400) -> None:
+        """Mark a swapped-out generation so no projector writes to it any more."""
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.set(self.retired_key(generation, p), "1", ex=ttl_seconds)
+        pipe.execute()
+
+    def drop(self, generation: str, grace_seconds: int = 60) -> int:
+        """Expire (or, with no grace, delete) a generation's keys; returns how many.
+
+        The grace lets reads that started before the swap finish on the old models.
+        """
+        count = 0
+        pipe = self.redis.pipeline(transaction=False)
+        for key in self.redis.scan_iter(match=self.generation_pattern(generation), count=1000):
+            if grace_seconds > 0:
+                pipe.expire(key, grace_seconds)
+            else:
+                pipe.unlink(key)
+            count += 1
+            if len(pipe) >= 500:
+                pipe.execute()
+        pipe.execute()
+        return count
+
+    # Checkpoints --------------------------------------------------------------
+
+    def checkpoint(self, generation: str, partition: int) -> Checkpoint:
+        position, applied = self.redis.hmget(
+            self.checkpoint_key(generation, partition), ["position", "applied"]
+        )
+        return Checkpoint(
+            partition,
+            _text(position) if position is not None else None,
+            int(applied) if applied is not None else 0,
+        )
+
+    def as_of(self, generation: str | None = None) -> AsOf:
+        """Every partition's checkpoint and log length (one round trip)."""
+        if generation is None:
+            generation = self.current_generation()
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            if generation is not None:
+                pipe.hmget(self.checkpoint_key(generation, p), ["position", "applied"])
+            pipe.xlen(self.store.log_key(p))
+        replies = pipe.execute()
+        checkpoints = []
+        lengths = []
+        step = 2 if generation is not None else 1
+        for p in range(self.partitions):
+            if generation is not None:
+                position, applied = replies[step * p]
+                checkpoints.append(
+                    Checkpoint(
+                        p,
+                        _text(position) if position is not None else None,
+                        int(applied) if applied is not None else 0,
+                    )
+                )
+            else:
+                checkpoints.append(Checkpoint(p, None, 0))
+            lengths.append(int(replies[step * p + step - 1]))
+        return AsOf(generation, tuple(checkpoints), tuple(lengths))
+
+    # The atomic apply step ----------------------------------------------------
+
+    def apply_entries(
+        self,
+        generation: str,
+        partition: int,
+        after: str | None,
+        entries: Sequence[LogEntry],
+    ) -> tuple[str, str | None]:
+        """Apply consecutive log entries of ``partition`` that follow position ``after``.
+
+        Returns ``(APPLIED, None)``, ``(STALE, current position)`` (nothing written: the
+        checkpoint is not at ``after`` any more) or ``(RETIRED, None)`` (nothing written).
+        """
+        if not entries:
+            raise ValueError("no entries to apply")
+        game_ids = list(dict.fromkeys(e.game_id for e in entries))
+        for game_id in game_ids:
+            if self.store.partition_of(game_id) != partition:
+                raise ValueError(f"game {game_id!r} is not in partition {partition}")
+        doc_keys = [self.game_key(generation, g) for g in game_ids]
+        boards: dict[str, Scoreboard | None] = {}
+        for game_id, raw in zip(game_ids, self.redis.mget(doc_keys), strict=True):
+            boards[game_id] = Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
+        changed: dict[str, bool] = defaultdict(bool)
+        increments: dict[str, int] = defaultdict(int)
+        listings: dict[tuple[str, str], int] = {}
+        for entry in entries:
+            event = entry.event
+            source = SourceEvent(
+                entry.game_id, entry.seq, event.type, event.payload, event.time, entry.id
+            )
+            result = apply(boards[entry.game_id], source)
+            if not result.applied:
+                continue
+            boards[entry.game_id] = result.board
+            changed[entry.game_id] = True
+            for delta in result.deltas:
+                increments[f"{delta.counter}:{delta.name}"] += delta.amount
+            for listing in result.listings:
+                listings[(listing.name, listing.game_id)] = listing.score
+        written = [g for g in game_ids if changed[g]]
+        incr = [(field, amount) for field, amount in increments.items() if amount]
+        keys = [
+            self.checkpoint_key(generation, partition),
+            self.retired_key(generation, partition),
+            self.stats_key(generation, partition),
+            *(self.game_key(generation, g) for g in written),
+            *(self.recent_key(generation, partition, name) for name, _ in listings),
+        ]
+        args: list[Any] = [
+            after or "",
+            entries[-1].id,
+            len(entries),
+            len(written),
+            len(incr),
+            len(listings),
+        ]
+        for game_id in written:
+            board = boards[game_id]
+            assert board is not None
+            args.append(json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False))
+        for field, amount in incr:
+            args += [field, amount]
+        for (_, game_id), score in listings.items():
+            args += [score, game_id]
+        reply = self._apply_script(keys=keys, args=args)
+        status = _text(reply[0])
+        if status == STALE:
+            return STALE, _text(reply[1]) or None
+        if status not in (APPLIED, RETIRED):
+            raise RuntimeError(f"unexpected reply from the apply script: {reply!r}")
+        return status, None
+
+    # Reads ----------------------------------------------------------------------
+
+    def scoreboard(self, game_id: str, generation: str | None = None) -> Scoreboard | None:
+        generation = generation or self.current_generation()
+        if generation is None:
+            return None
+        raw = self.redis.get(self.game_key(generation, game_id))
+        return Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
+
+    def players(self, as_of: AsOf) -> dict[str, PlayerStats]:
+        """Every player's statistics, summed over the partitions (cached per checkpoint vector)."""
+        if as_of.generation is None:
+            return {}
+        key = (as_of.generation, tuple(c.position for c in as_of.checkpoints))
+        with self._cache_lock:
+            cached = self._players_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.hgetall(self.stats_key(as_of.generation, p))
+        parts: list[PlayerStats] = []
+        for raw in pipe.execute():
+            per_name: dict[str, dict[str, int]] = defaultdict(dict)
+            for field, value in raw.items():
+                counter, _, name = _text(field).partition(":")
+                per_name[name][counter] = int(value)
+            parts += [PlayerStats(name, counters) for name, counters in per_name.items()]
+        players = merge_stats(parts)
+        with self._cache_lock:
+            self._players_cache = (key, players)
+        return players
+
+    def player(self, name: str, generation: str) -> PlayerStats | None:
+        pipe = self.redis.pipeline(transaction=False)
+        fields = [f"{counter}:{name}" for counter in COUNTERS]
+        for p in range(self.partitions):
+            pipe.hmget(self.stats_key(generation, p), fields)
+        counters: dict[str, int] = {}
+        found = False
+        for values in pipe.execute():
+            for counter, value in zip(COUNTERS, values, strict=True):
+                if value is not None:
+                    found = True
+                    counters[counter] = counters.get(counter, 0) + int(value)
+        return PlayerStats(name, counters) if found else None
+
+    def recent_games(self, name: str, generation: str, limit: int = 10) -> list[RecentGame]:
+        """The player's most recently started games, newest first, with their scoreboards."""
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.zrevrange(self.recent_key(generation, p, name), 0, limit - 1, withscores=True)
+        rows: list[tuple[float, str]] = []
+        for reply in pipe.execute():
+            rows += [(score, _text(member)) for member, score in reply]
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        game_ids = [game_id for _, game_id in rows[:limit]]
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.get(self.game_key(generation, game_id))
+        out = []
+        for game_id, raw in zip(game_ids, pipe.execute(), strict=True):
+            board = Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
+            seat = _seat_of(board, name) if board is not None else None
+            out.append(RecentGame(game_id, seat, board))
+        return out
+
+    def dump(self, generation: str) -> dict[str, Any]:
+        """Every read-model value of a generation, keyed without the generation (for tests
+        and ops: two generations built from the same log dump equal)."""
+        out: dict[str, Any] = {}
+        pattern = self.generation_pattern(generation)
+        marker = f":proj:{generation}:"
+        for key in sorted(_text(k) for k in self.redis.scan_iter(match=pattern, count=1000)):
+            kind = _text(self.redis.type(key))
+            name = key.replace(marker, ":proj:*:")
+            if kind == "string":
+                out[name] = json.loads(self.redis.get(key))
+            elif kind == "hash":
+                out[name] = {_text(k): _text(v) for k, v in self.redis.hgetall(key).items()}
+            elif kind == "zset":
+                out[name] = [
+                    (_text(m), s) for m, s in self.redis.zrange(key, 0, -1, withscores=True)
+                ]
+            else:  # pragma: no cover - nothing else is written
+                out[name] = kind
+        return out
+
+
+def _seat_of(board: Scoreboard, name: str) -> int | None:
+    return next((s.seat for s in board.seats if s.name == name), None)

@@ -159,9 +159,11 @@ class RuleOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> RuleOptions:
         """Options from their JSON form: an optional ``preset`` then option-by-option overrides."""
+        if data is not None and not isinstance(data, dict):
+            raise InvalidRules("rule options are an object of option names and values")
         data = dict(data or {})
         preset_name = data.pop("preset", "standard")
-        if preset_name not in PRESETS:
+        if not isinstance(preset_name, str) or preset_name not in PRESETS:
             raise InvalidRules(f"unknown preset {preset_name!r}; one of {sorted(PRESETS)}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
@@ -308,20 +310,18 @@ def _validate(r: RuleOptions) -> None:
     out = r.cards_out_of_play
     if len(set(out)) != len(out):
         refuse("removed_cards lists a card twice")
-    if (52 - len(out) - r.kitty_size) % r.players:
+    if not r.kitty and len(out) != 52 % r.players:
         need = 52 % r.players
         refuse(f"with {r.players} players, remove exactly {need} card(s) (or use the kitty)")
     if any(r.is_penalty_card(c) for c in out):
         refuse("a penalty card may not be removed: every hand must hold all the penalty points")
     if r.bonus_card is not None:
+        if r.bonus_card not in BONUS_CARDS.values():
+            refuse("the Omnibus bonus card is JD or TD")
         if r.bonus_card.suit is r.penalty_suit:
             refuse("the Omnibus bonus card cannot be in the penalty suit")
         if r.bonus_card in out:
             refuse("the Omnibus bonus card cannot be removed from the deck")
-    if r.first_lead is FirstLead.LOWEST_CLUB and not any(
-        c.suit is Suit.CLUBS for c in _suit_cards(Suit.CLUBS) if c not in out
-    ):  # pragma: no cover - at most four clubs are ever removed
-        refuse("no club left to lead")
     for direction in r.pass_cycle:
         if direction is PassDirection.ACROSS and r.players % 2:
             refuse(f"nobody sits across with {r.players} players: leave 'across' out of the cycle")
@@ -332,6 +332,8 @@ def _validate(r: RuleOptions) -> None:
         refuse(f"cannot pass {most} cards from a hand of {r.hand_size}")
     if r.hearts_and_queen_may_lead_hearts and r.hearts_lead is HeartsLead.ANY_TIME:
         refuse("hearts_and_queen_may_lead_hearts only matters when hearts must be broken first")
+    if r.queen_breaks_hearts and r.hearts_lead is HeartsLead.ANY_TIME:
+        refuse("queen_breaks_hearts only matters when hearts must be broken first")
 
 
 PRESETS: dict[str, RuleOptions] = {

@@ -1,0 +1,221 @@
+"""``hearts project`` (the projector process) and ``hearts projections rebuild|status``.
+
+They use ``REDIS_URL`` if set, else the embedded server of the data directory
+(``HEARTS_DATA_DIR``), with the key prefix and partitions of the service's settings. Exit status:
+0 done, 2 no Redis to use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+OK, UNUSABLE = 0, 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Adds ``project`` and ``projections`` (each once: registering twice is harmless)."""
+    choices = subparsers.choices
+    if "project" not in choices:
+        p = subparsers.add_parser(
+            "project", help="run the projector: keep scoreboards and statistics up to date"
+        )
+        p.add_argument("--consumer", help="consumer name in the group (default: host-pid)")
+        p.add_argument("--batch", type=_positive, default=256, help="log entries per step")
+        p.add_argument(
+            "--claim-idle-ms",
+            type=_positive,
+            default=30_000,
+            help="reclaim entries another projector left pending this long",
+        )
+        p.set_defaults(func=run_project)
+    if "projections" not in choices:
+        p = subparsers.add_parser("projections", help="rebuild or inspect the read models")
+        sub = p.add_subparsers(dest="projections_command", required=True)
+        r = sub.add_parser(
+            "rebuild", help="fold the whole log into fresh read models and swap them in"
+        )
+        r.add_argument("--batch", type=_positive, default=1000, help="log entries per step")
+        r.add_argument(
+            "--grace",
+            type=_non_negative,
+            default=60,
+            help="seconds the old read models stay readable after the swap",
+        )
+        r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        r.set_defaults(func=run_rebuild)
+        s = sub.add_parser("status", help="the current generation, positions and lag (JSON)")
+        s.set_defaults(func=run_status)
+
+
+def _positive(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{raw} is not a positive integer")
+    return value
+
+
+def _non_negative(raw: str) -> int:
+    value = int(raw)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{raw} is negative")
+    return value
+
+
+@contextlib.contextmanager
+def open_projections() -> Iterator[Any]:
+    """The configured store's ProjectionStore, or SystemExit(2) without a Redis to use."""
+    from service.config import Settings
+    from service.projection_store import ProjectionStore
+    from service.store import RedisEventStore
+
+    settings = Settings.from_env()
+    started = None
+    url = settings.redis_url
+    if url is None:
+        from service import embedded
+
+        started = embedded.start(settings.data_dir)
+        url = started.url
+        if url == embedded.FAKE_URL:
+            print("hearts: no Redis to use: set REDIS_URL or install redis-server", file=sys.stderr)
+            raise SystemExit(UNUSABLE)
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        store = RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
+        yield ProjectionStore(store)
+    finally:
+        client.close()
+        if started is not None:
+            started.stop()
+
+
+def run_project(args: argparse.Namespace) -> int:
+    from service.projector import Projector
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with open_projections() as projections:
+        projector = Projector(
+            projections,
+            consumer=args.consumer,
+            batch_size=args.batch,
+            claim_idle_ms=args.claim_idle_ms,
+        )
+        logging.getLogger(__name__).info(
+            "projector %s running on %d partitions", projector.consumer, projections.partitions
+        )
+        projector.run(stop)
+    return OK
+
+
+def run_rebuild(args: argparse.Namespace) -> int:
+    from service.projector import rebuild
+
+    bar = None if args.no_progress else ProgressBar(sys.stderr)
+    with open_projections() as projections:
+        result = rebuild(projections, batch_size=args.batch, grace_seconds=args.grace, progress=bar)
+    if bar is not None:
+        bar.finish()
+    print(
+        json.dumps(
+            {
+                "generation": result.generation,
+                "replaced": result.replaced,
+                "entries": result.entries,
+                "seconds": round(result.seconds, 3),
+            }
+        )
+    )
+    return OK
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with open_projections() as projections:
+        print(json.dumps(projections.as_of().to_dict(), indent=2))
+    return OK
+
+
+class ProgressBar:
+    """``[#####.....] 1,234/5,678 events  4,321/s  1s left`` on a terminal, redrawn in place;
+    elsewhere one such line every few seconds."""
+
+    def __init__(self, stream: TextIO, width: int = 30, clock=time.monotonic) -> None:
+        self.stream = stream
+        self.width = width
+        self.clock = clock
+        self.started = clock()
+        self.tty = stream.isatty()
+        self.interval = 0.1 if self.tty else 2.0
+        self.last_draw = -1e9
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        now = self.clock()
+        if now - self.last_draw >= self.interval:
+            self.last_draw = now
+            self._draw(now)
+
+    def line(self, now: float | None = None) -> str:
+        now = self.clock() if now is None else now
+        elapsed = max(now - self.started, 1e-9)
+        rate = self.done / elapsed
+        total = max(self.total, self.done)
+        filled = self.width if total == 0 else self.width * self.done // total
+        left = (total - self.done) / rate if rate > 0 else None
+        return (
+            f"[{'#' * filled}{'.' * (self.width - filled)}] "
+            f"{self.done:,}/{total:,} events  {rate:,.0f}/s  {_duration(left)} left"
+        )
+
+    def _draw(self, now: float) -> None:
+        if self.tty:
+            self.stream.write("\r" + self.line(now))
+        else:
+            self.stream.write(self.line(now) + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        self._draw(self.clock())
+        if self.tty:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m service.cli_projections ...``)."""
+    parser = argparse.ArgumentParser(prog="hearts")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""A small client for the API in tests: create, join, act, and play whole games."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.cards import Card
+
+PROBLEM = "application/problem+json"
+
+
+def auth(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class Hearts:
+    """Wraps a Flask test client (or anything with .get/.post returning a response)."""
+
+    def __init__(self, http: Any) -> None:
+        self.http = http
+        self.responses: list[tuple[int | None, Any]] = []  # (seat, JSON) of every response
+
+    def create(self, seats: list | None = None, **body: Any) -> dict[str, Any]:
+        if seats is not None:
+            body["seats"] = seats
+        response = self.http.post("/api/v1/games", json=body)
+        assert response.status_code == 201, response.get_json()
+        return response.get_json()
+
+    def join(self, game_id: str, name: str, seat: int | None = None) -> tuple[int, str]:
+        body: dict[str, Any] = {"name": name}
+        if seat is not None:
+            body["seat"] = seat
+        response = self.http.post(f"/api/v1/games/{game_id}/seats", json=body)
+        assert response.status_code == 201, response.get_json()
+        data = response.get_json()
+        self.responses.append((data["seat"], data))
+        return data["seat"], data["token"]
+
+    def new_game(self, humans: int = 4, **body: Any) -> tuple[str, dict[int, str]]:
+        seats = [None] * humans + [{"bot": "random"}] * (4 - humans)
+        game = self.create(seats, **body)
+        tokens = {}
+        for i in range(humans):
+            seat, token = self.join(game["id"], f"player{i}")
+            tokens[seat] = token
+        return game["id"], tokens
+
+    def view(self, game_id: str, token: str | None = None, seat: int | None = None) -> Any:
+        response = self.http.get(f"/api/v1/games/{game_id}", headers=auth(token))
+        assert response.status_code == 200, response.get_json()
+        data = response.get_json()
+        self.responses.append((seat, data))
+        return data
+
+    def post(self, path: str, body: Any, token: str | None = None, **headers: str) -> Any:
+        return self.http.post(path, json=body, headers={**auth(token), **headers})
+
+    def move(self, view: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A legal move for the seat whose view this is: (endpoint, body)."""
+        if view["phase"] == "passing":
+            return "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
+        if view["phase"] == "moon_choice":
+            return "moon", {"choice": "add_to_others"}
+        return "play", {"card": view["legal_cards"][0]}
+
+    def act(self, game_id: str, seat: int, token: str, **headers: str) -> Any:
+        view = self.view(game_id, token, seat)
+        endpoint, body = self.move(view)
+        response = self.post(f"/api/v1/games/{game_id}/{endpoint}", body, token, **headers)
+        assert response.status_code == 200, response.get_json()
+        data = response.get_json()
+        self.responses.append((seat, data))
+        return data
+
+    def play_out(self, game_id: str, tokens: dict[int, str], max_moves: int = 3000) -> Any:
+        """Every human plays legal moves until the game is finished; the final public view."""
+        for _ in range(max_moves):
+            public = self.view(game_id)
+            if public["phase"] == "finished":
+                return public
+            waiting = [s for s in public["awaiting"] if s in tokens]
+            assert waiting, f"nobody of {sorted(tokens)} can act: {public['awaiting']}"
+            self.act(game_id, waiting[0], tokens[waiting[0]])
+        raise AssertionError("the game did not finish")
+
+
+def strings(value: Any):
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def cards_in(value: Any) -> set[Card]:
+    """Every JSON string that is exactly a card's name."""
+    found = set()
+    for text in strings(value):
+        if len(text) == 2 and text[0] in "23456789TJQKA" and text[1] in "CDSH":
+            found.add(Card(text))
+    return found

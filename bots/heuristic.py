@@ -130,35 +130,42 @@ def choose_card(st: PlayState, seat: int, legal: int) -> int:
 
 def _mood(st: PlayState, seat: int, hand: int, unseen: int) -> tuple[int, int]:
     r = st.rules
-    takers = [s for s in range(r.players) if st.penalty[s] > 0]
-    if not takers or takers == [seat]:
-        allowed_losers = 1 if st.penalty[seat] * 2 >= r.moon_points else 0
-        if _losers(hand, unseen) <= allowed_losers and (takers or st.tricks_done <= 1):
+    penalty = st.penalty
+    taker = -1
+    for s in range(r.players):
+        if penalty[s] > 0:
+            if taker >= 0:
+                return NORMAL, -1  # points are split: no moon is on
+            taker = s
+    if taker < 0 or taker == seat:
+        if taker < 0 and st.tricks_done > 1:
+            return NORMAL, -1
+        allowed = 1 if penalty[seat] * 2 >= r.moon_points else 0
+        if _losers_at_most(hand, unseen, allowed):
             return SHOOT, seat
         return NORMAL, -1
-    if len(takers) == 1:
-        x = takers[0]
-        got = st.penalty[x]
-        late = st.tricks_done * 2 >= r.hand_size
-        if got * 2 >= r.moon_points or (late and got >= 4):
-            return BLOCK, x
+    got = penalty[taker]
+    if got * 2 >= r.moon_points or (got >= 4 and st.tricks_done * 2 >= r.hand_size):
+        return BLOCK, taker
     return NORMAL, -1
 
 
-def _losers(hand: int, unseen: int) -> int:
-    """Cards that could lose a trick even if this seat leads its suit from the top down."""
+def _losers_at_most(hand: int, unseen: int, limit: int) -> bool:
+    """Whether at most ``limit`` cards could lose a trick, leading each suit from the top."""
     losers = 0
     for s in range(4):
         mine = hand & SUIT_MASK[s]
         out = unseen & SUIT_MASK[s]
         higher_mine = 0
         while mine:
-            c = highest(mine)
-            if (out & above(c)).bit_count() > higher_mine:
+            c = mine.bit_length() - 1
+            if (out >> c).bit_count() > higher_mine:
                 losers += 1
+                if losers > limit:
+                    return False
             higher_mine += 1
             mine ^= 1 << c
-    return losers
+    return True
 
 
 def _lead(
@@ -177,34 +184,48 @@ def _lead(
             return highest(pen)  # a sure winner that takes a penalty card from the shooter
     n = r.players
     queen_live = bool(unseen & QS_BIT)
+    others_void = 0
+    for o in range(n):
+        if o != seat:
+            others_void |= st.voids[o]
     best, best_cost = -1, 1e9
-    for c in bits(legal):
-        s = c // 13
+    for s in range(4):
+        mine = legal & SUIT_MASK[s]
+        if not mine:
+            continue
         out = unseen & SUIT_MASK[s]
-        ua = (out & above(c)).bit_count()
-        ub = (out & below(c)).bit_count()
-        someone_void = not out or any(st.voids[o] >> s & 1 for o in range(n) if o != seat)
-        if ua == 0:
-            win = 1.0
-        elif ub == 0:
-            win = 0.0
-        else:
-            win = ub / (ua + ub)
-        loss = 0.5 + r.points[c]
-        if s == r.penalty_suit:
-            loss += n - 1
-        if someone_void:
-            loss += 4.0 + (6.5 if queen_live else 0.0)
-        if s == SPADES and queen_live and c > QS:
-            loss += 6.5
-        cost = win * loss
-        if s == SPADES and queen_live and c < QS and not hand & (AS_BIT | KS_BIT):
-            cost -= 1.0  # smoke the queen out
-        if s == SPADES and hand & QS_BIT and c != QS:
-            cost += 0.5  # do not pull the guards from our own queen
-        cost -= 0.01 * (c % 13) + 0.05 * (5 - (hand & SUIT_MASK[s]).bit_count())
-        if cost < best_cost:
-            best, best_cost = c, cost
+        count = (hand & SUIT_MASK[s]).bit_count()
+        someone_void = not out or others_void >> s & 1
+        # Cards below every unseen card of the suit lose for sure: only the highest is a choice.
+        safe = mine & ((out & -out) - 1) if out else 0
+        choices = (mine & ~safe) | (1 << (safe.bit_length() - 1) if safe else 0)
+        while choices:
+            c = choices.bit_length() - 1
+            choices ^= 1 << c
+            ua = (out >> c).bit_count()
+            ub = (out & ((1 << c) - 1)).bit_count()
+            if ua == 0:
+                win = 1.0
+            elif ub == 0:
+                win = 0.0
+            else:
+                win = ub / (ua + ub)
+            loss = 0.5 + r.points[c]
+            if s == r.penalty_suit:
+                loss += n - 1
+            if someone_void:
+                loss += 4.0 + (6.5 if queen_live else 0.0)
+            if s == SPADES and queen_live and c > QS:
+                loss += 6.5
+            cost = win * loss
+            if s == SPADES:
+                if queen_live and c < QS and not hand & (AS_BIT | KS_BIT):
+                    cost -= 1.0  # smoke the queen out
+                if hand & QS_BIT and c != QS:
+                    cost += 0.5  # do not pull the guards from our own queen
+            cost -= 0.01 * (c % 13) + 0.05 * (5 - count)
+            if cost < best_cost:
+                best, best_cost = c, cost
     return best
 
 

@@ -210,29 +210,36 @@ def play(st: PlayState, seat: int, card: int) -> None:
     if len(trick) < r.players:
         st.turn = (seat + 1) % r.players
         return
-    winner, _ = st.trick_winner()
+    led = trick[0][1] // 13
+    winner, best = trick[0]
+    total = penalty = 0
+    has_bonus = False
     pts = r.points
-    taken = 0
-    for _, c in trick:
-        taken |= 1 << c
-    last = not any(st.hands)
-    if not st.kitty_taken and (taken & r.penalty_mask or last) and r.kitty:
-        taken |= st.kitty
+    pmask = r.penalty_mask
+    for s, c in trick:
+        if c // 13 == led and c > best:
+            winner, best = s, c
+        total += pts[c]
+        if pmask >> c & 1:
+            penalty += pts[c]
+        elif c == r.bonus:
+            has_bonus = True
+    # The kitty goes with the first trick holding a penalty card (or with the last trick).
+    if r.kitty and not st.kitty_taken and (penalty or not any(st.hands)):
+        m = st.kitty
+        while m:
+            low = m & -m
+            c = low.bit_length() - 1
+            total += pts[c]
+            if low & pmask:
+                penalty += pts[c]
+            elif c == r.bonus:
+                has_bonus = True
+            m ^= low
         st.kitty = 0
         st.kitty_taken = True
-    total = 0
-    penalty = 0
-    m = taken
-    while m:
-        low = m & -m
-        c = low.bit_length() - 1
-        p = pts[c]
-        total += p
-        if low & r.penalty_mask:
-            penalty += p
-        elif c == r.bonus:
-            st.bonus_taker = winner
-        m ^= low
+    if has_bonus:
+        st.bonus_taker = winner
     st.points[winner] += total
     st.penalty[winner] += penalty
     st.tricks_won[winner] += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import DECK, Card, sort_cards
+from .cards import DECK, Card, InvalidCard, parse_cards, sort_cards
 from .errors import InvalidDeal
 from .rules import RuleOptions
 from .shuffle import shuffled
@@ -36,6 +36,10 @@ def check_explicit_deal(
     rules: RuleOptions, hands: Sequence[Sequence[Card]], kitty: Sequence[Card] | None
 ) -> tuple[Hands, tuple[Card, ...]]:
     """An explicit deal if it uses every card in play exactly once; else InvalidDeal."""
+    if isinstance(hands, str) or not isinstance(hands, Sequence):
+        raise InvalidDeal("a deal is a list of hands")
+    hands = [_cards(hand) for hand in hands]
+    kitty = None if kitty is None else _cards(kitty)
     if len(hands) != rules.players:
         raise InvalidDeal(f"a deal has {rules.players} hands, not {len(hands)}")
     for seat, hand in enumerate(hands):
@@ -52,3 +56,13 @@ def check_explicit_deal(
     if kitty is not None and set(kitty) != set(rest):
         raise InvalidDeal("the kitty must be exactly the cards not dealt to a seat")
     return tuple(sort_cards(h) for h in hands), rest
+
+
+def _cards(texts: object) -> tuple[Card, ...]:
+    """Cards of an explicit deal (Cards or their text); InvalidDeal if any names no card."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InvalidDeal("a hand (and the kitty) is a list of cards")
+    try:
+        return parse_cards(texts)
+    except InvalidCard as bad:
+        raise InvalidDeal(str(bad)) from None

@@ -12,7 +12,7 @@ from functools import singledispatch
 
 from . import commands as c
 from . import events as e
-from .cards import QUEEN_OF_SPADES, Card
+from .cards import QUEEN_OF_SPADES, Card, InvalidCard
 from .dealing import check_explicit_deal, deal_from_seed, dealer_of
 from .errors import (
     AlreadyPassed,
@@ -153,7 +153,7 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if hand.passed[seat] is not None:
         raise AlreadyPassed(f"seat {seat} has already passed")
-    cards = tuple(command.cards)
+    cards = tuple(_card(text) for text in command.cards)
     if len(set(cards)) != len(cards):
         raise DuplicateCards("a card is listed twice")
     need = state.rules.cards_to_pass(hand.pass_direction)
@@ -183,7 +183,7 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
 def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.PLAYING, "play a card")
     hand = _hand(state)
-    seat, card = command.seat, command.card
+    seat, card = command.seat, _card(command.card)
     _require_seat(state, seat)
     if hand.turn != seat:
         raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
@@ -249,6 +249,14 @@ def _end_of_hand(state: GameState, choice: MoonScoring | None) -> list[e.Event]:
     if result.game_over:
         events.append(e.GameEnded(result.winners, result.totals))
     return events
+
+
+def _card(text: object) -> Card:
+    """The card a command names (a Card, or its text): events only ever hold real Cards."""
+    try:
+        return Card(text)  # type: ignore[arg-type]
+    except InvalidCard as bad:
+        raise InvalidCommand(str(bad)) from None
 
 
 def _require_created(state: GameState) -> None:

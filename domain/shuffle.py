@@ -14,8 +14,9 @@ The input order is the deck order (clubs 2..A, diamonds, spades, hearts), less a
 play. The deal then gives shuffled card ``k`` to seat ``(dealer + 1 + k) % players`` (one at a
 time, clockwise from the dealer's left) until every seat has its hand; the rest is the kitty.
 
-Test vector (see tests/domain/test_shuffle.py): ``shuffled(DECK, "hearts")`` starts
-``6D 8S 9S 4D JS``.
+Test vectors (the full ones are in docs/rules.md and tests/domain/test_shuffle.py):
+``SHA-256("hearts:0")`` starts ``b9e81134 2f07ce75``, so the first two swaps are 51<->20 and
+50<->20, and ``shuffled(DECK, "hearts")`` starts ``3S 8H JC KD AD`` and ends ``AH 9D``.
 """
 
 from __future__ import annotations

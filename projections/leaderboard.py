@@ -81,6 +81,7 @@ def ordered(players: Iterable[PlayerStats], order: Order) -> list[PlayerStats]:
 @dataclass(frozen=True, slots=True)
 class Page:
     rows: list[PlayerStats]
+    start: int  # how many rows come before this page
     next_cursor: str | None
     total: int  # players on the whole leaderboard
 
@@ -101,7 +102,7 @@ def page(players: Iterable[PlayerStats], order: Order, limit: int, cursor: str |
     next_cursor = (
         encode_cursor(order, last.figure(order.sort), last.name) if more and last else None
     )
-    return Page(chosen, next_cursor, len(rows))
+    return Page(chosen, start, next_cursor, len(rows))
 
 
 def encode_cursor(order: Order, value: int | float | None, name: str) -> str:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 SUBCOMMANDS: list[tuple[str, str]] = [
     ("serve", "service.serve"),
+    ("project", "service.cli_projections"),
+    ("projections", "service.cli_projections"),
 ]
 
 

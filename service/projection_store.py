@@ -128,7 +128,7 @@ class AsOf:
     def to_dict(self) -> dict[str, Any]:
         return {
             "generation": self.generation,
-            "positions": {str(c.partition): c.position for c in self.checkpoints},
+            "positions": [c.position for c in self.checkpoints],  # by partition
             "lag": self.lag,
         }
 
@@ -136,7 +136,6 @@ class AsOf:
 @dataclass(frozen=True, slots=True)
 class RecentGame:
     game_id: str
-    seat: int | None
     board: Scoreboard | None
 
 
@@ -403,8 +402,7 @@ class ProjectionStore:
         out = []
         for game_id, raw in zip(game_ids, pipe.execute(), strict=True):
             board = Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
-            seat = _seat_of(board, name) if board is not None else None
-            out.append(RecentGame(game_id, seat, board))
+            out.append(RecentGame(game_id, board))
         return out
 
     def dump(self, generation: str) -> dict[str, Any]:
@@ -427,7 +425,3 @@ class ProjectionStore:
             else:  # pragma: no cover - nothing else is written
                 out[name] = kind
         return out
-
-
-def _seat_of(board: Scoreboard, name: str) -> int | None:
-    return next((s.seat for s in board.seats if s.name == name), None)

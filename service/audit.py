@@ -30,7 +30,7 @@ from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
 from service.deal_plan import DEAL_PLAN, DealPlan, hand_seed, is_domain_event
-from service.envelope import RecordedEvent, verify_chain
+from service.envelope import SEQ_GAP, RecordedEvent, verify_chain
 from service.upcasting import UpcasterRegistry, default_registry
 
 CHECKS = ("chain", "commitment", "deal", "domain")
@@ -179,7 +179,10 @@ def audit_events(
         game_id = stored[0].game_id if stored else ""
     found = _Findings()
     for problem in verify_chain(stored):
-        found.add(problem.seq, "chain", f"{problem.reason}: {problem.detail}".rstrip(": "))
+        # Never quote hashes: a hash over a hidden body (a pass: 286 possibilities) would let
+        # anyone brute-force the hidden cards of a hand in play.
+        detail = problem.detail if problem.reason == SEQ_GAP else ""
+        found.add(problem.seq, "chain", f"{problem.reason}: {detail}" if detail else problem.reason)
     for r in stored:
         if r.game_id != game_id:
             found.add(r.seq, "chain", f"event of game {r.game_id!r} in the log of {game_id!r}")
@@ -276,10 +279,10 @@ class _Walk:
         self.commands = 0
         self.hands: list[HandAudit] = []
         self.trick_seqs: list[int] = []  # CardPlayed seqs of the trick in play
-        self.game_id = ""
+        self.scored: set[int] = set()
 
     def run(self, logged: list[tuple[RecordedEvent, e.Event]]) -> None:
-        scored = {ev.hand_number for _, ev in logged if isinstance(ev, e.HandScored)}
+        self.scored = {ev.hand_number for _, ev in logged if isinstance(ev, e.HandScored)}
         i = 0
         while i < len(logged):
             record, event = logged[i]
@@ -293,7 +296,7 @@ class _Walk:
                 i += 1
                 continue
             if isinstance(event, e.HandDealt):
-                self._check_hand(record.seq, event, event.hand_number in scored)
+                self._check_hand(record.seq, event, event.hand_number in self.scored)
             if isinstance(event, e.GameCreated) and event.game_id != record.game_id:
                 self.found.add(
                     record.seq,
@@ -313,10 +316,11 @@ class _Walk:
         try:
             emitted = decide(self.state, command_for(event))
         except RuleViolation as violation:
+            # The message may tell what a seat holds ("you hold a diamond"): only once the
+            # hand is over.
+            why = f": {violation}" if self._public(event) else ""
             self.found.add(
-                record.seq,
-                "domain",
-                f"{record.type} breaks the rules ({violation.code}): {violation}",
+                record.seq, "domain", f"{record.type} breaks the rules ({violation.code}){why}"
             )
             # Follow the log: the move and whatever the log derived from it.
             self._fold(record.seq, event)
@@ -363,6 +367,11 @@ class _Walk:
             )
             self._fold(where, expected)
         return i
+
+    def _public(self, event: e.Event) -> bool:
+        """Whether the hand ``event`` belongs to is over (or it belongs to none)."""
+        number = event.hand_number if isinstance(event, e.HandDealt) else self.state.hand_number
+        return number == 0 or number in self.scored
 
     def _fold(self, seq: int, event: e.Event) -> None:
         try:

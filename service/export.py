@@ -171,12 +171,39 @@ def _envelope(i: int, env: Any) -> RecordedEvent:
     return RecordedEvent(**{name: env[name] for name in ENVELOPE_FIELDS})
 
 
+@dataclass(frozen=True)
+class PreparedImport:
+    """An audited export, decided again as a new game: ready for one append."""
+
+    game_id: str
+    source_game_id: str
+    events: list[NewEvent]
+    report: AuditReport
+
+    @property
+    def command_id(self) -> str:
+        return f"import:{self.source_game_id}"
+
+
+def prepare_import(
+    document: Any, game_id: str, upcasters: UpcasterRegistry | None = None
+) -> PreparedImport:
+    """Audit the document and decide its game again as ``game_id``; ImportRefused if it fails."""
+    records = parse_events(document)
+    source = records[0].game_id
+    report = audit_events(records, source, upcasters)
+    if not report.ok:
+        first = report.discrepancies[0]
+        raise ImportRefused("export-fails-audit", f"the export fails its audit: {first}", report)
+    events = redecide([_upcast(r, upcasters) for r in records], game_id)
+    return PreparedImport(game_id, source, events, report)
+
+
 def import_game(
     store: RedisEventStore,
     document: Any,
     game_id: str,
     *,
-    command_id: str | None = None,
     idempotency: IdempotencyRecord | None = None,
 ) -> ImportResult:
     """Audit the document, re-decide its game as ``game_id`` and append it atomically.
@@ -184,17 +211,16 @@ def import_game(
     Raises ImportRefused (nothing appended) if the document is malformed or fails the audit, and
     the store's ConcurrencyConflict if ``game_id`` already exists.
     """
-    records = parse_events(document)
-    source = records[0].game_id
-    report = audit_events(records, source, store.upcasters)
-    if not report.ok:
-        first = report.discrepancies[0]
-        raise ImportRefused("export-fails-audit", f"the export fails its audit: {first}", report)
-    new_events = redecide([_upcast(r, store.upcasters) for r in records], game_id)
-    result = store.append(
-        game_id, 0, new_events, command_id or f"import:{source}", idempotency=idempotency
+    prepared = prepare_import(document, game_id, store.upcasters)
+    result = store.append(game_id, 0, prepared.events, prepared.command_id, idempotency=idempotency)
+    return ImportResult(
+        game_id,
+        result.version,
+        prepared.source_game_id,
+        prepared.report,
+        result.replayed,
+        result.response,
     )
-    return ImportResult(game_id, result.version, source, report, result.replayed, result.response)
 
 
 def redecide(upcast: Sequence[RecordedEvent], game_id: str) -> list[NewEvent]:

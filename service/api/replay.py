@@ -1,0 +1,462 @@
+"""Replay, audit, export and resume: the log as a product.
+
+- ``GET /games/{id}/events?after=N``: the events after seq N as the caller may see them (the
+  public, or the seat of the bearer token; see service/redaction.py). With
+  ``Accept: text/event-stream``: Server-Sent Events, live, ``id:`` = seq, resumable with
+  ``Last-Event-ID``, a keep-alive comment every ``HEARTS_SSE_KEEPALIVE`` seconds (15), ending
+  with an ``end`` event when the game ends (or after ``HEARTS_SSE_MAX_SECONDS``, 3600, when the
+  client reconnects with its Last-Event-ID like after any drop).
+- ``GET /games/{id}/hands/{n}``: a hand's complete record (what the caller may see while in play).
+- ``GET /games/{id}/state?at=SEQ``: the view after event SEQ (time travel), public or seat.
+- ``GET /games/{id}/export`` (``?format=text``) of a finished game; ``POST /games/import``.
+- ``GET /games/{id}/audit``: the audit report.
+- ``GET /games/{id}/resume``: with the token, the seat's view and the next action expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Response, request, stream_with_context
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+
+from domain.state import GameState, Phase
+from domain.views import awaiting, seat_view
+from service.api.common import (
+    BEARER_DOC,
+    IDEMPOTENCY_DOC,
+    actor,
+    json_response,
+    service,
+    token,
+    view_dict,
+)
+from service.audit import audit_events
+from service.envelope import RecordedEvent
+from service.export import ImportRefused, export_events, export_text, prepare_import
+from service.games import GameService, idempotency_for, new_game_id
+from service.hand_records import decode_events, hand_record, hand_records
+from service.problems import CATALOGUE, Problem, ProblemType
+from service.redaction import disclosure_for, redact_events
+from service.replay_text import render_hand
+from service.store import (
+    ConcurrencyConflict,
+    IdempotencyKeyReused,
+    IdempotencyRecord,
+    Snapshot,
+    utc_now_iso,
+)
+from service.table import Table, fold_records
+
+blp = Blueprint(
+    "replay",
+    __name__,
+    url_prefix="/api/v1/games",
+    description="Replay, follow live, audit, export/import and resume games",
+)
+
+EVENT_STREAM = "text/event-stream"
+MAX_IMPORT_BYTES = 8 * 1024 * 1024  # a long game exports to a few hundred kB
+EVENTS_PAGE = 1000
+
+for _problem in (
+    ProblemType("hand-not-found", 404, "No such hand", "That hand has not been dealt."),
+    ProblemType("event-not-found", 404, "No such event", "The game has no event with that seq."),
+    ProblemType(
+        "game-in-progress",
+        409,
+        "Game in progress",
+        "A game is exported once it is finished: until then the export would show hidden cards.",
+    ),
+    ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
+    ProblemType(
+        "unsupported-export-version",
+        422,
+        "Unsupported export version",
+        "The export's format_version is not one this server reads.",
+    ),
+    ProblemType(
+        "export-fails-audit",
+        422,
+        "Export fails its audit",
+        "The export's events fail the audit ('discrepancies' lists them); nothing was imported.",
+    ),
+):
+    CATALOGUE.setdefault(_problem.code, _problem)
+
+
+class EventsQuery(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = fields.Integer(load_default=EVENTS_PAGE, validate=validate.Range(1, EVENTS_PAGE))
+
+
+class StateQuery(Schema):
+    at = fields.Integer(required=True, validate=validate.Range(min=1))
+
+
+class FormatQuery(Schema):
+    format = fields.String(load_default="json", validate=validate.OneOf(["json", "text"]))
+
+
+# -- who asks -------------------------------------------------------------------------------------
+
+
+def _viewer(snap: Snapshot[Table]) -> int | None:
+    """The seat of the bearer token (401 if the token is not one of this game's), else None."""
+    tok = token()
+    return service().seat_of_token(snap, tok) if tok is not None else None
+
+
+def _hand_before(events: list[RecordedEvent], after: int) -> int:
+    """The hand number current after event ``after`` (events are the game's, from seq 1)."""
+    number = 0
+    for event in events[:after]:
+        if event.type == "HandDealt":
+            number = int(event.payload["hand_number"])
+    return number
+
+
+def _with_reveal(items: list[dict[str, Any]], events: list[RecordedEvent]) -> list[dict]:
+    """HandScored items carry the finished hand's record: a live stream's reveal of it."""
+    scored = [item for item in items if item["type"] == "HandScored"]
+    if scored:
+        records = {r.number: r for r in hand_records(decode_events(events))}
+        for item in scored:
+            record = records.get(int(item["payload"]["hand_number"]))
+            item["revealed_hand"] = record.to_dict() if record is not None else None
+    return items
+
+
+def redacted_after(
+    events: list[RecordedEvent], state: GameState, viewer: int | None, after: int, limit: int
+) -> list[dict[str, Any]]:
+    """Events after seq ``after`` (at most ``limit``) as ``viewer`` may see them now."""
+    chosen = events[after : after + limit]
+    items = redact_events(chosen, disclosure_for(state, viewer), _hand_before(events, after))
+    return _with_reveal(items, events)
+
+
+# -- the log, and the live stream -----------------------------------------------------------------
+
+
+@blp.route("/<game_id>/events", methods=["GET"])
+@blp.arguments(EventsQuery, location="query")
+@blp.doc(security=BEARER_DOC)
+@blp.response(200, description="The events (JSON), or a live text/event-stream")
+def events(query: dict[str, Any], game_id: str):
+    """The game's events after ``after``, redacted for the caller; SSE with
+    ``Accept: text/event-stream`` (resume with ``Last-Event-ID``)."""
+    svc = service()
+    snap = svc.snapshot(game_id)
+    viewer = _viewer(snap)
+    if _wants_stream():
+        after = _last_event_id(query["after"])
+        return _sse_response(svc, game_id, viewer, after)
+    stored = svc.store.read(game_id)
+    after = query["after"]
+    state = fold_records(Table(), stored).state
+    items = redacted_after(stored, state, viewer, after, query["limit"])
+    version = stored[-1].seq if stored else 0
+    body = {
+        "id": game_id,
+        "version": version,
+        "phase": state.phase.value,
+        "events": items,
+        "next_after": items[-1]["seq"] if items else after,
+        "more": bool(items) and items[-1]["seq"] < version,
+    }
+    return json_response(body, version=version, headers={"Vary": "Authorization, Accept"})
+
+
+def _wants_stream() -> bool:
+    best = request.accept_mimetypes.best_match([EVENT_STREAM, "application/json"])
+    return best == EVENT_STREAM and request.accept_mimetypes[EVENT_STREAM] > 0
+
+
+def _last_event_id(after: int) -> int:
+    raw = request.headers.get("Last-Event-ID")
+    if raw is None or raw.strip() == "":
+        return after
+    if not raw.strip().isdigit():
+        raise Problem("bad-request", "Last-Event-ID must be an event seq", status=400)
+    return int(raw.strip())
+
+
+def _seconds(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def _sse_response(svc: GameService, game_id: str, viewer: int | None, after: int) -> Response:
+    keepalive = _seconds("HEARTS_SSE_KEEPALIVE", 15.0)
+    lifetime = _seconds("HEARTS_SSE_MAX_SECONDS", 3600.0)
+    stored = svc.store.read(game_id)
+    table = fold_records(Table(), stored)
+    if table.state.phase is Phase.FINISHED and after >= len(stored):
+        # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
+        return Response(status=204)
+    stream = sse_stream(svc, game_id, viewer, after, stored, table, keepalive, lifetime)
+    response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
+    return response
+
+
+def sse_message(item: dict[str, Any]) -> str:
+    return f"id: {item['seq']}\ndata: {json.dumps(item, separators=(',', ':'))}\n\n"
+
+
+def sse_stream(
+    svc: GameService,
+    game_id: str,
+    viewer: int | None,
+    after: int,
+    stored: list[RecordedEvent],
+    table: Table,
+    keepalive: float,
+    lifetime: float,
+) -> Iterator[str]:
+    """The live stream: backlog first, then each new event as it is appended.
+
+    Waits with XREAD BLOCK on the game's stream (one Redis connection per open stream, idle in
+    the server, not in a worker thread under the gevent worker), at most ``keepalive`` seconds
+    at a time, sending a comment line in between so proxies and clients see the line alive.
+    """
+    deadline = time.monotonic() + lifetime
+    key = svc.store.game_key(game_id)
+    yield f"retry: 2000\n: hearts events of {game_id} after {after}\n\n"
+    events = list(stored)
+    while True:
+        if len(events) > after:
+            items = redacted_after(events, table.state, viewer, after, len(events))
+            for item in items:
+                yield sse_message(item)
+            after = len(events)
+        if table.state.phase is Phase.FINISHED:
+            end = {"reason": "finished", "version": after, "winners": list(table.state.winners)}
+            yield f"event: end\ndata: {json.dumps(end)}\n\n"
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            # Bounded lifetime: the client reconnects with Last-Event-ID and loses nothing.
+            yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
+            return
+        block_ms = max(1, int(min(keepalive, remaining) * 1000))
+        woken = svc.store.redis.xread({key: f"{after}-0"}, count=1, block=block_ms)
+        if not woken:
+            yield ": keep-alive\n\n"
+            continue
+        new = svc.store.read(game_id, after=after)
+        table = fold_records(table, new)
+        events += new
+
+
+# -- hands, time travel ---------------------------------------------------------------------------
+
+
+@blp.route("/<game_id>/hands/<int:number>", methods=["GET"])
+@blp.arguments(FormatQuery, location="query")
+@blp.doc(security=BEARER_DOC)
+@blp.response(200, description="The hand's record (JSON, or text with ?format=text)")
+def hand(query: dict[str, Any], game_id: str, number: int):
+    """Hand ``number`` in full once it is finished; while in play, what the caller may see."""
+    svc = service()
+    snap = svc.snapshot(game_id)
+    viewer = _viewer(snap)
+    stored = svc.store.read(game_id)
+    record = hand_record(decode_events(stored), number, viewer)
+    if record is None:
+        raise Problem("hand-not-found", f"game {game_id} has no hand {number}")
+    if query["format"] == "text":
+        return Response(render_hand(record) + "\n", mimetype="text/plain")
+    version = stored[-1].seq
+    return json_response(
+        {"id": game_id, "version": version, **record.to_dict()},
+        version=version,
+        headers={"Vary": "Authorization"},
+    )
+
+
+@blp.route("/<game_id>/state", methods=["GET"])
+@blp.arguments(StateQuery, location="query")
+@blp.doc(security=BEARER_DOC)
+@blp.response(200, description="The public or seat view after event ``at``")
+def state_at(query: dict[str, Any], game_id: str):
+    """The game as it stood after event ``at``: the same view ``GET /games/{id}`` gave then."""
+    svc = service()
+    snap = svc.snapshot(game_id)
+    viewer = _viewer(snap)
+    at = query["at"]
+    stored = svc.store.read(game_id, limit=at)
+    if at > len(stored):
+        raise Problem("event-not-found", f"game {game_id} has {len(stored)} events, not {at}")
+    table = fold_records(Table(), stored)
+    return json_response(
+        view_dict(table, at, viewer), version=at, headers={"Vary": "Authorization"}
+    )
+
+
+# -- audit, export, import ------------------------------------------------------------------------
+
+
+@blp.route("/<game_id>/audit", methods=["GET"])
+@blp.response(200, description="The audit report; ok is false on any discrepancy")
+def audit(game_id: str):
+    """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
+    svc = service()
+    svc.snapshot(game_id)  # 404 for no such game
+    stored = svc.store.read(game_id, upcast=False)
+    report = audit_events(stored, game_id, svc.store.upcasters)
+    return json_response(report.to_dict(), version=report.last_seq)
+
+
+@blp.route("/<game_id>/export", methods=["GET"])
+@blp.arguments(FormatQuery, location="query")
+@blp.response(200, description="The export document (JSON), or its text form")
+def export(query: dict[str, Any], game_id: str):
+    """The whole game as one self-contained document, once it is finished."""
+    svc = service()
+    snap = svc.snapshot(game_id)
+    if snap.state.state.phase is not Phase.FINISHED:
+        raise Problem("game-in-progress", f"game {game_id} is not finished yet")
+    stored = svc.store.read(game_id, upcast=False)
+    document = export_events(game_id, stored, svc.store.read(game_id), utc_now_iso())
+    filename = f"hearts-{game_id}"
+    if query["format"] == "text":
+        response = Response(export_text(document, svc.store.upcasters), mimetype="text/plain")
+        response.headers["Content-Disposition"] = f'inline; filename="{filename}.txt"'
+        return response
+    response = json_response(document, version=document["version"])
+    response.headers["Content-Disposition"] = f'inline; filename="{filename}.json"'
+    return response
+
+
+@blp.before_app_request
+def _import_body_limit() -> None:
+    # Runs before the app's own hooks: an export is larger than a command body.
+    if request.method == "POST" and request.path == "/api/v1/games/import":
+        request.max_content_length = MAX_IMPORT_BYTES
+
+
+@blp.route("/import", methods=["POST"])
+@blp.response(201, description="The new game: {id, version, source_game_id}; Location")
+@blp.doc(parameters=[IDEMPOTENCY_DOC])
+def import_():
+    """Import an export as a new game: refused (422) unless it passes the audit. With an
+    Idempotency-Key, a retry gets the first response and imports nothing."""
+    body_bytes = request.get_data(cache=True)
+    document = json.loads(body_bytes)  # the app's hook has checked it is a JSON object
+    key = request.headers.get("Idempotency-Key")
+    svc = service()
+    record = None
+    if key:
+        # The new id comes from the key, so a retry lands on the same game and record.
+        new_id = "g" + hashlib.sha256(f"import\0{key}".encode()).hexdigest()[:19]
+        idem = idempotency_for(key, new_id, actor(None), "POST", request.path, body_bytes)
+        stored = svc.store.get_idempotent(new_id, idem.scope)
+        if stored is not None:
+            if stored[0] != idem.fingerprint:
+                raise IdempotencyKeyReused(idem.scope)
+            return _imported(json.loads(stored[1]), replayed=True)
+    else:
+        new_id = new_game_id()
+    try:
+        prepared = prepare_import(document, new_id, svc.store.upcasters)
+    except ImportRefused as refused:
+        extra: dict[str, Any] = {}
+        if refused.report is not None:
+            extra["discrepancies"] = [d.to_dict() for d in refused.report.discrepancies]
+        raise Problem(refused.code, refused.detail, **extra) from None
+    body = {
+        "id": new_id,
+        "version": len(prepared.events),
+        "source_game_id": prepared.source_game_id,
+    }
+    if key:
+        record = IdempotencyRecord(
+            idem.scope, idem.fingerprint, json.dumps(body), svc.idempotency_ttl
+        )
+    try:
+        result = svc.store.append(
+            new_id, 0, prepared.events, prepared.command_id, idempotency=record
+        )
+    except ConcurrencyConflict:  # only with a key whose record has expired
+        raise Problem(
+            "idempotency-key-reused", "this Idempotency-Key already imported a game"
+        ) from None
+    if result.replayed:
+        return _imported(json.loads(result.response or "{}"), replayed=True)
+    return _imported(body)
+
+
+def _imported(body: dict[str, Any], replayed: bool = False) -> Response:
+    headers = {"Location": f"/api/v1/games/{body['id']}"}
+    if replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return json_response(body, 201, version=body["version"], headers=headers)
+
+
+# -- resume ---------------------------------------------------------------------------------------
+
+
+@blp.route("/<game_id>/resume", methods=["GET"])
+@blp.doc(security=BEARER_DOC)
+@blp.response(200, description="{version, view, next_action, events_url}")
+def resume(game_id: str):
+    """Everything a seat needs to carry on after a crash (its own or the server's): its view,
+    the action expected of it next, and where to follow the game from."""
+    svc = service()
+    snap = svc.load(game_id)  # lets bots carry on first if a crash stopped them
+    tok = token()
+    seat = svc.seat_of_token(snap, tok)
+    state = snap.state.state
+    base = f"/api/v1/games/{game_id}"
+    body = {
+        "id": game_id,
+        "version": snap.version,
+        "seat": seat,
+        "view": view_dict(snap.state, snap.version, seat),
+        "next_action": next_action(state, seat, base),
+        "events_url": f"{base}/events?after={snap.version}",
+    }
+    return json_response(body, version=snap.version, headers={"Vary": "Authorization"})
+
+
+def next_action(state: GameState, seat: int, base: str = "") -> dict[str, Any]:
+    """What ``seat`` must do now, or whom it waits for."""
+    phase = state.phase
+    if phase is Phase.FINISHED:
+        return {"action": "none", "reason": "finished", "winners": list(state.winners)}
+    due = awaiting(state)
+    if phase is Phase.WAITING:
+        return {"action": "wait", "for": list(state.open_seats), "reason": "players to join"}
+    if seat in due:
+        view = seat_view(state, seat)
+        legal = [str(c) for c in view.legal_cards]
+        if phase is Phase.PASSING:
+            return {
+                "action": "pass",
+                "cards": view.cards_to_pass,
+                "direction": view.public.pass_direction,
+                "legal_cards": legal,
+                "optional": state.rules.optional_passing,
+                "post": f"{base}/pass",
+            }
+        if phase is Phase.PLAYING:
+            return {"action": "play", "legal_cards": legal, "post": f"{base}/play"}
+        if phase is Phase.MOON_CHOICE:
+            return {
+                "action": "choose_moon_scoring",
+                "choices": ["add_to_others", "subtract_from_shooter"],
+                "post": f"{base}/moon",
+            }
+    return {"action": "wait", "for": list(due)}

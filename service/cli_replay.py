@@ -1,0 +1,181 @@
+"""``hearts replay``, ``hearts audit``, ``hearts export``, ``hearts import``.
+
+They read the event store directly: ``REDIS_URL`` if set, else the embedded server of the data
+directory (``HEARTS_DATA_DIR``, default ``./.hearts``; started for the command and stopped after
+it if it was not running). Exit status: 0 done (audit: no discrepancy), 1 the audit found a
+discrepancy or the import was refused, 2 no such game, an unreadable file, or no Redis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+OK, FAILED, UNUSABLE = 0, 1, 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Adds all four subcommands (each only once, so registering the module twice is harmless)."""
+    choices = subparsers.choices
+    if "replay" not in choices:
+        p = subparsers.add_parser("replay", help="print a game's hands trick by trick")
+        p.add_argument("game", help="the game id")
+        p.add_argument("--hand", type=int, metavar="N", help="only hand N (1-based)")
+        who = p.add_mutually_exclusive_group()
+        who.add_argument("--seat", type=int, metavar="S", help="as seat S sees a hand in play")
+        who.add_argument(
+            "--all", action="store_true", help="show hidden cards of a hand in play too"
+        )
+        p.set_defaults(func=run_replay)
+    if "audit" not in choices:
+        p = subparsers.add_parser(
+            "audit", help="re-verify a game's log (exit 1 on any discrepancy)"
+        )
+        p.add_argument("game", help="a game id, or the path of an export (JSON)")
+        p.add_argument("--json", action="store_true", help="print the report as JSON")
+        p.set_defaults(func=run_audit)
+    if "export" not in choices:
+        p = subparsers.add_parser("export", help="export a game as one JSON document")
+        p.add_argument("game", help="the game id")
+        p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+        p.add_argument("--text", action="store_true", help="the readable text form")
+        p.set_defaults(func=run_export)
+    if "import" not in choices:
+        p = subparsers.add_parser("import", help="import an export as a new game")
+        p.add_argument("file", help="the export (JSON); - for stdin")
+        p.add_argument("--game-id", metavar="ID", help="the new game's id (default: a fresh one)")
+        p.set_defaults(func=run_import)
+
+
+@contextlib.contextmanager
+def open_store() -> Iterator[Any]:
+    """The configured event store, or SystemExit(2) if there is no real Redis to read."""
+    from service import embedded
+    from service.config import Settings
+    from service.store import RedisEventStore
+
+    settings = Settings.from_env()
+    started = None
+    url = settings.redis_url
+    if url is None:
+        started = embedded.start(settings.data_dir)
+        url = started.url
+    if url == embedded.FAKE_URL:
+        print("hearts: no Redis to read: set REDIS_URL or install redis-server", file=sys.stderr)
+        raise SystemExit(UNUSABLE)
+    client = embedded.client_for(url)
+    try:
+        yield RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
+    finally:
+        client.close()
+        if started is not None:
+            started.stop()
+
+
+def _missing(game_id: str) -> int:
+    print(f"hearts: no game {game_id!r}", file=sys.stderr)
+    return UNUSABLE
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from service.hand_records import ALL, decode_events, hand_records
+    from service.replay_text import render_hands, render_summary, wants_colour
+
+    with open_store() as store:
+        events = store.read(args.game)
+    if not events:
+        return _missing(args.game)
+    viewer = ALL if args.all else args.seat
+    records = hand_records(decode_events(events), viewer)
+    if args.hand is not None:
+        records = [r for r in records if r.number == args.hand]
+        if not records:
+            print(f"hearts: game {args.game} has no hand {args.hand}", file=sys.stderr)
+            return UNUSABLE
+    colour = wants_colour(sys.stdout)
+    if records:
+        print(render_summary(args.game, records[0].rules, records[-1].seats))
+        print()
+        print(render_hands(records, colour))
+    else:
+        print(f"game {args.game}: no hand dealt yet")
+    return OK
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from service.audit import audit_events, audit_game
+    from service.export import ImportRefused, parse_events
+
+    path = Path(args.game)
+    if args.game.endswith(".json") or path.is_file():
+        try:
+            records = parse_events(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as error:
+            print(f"hearts: cannot read {args.game}: {error}", file=sys.stderr)
+            return UNUSABLE
+        except ImportRefused as error:
+            print(f"hearts: {args.game}: {error.detail}", file=sys.stderr)
+            return UNUSABLE
+        report = audit_events(records)
+    else:
+        with open_store() as store:
+            if not store.exists(args.game):
+                return _missing(args.game)
+            report = audit_game(store, args.game)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_text())
+    return OK if report.ok else FAILED
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from service.export import export_game, export_text
+
+    with open_store() as store:
+        try:
+            document = export_game(store, args.game)
+        except KeyError:
+            return _missing(args.game)
+        text = export_text(document, store.upcasters) if args.text else None
+    if text is None:
+        text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"exported game {args.game} to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from service.export import ImportRefused, import_game
+    from service.games import new_game_id
+    from service.store import ConcurrencyConflict
+
+    try:
+        raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+        document = json.loads(raw)
+    except (OSError, ValueError) as error:
+        print(f"hearts: cannot read {args.file}: {error}", file=sys.stderr)
+        return UNUSABLE
+    game_id = args.game_id or new_game_id()
+    with open_store() as store:
+        try:
+            result = import_game(store, document, game_id)
+        except ImportRefused as refused:
+            print(f"hearts: import refused ({refused.code}): {refused.detail}", file=sys.stderr)
+            if refused.report is not None:
+                print(refused.report.to_text(), file=sys.stderr)
+            return FAILED
+        except ConcurrencyConflict:
+            print(f"hearts: game {game_id!r} already exists", file=sys.stderr)
+            return FAILED
+    print(result.game_id)
+    print(
+        f"imported game {result.source_game_id} as {result.game_id} ({result.version} events)",
+        file=sys.stderr,
+    )
+    return OK

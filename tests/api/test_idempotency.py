@@ -1,0 +1,90 @@
+"""Idempotency-Key: a retry gets the first response and appends nothing; another body is 422."""
+
+from __future__ import annotations
+
+from tests.api.helpers import Hearts, auth
+from tests.api.test_errors import assert_problem
+
+
+def key(k: str) -> dict[str, str]:
+    return {"Idempotency-Key": k}
+
+
+def test_a_retried_command_returns_the_first_response_and_appends_nothing(
+    hearts: Hearts, client, service
+):
+    game_id, tokens = hearts.new_game(1)  # three bots: the response includes their moves
+    view = hearts.view(game_id, tokens[0], 0)
+    url = f"/api/v1/games/{game_id}/pass"
+    body = {"cards": view["legal_cards"][:3]}
+    headers = {**auth(tokens[0]), **key("pass-1")}
+    first = client.post(url, json=body, headers=headers)
+    assert first.status_code == 200
+    assert any(e["command_id"].endswith("+bot1") for e in first.get_json()["events"])
+    version = service.store.version(game_id)
+    again = client.post(url, json=body, headers=headers)
+    assert again.status_code == 200
+    assert again.get_json() == first.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.headers["ETag"] == first.headers["ETag"]
+    assert service.store.version(game_id) == version
+    other = client.post(url, json={"cards": view["legal_cards"][3:6]}, headers=headers)
+    assert_problem(other, 422, "idempotency-key-reused")
+    assert service.store.version(game_id) == version
+
+
+def test_a_retried_join_gets_the_same_seat_and_token(hearts: Hearts, client, service, redis_client):
+    game = hearts.create([None] * 4)
+    url = f"/api/v1/games/{game['id']}/seats"
+    first = client.post(url, json={"name": "ann"}, headers=key("join-ann"))
+    again = client.post(url, json={"name": "ann"}, headers=key("join-ann"))
+    assert first.status_code == again.status_code == 201
+    assert again.get_json() == first.get_json()
+    token = first.get_json()["token"]
+    assert client.get(f"/api/v1/games/{game['id']}", headers=auth(token)).get_json()["seat"] == 0
+    assert_problem(
+        client.post(url, json={"name": "bob"}, headers=key("join-ann")),
+        422,
+        "idempotency-key-reused",
+    )
+    assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 2
+    # Redis holds neither the token nor the raw key; the record expires in 24 hours.
+    idem_keys = [k for k in redis_client.keys("*:idem:*")]
+    assert idem_keys
+    for name in idem_keys:
+        assert b"join-ann" not in name
+        assert token.encode() not in redis_client.get(name)
+        assert 0 < redis_client.ttl(name) <= 86400
+
+
+def test_a_retried_create_gets_the_same_game(client):
+    body = {"seats": [None, {"bot": "random"}, None, None], "seed": "s"}
+    first = client.post("/api/v1/games", json=body, headers=key("new-game-1"))
+    again = client.post("/api/v1/games", json=body, headers=key("new-game-1"))
+    assert first.status_code == again.status_code == 201
+    assert again.get_json() == first.get_json()
+    assert again.headers["Location"] == first.headers["Location"]
+    assert len(client.get("/api/v1/games").get_json()["games"]) == 1
+    changed = client.post("/api/v1/games", json={"seed": "t"}, headers=key("new-game-1"))
+    assert_problem(changed, 422, "idempotency-key-reused")
+
+
+def test_keys_are_scoped_to_the_caller(hearts: Hearts, client, service):
+    game_id, tokens = hearts.new_game(4)
+    for seat in range(4):
+        view = hearts.view(game_id, tokens[seat], seat)
+        response = client.post(
+            f"/api/v1/games/{game_id}/pass",
+            json={"cards": view["legal_cards"][:3]},
+            headers={**auth(tokens[seat]), **key("same-key")},
+        )
+        assert response.status_code == 200 and "Idempotent-Replayed" not in response.headers
+    assert hearts.view(game_id)["phase"] == "playing"
+
+
+def test_a_malformed_key_is_400(hearts: Hearts, client):
+    game = hearts.create([None] * 4)
+    response = client.post(
+        f"/api/v1/games/{game['id']}/seats", json={"name": "a"}, headers=key("x" * 300)
+    )
+    assert_problem(response, 400, "bad-request")

@@ -18,6 +18,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("serve", "service.serve"),
     ("project", "service.cli_projections"),
     ("projections", "service.cli_projections"),
+    ("replay", "service.cli_replay"),  # also adds audit, export and import
 ]
 
 

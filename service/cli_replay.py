@@ -19,6 +19,29 @@ from typing import Any
 OK, FAILED, UNUSABLE = 0, 1, 2
 
 
+def sse_worker_class(env: dict[str, str] | None = None) -> str:
+    """The gunicorn worker class ``hearts serve`` runs: gevent, so that a live event stream
+    (SSE) parks a greenlet on its Redis socket instead of holding a thread (docs/replay.md says
+    why). ``HEARTS_WORKER_CLASS`` overrides it; without gevent installed, gthread (streams then
+    end after HEARTS_SSE_MAX_SECONDS and clients reconnect with Last-Event-ID)."""
+    import importlib.util
+    import os
+
+    env = dict(os.environ) if env is None else env
+    chosen = env.get("HEARTS_WORKER_CLASS", "").strip()
+    if chosen:
+        return chosen
+    if importlib.util.find_spec("gevent") is None:
+        print("hearts: gevent is not installed: serving with gthread workers", file=sys.stderr)
+        return "gthread"
+    # The master has imported ssl (redis-py does) before a worker patches it; nothing here
+    # talks TLS, so gevent's warning about it is noise. Forked workers inherit the filter.
+    import warnings
+
+    warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl has already")
+    return "gevent"
+
+
 def add_parser(subparsers: Any) -> None:
     """Adds all four subcommands (each only once, so registering the module twice is harmless)."""
     choices = subparsers.choices

@@ -1,8 +1,8 @@
 """``hearts serve``: run the API under gunicorn.
 
 Redis: REDIS_URL if set; else the embedded default (service/embedded.py), started here in the
-master so every worker shares it. Workers are gthread workers (threads serve concurrent requests,
-and a slow client does not hold a whole process). Metrics use prometheus_client's multiprocess
+master so every worker shares it. Workers are gevent workers (``sse_worker_class``: an idle live
+event stream costs a greenlet, not a thread). Metrics use prometheus_client's multiprocess
 mode in a fresh directory (service/metrics.py). The start-up sweep carries on games left on a
 bot's turn. If another module registers the ``project`` subcommand, the projector runs beside
 the API as ``hearts project`` unless ``--no-projector``.
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: service.config and service.embedded do not import prometheus_client, which
     # must not be imported before PROMETHEUS_MULTIPROC_DIR is set.
     from service import embedded
+    from service.cli_replay import sse_worker_class
     from service.config import Settings
 
     settings = Settings.from_env()
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             {
                 "bind": f"{args.host}:{args.port}",
                 "workers": workers,
-                "worker_class": "gthread",
+                "worker_class": sse_worker_class(),  # gevent: see docs/replay.md
                 "threads": args.threads,
                 "timeout": 60,
                 "graceful_timeout": 10,

@@ -36,6 +36,17 @@ def add_parser(subparsers: Any) -> None:
             default=30_000,
             help="reclaim entries another projector left pending this long",
         )
+        p.add_argument(
+            "--claim-interval", type=float, default=5.0, help="seconds between reclaim passes"
+        )
+        p.add_argument(
+            "--block-ms", type=_positive, default=1000, help="longest wait for new entries"
+        )
+        p.add_argument("--group", default="projector", help="consumer group name")
+        p.add_argument(
+            "--generation",
+            help="write this generation whatever the pointer says (a reference build)",
+        )
         p.set_defaults(func=run_project)
     if "projections" not in choices:
         p = subparsers.add_parser("projections", help="rebuild or inspect the read models")
@@ -110,9 +121,13 @@ def run_project(args: argparse.Namespace) -> int:
     with open_projections() as projections:
         projector = Projector(
             projections,
+            group=args.group,
             consumer=args.consumer,
             batch_size=args.batch,
+            block_ms=args.block_ms,
             claim_idle_ms=args.claim_idle_ms,
+            claim_interval=args.claim_interval,
+            generation=args.generation,
         )
         logging.getLogger(__name__).info(
             "projector %s running on %d partitions", projector.consumer, projections.partitions

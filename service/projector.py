@@ -79,8 +79,11 @@ class Projector:
         claim_idle_ms: int = 30_000,
         claim_interval: float = 5.0,
         crash_after: int | None = None,
+        generation: str | None = None,
     ) -> None:
         self.projections = projections
+        # Pinned: always this generation (a reference build); else whatever the pointer names.
+        self.generation = generation
         self.store = projections.store
         self.redis = projections.redis
         self.group = group
@@ -112,7 +115,8 @@ class Projector:
         """Until ``stop`` is set: take deliveries, reclaim idle ones, apply, acknowledge."""
         stop = stop or threading.Event()
         self.ensure_groups()
-        self.projections.ensure_generation()
+        if self.generation is None:
+            self.projections.ensure_generation()
         self.recover_own()
         next_claim = 0.0
         while not stop.is_set():
@@ -127,6 +131,12 @@ class Projector:
             except Exception:  # keep going: the entries stay pending and are retried
                 log.exception("projector: failed to apply; retrying in 1 s")
                 stop.wait(1.0)
+        log.info(
+            "projector %s stopped: applied %d log entries, acknowledged %d",
+            self.consumer,
+            self.applied,
+            self.acked,
+        )
 
     def poll(self, block_ms: int | None = None, count: int | None = None) -> int:
         """Take new deliveries (waiting up to ``block_ms``), apply and ack; returns how many."""
@@ -160,10 +170,10 @@ class Projector:
                     self.claim_idle_ms,
                     start_id=start,
                     count=self.batch_size,
-                    justid=True,
                 )
+                # Not JUSTID: redis-py drops the next start id from a JUSTID reply.
                 start = _text(reply[0])
-                ids = [_text(i) for i in reply[1]]
+                ids = [_text(entry_id) for entry_id, _ in reply[1]]
                 if ids:
                     handled += self._handle({key: ids})
                 if start == "0-0":
@@ -198,7 +208,7 @@ class Projector:
         applied = 0
         retired_seen: str | None = None
         while True:
-            generation = self.projections.ensure_generation()
+            generation = self.generation or self.projections.ensure_generation()
             checkpoint = self.projections.checkpoint(generation, partition)
             if target is not None and checkpoint.covers(target):
                 return applied
@@ -216,7 +226,7 @@ class Projector:
                 self._maybe_crash()
             elif status == RETIRED:
                 # A rebuild swapped generations between our read of the pointer and the step.
-                if retired_seen == generation:
+                if retired_seen == generation or self.generation is not None:
                     raise RuntimeError(f"generation {generation} is retired but still current")
                 retired_seen = generation
             # STALE: another projector moved the checkpoint; read it again.

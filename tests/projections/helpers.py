@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
+
+import redis
 
 from service.projection_store import ProjectionStore
 from service.projector import GROUP, Projector
@@ -26,10 +29,8 @@ def pending(projections: ProjectionStore, group: str = GROUP) -> int:
     total = 0
     for key in projections.store.partition_log_keys():
         if projections.redis.exists(key):
-            try:
+            with contextlib.suppress(redis.ResponseError):  # no such group yet
                 total += projections.redis.xpending(key, group)["pending"]
-            except Exception:  # no such group yet
-                pass
     return total
 
 

@@ -5,7 +5,8 @@ through ``decide``, so an illegal move fails loudly (``IllegalMove``) instead of
 
 A tournament plays duplicate deals: game ``g`` is played once per seat rotation, every rotation
 dealt the same cards from the same seeds (hand ``h`` of game ``g`` is dealt from
-``<seed>/<g>/<h>``), so each strategy plays every seat's cards. Points are compared deal by
+``hand_seed("<seed>/<g>", h)``, by default ``"<seed>/<g>/<h>"``), so each strategy plays every
+seat's cards. Points are compared deal by
 deal: the confidence intervals treat each duplicate deal (one hand's cards, over every rotation
 that reached that hand) as one independent observation.
 """
@@ -50,6 +51,7 @@ class HandResult:
 class GameResult:
     game_id: str
     strategies: tuple[str, ...]  # per seat
+    deal_seed: str = ""
     hands: list[HandResult] = field(default_factory=list)
     winners: tuple[int, ...] = ()
     finished: bool = False
@@ -61,6 +63,11 @@ class GameResult:
 
 
 Clock = Callable[[], float]
+HandSeed = Callable[[str, int], str]  # (game's deal seed, hand number) -> the hand's seed
+
+
+def plain_hand_seed(deal_seed: str, hand_number: int) -> str:
+    return f"{deal_seed}/{hand_number}"
 
 
 def play_game(
@@ -72,9 +79,14 @@ def play_game(
     bots: dict[str, Bot] | None = None,
     max_hands: int | None = None,
     keep_events: bool = False,
-    clock: Clock = time.perf_counter,
+    clock: Clock = time.process_time,
+    hand_seed: HandSeed = plain_hand_seed,
 ) -> GameResult:
-    """Play one game to its end (or ``max_hands`` hands) with a strategy per seat."""
+    """Play one game to its end (or ``max_hands`` hands) with a strategy per seat.
+
+    Decisions are timed with ``clock``, by default this process's CPU time: what a decision
+    costs on one core, whatever else the machine is running.
+    """
     n = rules.players
     bots = dict(bots or {})
     for name in strategies:
@@ -83,6 +95,7 @@ def play_game(
     result = GameResult(
         game_id,
         tuple(strategies),
+        deal_seed,
         decisions=[0] * n,
         decision_seconds=[0.0] * n,
         slowest_decision=[0.0] * n,
@@ -95,7 +108,7 @@ def play_game(
         if state.phase is Phase.DEALING:
             if max_hands is not None and hand_number >= max_hands:
                 break
-            command: Command = Deal(seed=f"{deal_seed}/{hand_number + 1}")
+            command: Command = Deal(seed=hand_seed(deal_seed, hand_number + 1))
             state = _apply(state, command, result, keep_events, "dealer")
             continue
         seat = _seat_to_act(state)
@@ -187,7 +200,7 @@ class StrategyStats:
     seats: int  # seats of the lineup it fills
     hands: int  # hands played, counted per seat
     points: Interval  # points per hand (score changes, moons included), by duplicate deal
-    games: int  # games played, counted per seat
+    games: int  # games finished (not cut short by max_hands), counted per seat
     wins: float  # a shared win counts 1/(number of winners)
     moons: int  # moons (and suns) shot
     decisions: int
@@ -279,8 +292,8 @@ class TournamentResult:
                 if not seats:
                     continue
                 hands += len(game.hands) * len(seats)
-                games += len(seats)
                 if game.finished and game.winners:
+                    games += len(seats)
                     wins += sum(1 for s in seats if s in game.winners) / len(game.winners)
                 moons += sum(1 for h in game.hands if h.shooter in seats)
                 decisions += sum(game.decisions[s] for s in seats)
@@ -331,6 +344,7 @@ def run_tournament(
     keep_events: bool = False,
     on_game: Callable[[GameResult], None] | None = None,
     progress: Progress | None = None,
+    hand_seed: HandSeed = plain_hand_seed,
 ) -> TournamentResult:
     """``games`` duplicate games: each played once per rotation of ``lineup`` round the table."""
     n = rules.players
@@ -354,6 +368,7 @@ def run_tournament(
                 bots=bots,
                 max_hands=max_hands,
                 keep_events=keep_events,
+                hand_seed=hand_seed,
             )
             if on_game is not None:
                 on_game(game)

@@ -19,6 +19,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("project", "service.cli_projections"),
     ("projections", "service.cli_projections"),
     ("replay", "service.cli_replay"),  # also adds audit, export and import
+    ("simulate", "service.cli_simulate"),
 ]
 
 

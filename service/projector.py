@@ -141,13 +141,19 @@ class Projector:
     def poll(self, block_ms: int | None = None, count: int | None = None) -> int:
         """Take new deliveries (waiting up to ``block_ms``), apply and ack; returns how many."""
         block = self.block_ms if block_ms is None else block_ms
-        reply = self.redis.xreadgroup(
-            self.group,
-            self.consumer,
-            {key: ">" for key in self._keys},
-            count=count or self.batch_size,
-            block=block if block > 0 else None,
-        )
+        try:
+            reply = self.redis.xreadgroup(
+                self.group,
+                self.consumer,
+                {key: ">" for key in self._keys},
+                count=count or self.batch_size,
+                block=block if block > 0 else None,
+            )
+        except redis_lib.ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self.ensure_groups()  # first run, or the groups were lost (e.g. a wiped Redis)
+            return 0
         return self._handle(_stream_entries(reply))
 
     def recover_own(self) -> int:

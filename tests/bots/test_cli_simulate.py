@@ -1,0 +1,81 @@
+"""``hearts simulate``: the table, --json, refusals, and --record through the event store."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import fakeredis
+import pytest
+
+from bots.tournament import run_tournament
+from domain.rules import RuleOptions
+from service.audit import audit_game
+from service.cli import main as hearts
+from service.cli_simulate import Recorder
+from service.deal_plan import hand_seed
+from service.store import RedisEventStore
+
+
+def test_simulate_prints_a_table_per_strategy(capsys: pytest.CaptureFixture[str]) -> None:
+    status = hearts(
+        ["simulate", "--games", "1", "--seats", "heuristic,random,random,random"]
+        + ["--seed", "cli", "--max-hands", "2", "--no-progress"]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "4 games, 8 hands, 2 duplicate deals; seed cli" in out
+    assert re.search(r"^heuristic +1 +\d+\.\d\d +\[", out, re.M)  # one seat
+    assert re.search(r"^random +3 +\d+\.\d\d +\[", out, re.M)  # three seats
+    assert "heuristic - random:" in out
+
+
+def test_simulate_json_and_progress(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["simulate", "--games", "1", "--seats", "heuristic,random,heuristic"]
+    args += ["--rules", '{"preset": "omnibus", "players": 3}', "--seed", "j", "--max-hands", "1"]
+    assert hearts([*args, "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["games_played"] == 3 and report["hands_played"] == 3
+    assert [s["strategy"] for s in report["strategies"]] == ["heuristic", "random"]
+    assert report["strategies"][0]["hands"] == 6  # two seats, three rotations, one hand each
+    assert report["rules"]["bonus_card"] == "JD"
+    assert "3/3 games" in captured.err  # the progress bar's last line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rules", "{nope"], "--rules"),
+        (["--rules", '{"preset": "nope"}'], "unknown preset"),
+        (["--seats", "heuristic,random"], "4 players need 4 strategies"),
+        (["--seats", "heuristic,random,random,nobody"], "unknown bot 'nobody'"),
+    ],
+)
+def test_simulate_refuses_bad_arguments(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert hearts(["simulate", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_recorded_games_are_stored_and_pass_an_audit() -> None:
+    store = RedisEventStore(fakeredis.FakeRedis(server=fakeredis.FakeServer()), prefix="sim")
+    recorder = Recorder(store)
+    rules = RuleOptions.from_dict({"preset": "omnibus", "score_limit": 15})
+    result = run_tournament(
+        ["heuristic", "random", "random", "random"],
+        rules,
+        1,
+        "rec",
+        keep_events=True,
+        on_game=recorder.record,
+        hand_seed=hand_seed,
+    )
+    assert len(recorder.game_ids) == 4
+    for game in result.games:
+        stored = store.read(game.game_id)
+        assert [r.type for r in stored][:2] == ["GameCreated", "DealPlan"]
+        assert stored[-1].type == "GameEnded"
+        report = audit_game(store, game.game_id)
+        assert report.ok, report.to_text()

@@ -273,3 +273,14 @@ def test_a_refused_command_changes_nothing() -> None:
     with pytest.raises(NotYourTurn):
         decide(before, play_card(1, "2D"))
     assert story.state == before
+
+
+def test_every_command_is_refused_after_the_game_ends() -> None:
+    story = seated(opts(pass_cycle="hold_always", score_limit=1)).deal().play_out()
+    assert story.state.phase is Phase.FINISHED
+    given(story).when(Deal("seed")).raises(WrongPhase, "the game is finished")
+    given(story).when(play_card(0, "2C")).raises(WrongPhase)
+    given(story).when(pass_cards(0, "2C 3C 4C")).raises(WrongPhase)
+    given(story).when(choose(0, "add_to_others")).raises(WrongPhase)
+    given(story).when(SetSeatBot(0, "random")).raises(WrongPhase, "the game is over")
+    given(story).when(JoinGame("Eve")).raises(GameFull)

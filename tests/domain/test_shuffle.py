@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,12 @@ def test_the_seed_commitment_is_the_seeds_sha256() -> None:
 def test_different_seeds_give_different_deals() -> None:
     deals = {tuple(shuffled(DECK, str(k))) for k in range(50)}
     assert len(deals) == 50
+
+
+def test_the_docs_show_the_same_vectors() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
+    for vector in (HEARTS_SHUFFLE, EMPTY_SEED_SHUFFLE, UNICODE_SEED_SHUFFLE):
+        assert " ".join(vector[:26]) + "\n" + " ".join(vector[26:]) in text
+    for seat, hand in enumerate(HEARTS_DEAL):
+        assert f"seat {seat}: {' '.join(hand)}" in text
+    assert seed_commitment("hearts") in text

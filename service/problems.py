@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from flask import Flask, Response, has_request_context, json, request
 from werkzeug.exceptions import HTTPException
 
@@ -174,6 +175,11 @@ def to_problem(error: BaseException) -> Problem:
         )
     if isinstance(error, HTTPException):
         return _from_http(error)
+    if isinstance(error, (redis.ConnectionError, redis.TimeoutError)):
+        log.error("redis unavailable: %s", error)
+        return Problem(
+            "unavailable", "the event store cannot be reached; retry", headers={"Retry-After": "1"}
+        )
     log.exception("unhandled error", exc_info=error)
     return Problem("internal-error", "the server failed to handle this request", status=500)
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -296,13 +298,57 @@ def state_at(query: dict[str, Any], game_id: str):
     snap = svc.snapshot(game_id)
     viewer = _viewer(snap)
     at = query["at"]
-    stored = svc.store.read(game_id, limit=at)
-    if at > len(stored):
-        raise Problem("event-not-found", f"game {game_id} has {len(stored)} events, not {at}")
-    table = fold_records(Table(), stored)
+    if at > snap.version:
+        raise Problem("event-not-found", f"game {game_id} has {snap.version} events, not {at}")
+    table = CHECKPOINTS.table_at(svc.store, game_id, at)
     return json_response(
         view_dict(table, at, viewer), version=at, headers={"Vary": "Authorization"}
     )
+
+
+class Checkpoints:
+    """Folded tables at every ``every``-th seq, per game, so a replay viewer stepping through a
+    game folds at most ``every`` events per step. Each checkpoint keeps the hash of its event and
+    is used only while the stream still has that event there (a rewritten stream is refolded).
+    """
+
+    def __init__(self, every: int = 32, max_games: int = 64) -> None:
+        self.every = every
+        self.max_games = max_games
+        self._games: OrderedDict[str, dict[int, tuple[str, Table]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def table_at(self, store: Any, game_id: str, at: int) -> Table:
+        with self._lock:
+            marks = dict(self._games.get(game_id, {}))
+        base = max((seq for seq in marks if seq <= at), default=0)
+        table = Table()
+        events: list[RecordedEvent] = []
+        if base:
+            events = store.read(game_id, after=base - 1, limit=at - base + 1)
+            if events and events[0].seq == base and events[0].hash == marks[base][0]:
+                table, events = marks[base][1], events[1:]
+            else:
+                marks, base = {}, 0
+        if not base:
+            events = store.read(game_id, limit=at)
+        new: dict[int, tuple[str, Table]] = {}
+        for event in events:
+            table = fold_records(table, [event])
+            if event.seq % self.every == 0:
+                new[event.seq] = (event.hash, table)
+        with self._lock:
+            kept = self._games.setdefault(game_id, {})
+            if not marks:
+                kept.clear()
+            kept.update(new)
+            self._games.move_to_end(game_id)
+            while len(self._games) > self.max_games:
+                self._games.popitem(last=False)
+        return table
+
+
+CHECKPOINTS = Checkpoints()
 
 
 # -- audit, export, import ------------------------------------------------------------------------

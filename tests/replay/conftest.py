@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import fakeredis
+import pytest
+
+from service.app import create_app
+from service.config import Settings
+from tests.api.helpers import Hearts
+
+
+@pytest.fixture
+def fake_app(key_prefix):
+    """The app on a private fakeredis server."""
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    return create_app(Settings(key_prefix=key_prefix), redis=client)
+
+
+@pytest.fixture
+def app(redis_client, key_prefix):
+    """The app on fakeredis and on the throwaway redis-server (parametrized)."""
+    return create_app(Settings(key_prefix=key_prefix), redis=redis_client)
+
+
+@pytest.fixture
+def client(fake_app):
+    return fake_app.test_client()
+
+
+@pytest.fixture
+def hearts(client) -> Hearts:
+    return Hearts(client)

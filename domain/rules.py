@@ -332,8 +332,6 @@ def _validate(r: RuleOptions) -> None:
         refuse(f"cannot pass {most} cards from a hand of {r.hand_size}")
     if r.hearts_and_queen_may_lead_hearts and r.hearts_lead is HeartsLead.ANY_TIME:
         refuse("hearts_and_queen_may_lead_hearts only matters when hearts must be broken first")
-    if r.queen_breaks_hearts and r.hearts_lead is HeartsLead.ANY_TIME:
-        refuse("queen_breaks_hearts only matters when hearts must be broken first")
 
 
 PRESETS: dict[str, RuleOptions] = {

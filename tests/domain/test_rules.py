@@ -163,10 +163,6 @@ def test_removed_cards_may_be_chosen() -> None:
             {"preset": "original", "hearts_and_queen_may_lead_hearts": True},
             "only matters when hearts must be broken first",
         ),
-        (
-            {"preset": "original", "queen_breaks_hearts": True},
-            "only matters when hearts must be broken first",
-        ),
     ],
 )
 def test_option_sets_that_make_no_sense_are_refused_with_a_reason(
@@ -198,3 +194,8 @@ def test_invalid_rules_are_a_rule_violation_with_a_stable_code() -> None:
         opts(players=9)
     assert caught.value.code == "invalid-rules"
     assert str(caught.value) == "players must be 3 to 6"
+
+
+def test_queen_breaks_hearts_with_hearts_led_any_time_is_accepted_and_changes_nothing() -> None:
+    r = opts(preset="original", queen_breaks_hearts=True)
+    assert r.queen_breaks_hearts and r.hearts_lead is HeartsLead.ANY_TIME

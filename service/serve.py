@@ -69,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     companion = None
     if not args.no_projector and url != embedded.FAKE_URL and _has_subcommand("project"):
         companion = subprocess.Popen([sys.executable, "-m", "service.cli", "project"])
+    elif not args.no_projector and url == embedded.FAKE_URL:
+        # fakeredis lives inside the worker: only a thread there can project it.
+        os.environ["HEARTS_PROJECTOR_IN_PROCESS"] = "1"
     try:
         HeartsGunicorn(
             {

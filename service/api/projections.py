@@ -8,6 +8,8 @@ every event up to those positions.
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any
 
 from flask import current_app, has_app_context, request
@@ -28,6 +30,7 @@ from service import metrics
 from service.api.common import json_response, service
 from service.problems import CATALOGUE, Problem, ProblemType
 from service.projection_store import AsOf, Checkpoint, ProjectionStore
+from service.projector import Projector
 
 blp = Blueprint(
     "projections",
@@ -38,6 +41,8 @@ blp = Blueprint(
 
 MAX_RECENT = 50
 DEFAULT_RECENT = 10
+# Set by ``hearts serve`` with the fakeredis fallback: the projector runs as a thread of the app.
+IN_PROCESS_ENV = "HEARTS_PROJECTOR_IN_PROCESS"
 
 for _problem in (
     ProblemType(
@@ -68,6 +73,19 @@ def projections() -> ProjectionStore:
         found = ProjectionStore(service().store)
         current_app.extensions["hearts.projections"] = found
     return found
+
+
+@blp.record_once
+def _start_in_process_projector(state: Any) -> None:
+    """With fakeredis no other process can reach the data: project in a daemon thread."""
+    if os.environ.get(IN_PROCESS_ENV) != "1":
+        return
+    store = ProjectionStore(state.app.extensions["hearts"].store)
+    state.app.extensions["hearts.projections"] = store
+    projector = Projector(store, consumer="in-process")
+    stop = threading.Event()
+    state.app.extensions["hearts.projector_stop"] = stop  # set it to stop the thread
+    threading.Thread(target=projector.run, args=(stop,), name="projector", daemon=True).start()
 
 
 def _figure_docs() -> str:

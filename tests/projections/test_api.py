@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import fakeredis
 import pytest
 
 from projections.stats import FIGURES
@@ -18,7 +19,7 @@ from service.deal_plan import is_domain_event
 from service.hand_records import decode_events, hand_records
 from service.projector import Projector
 from tests.api.helpers import PROBLEM, Hearts
-from tests.projections.helpers import drain
+from tests.projections.helpers import drain, wait_until
 
 BOTS = [{"bot": "random"}] * 4
 
@@ -249,3 +250,17 @@ def test_metrics_show_the_projection_lag(app, client):
     text = client.get("/metrics").get_data(as_text=True)
     assert "hearts_projection_lag 0.0" in text
     assert 'hearts_projection_lag_events{partition="0"} 0.0' in text
+
+
+def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(monkeypatch, key_prefix):
+    monkeypatch.setenv("HEARTS_PROJECTOR_IN_PROCESS", "1")
+    fake = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    app = create_app(Settings(key_prefix=key_prefix), redis=fake)
+    try:
+        client = app.test_client()
+        game_id = Hearts(client).create(BOTS, rules={"score_limit": 10})["id"]
+        wait_until(lambda: client.get(f"/api/v1/games/{game_id}/scoreboard").status_code == 200)
+        board = client.get(f"/api/v1/games/{game_id}/scoreboard").get_json()
+        assert board["status"] == "finished"
+    finally:
+        app.extensions["hearts.projector_stop"].set()

@@ -399,8 +399,14 @@ class GameService:
         appended = list(result.events)
         final = self.cache.get(game_id)
         if self.bots.must_act(final.state.state):
-            bot_events, final = self.bots.run(game_id, command_id, self.bot_moves_per_request)
-            appended += bot_events
+            _, final = self.bots.run(game_id, command_id, self.bot_moves_per_request)
+        if final.version != result.version:
+            # Everything from this command on, without gaps: the bots' moves and anything another
+            # request appended in between. Redaction needs the run unbroken (to know each
+            # event's hand), and the view is at the end of it.
+            appended += self.store.read(
+                game_id, after=result.version, limit=final.version - result.version
+            )
         return Outcome(
             game_id,
             final.version,

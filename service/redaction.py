@@ -7,8 +7,9 @@ the ``PlayerJoined`` credential. A ``DealPlan`` shows its seed once the game is 
 ``k`` once hand ``k`` is over. Event types not listed here are hidden whole (deny by default),
 so a new event type is never leaked by accident.
 
-Redacted envelopes carry no hashes: a hash over a hidden body (a pass of 3 cards out of 13 has
-only 286 possibilities) would let anyone brute-force the hidden cards.
+The envelopes shown carry no hashes: a hash over a hidden body (a pass of 3 cards out of 13 has
+only 286 possibilities) would let anyone brute-force the hidden cards, and the next event's
+``prev_hash`` is that same hash. The chain is verified on the server (the audit).
 """
 
 from __future__ import annotations

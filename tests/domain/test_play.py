@@ -215,3 +215,18 @@ def test_plays_go_clockwise() -> None:
     story = d1().play("2C")
     given(story).when(play_card(2, "9C")).raises(NotYourTurn, "seat 1's turn, not seat 2's")
     assert story.play("5C").hand.turn == 2
+
+
+def test_with_diamonds_the_penalty_suit_diamonds_wait_to_be_broken_and_hearts_do_not() -> None:
+    story = d1(penalty_suit="diamonds").play(TRICK_1)
+    assert story.legal(3) == cards("TS JS QS KS AS 8H 9H TH JH QH KH")
+    given(story).when(play_card(3, "2D")).raises(HeartsNotBroken, "diamonds are not broken")
+    given(story).when(play_card(3, "8H")).then(CardPlayed(3, Card("8H")))
+
+
+def test_with_diamonds_the_penalty_suit_a_diamond_discard_breaks_them() -> None:
+    story = d1(penalty_suit="diamonds").play(TRICK_1, "8H 2H 4H 6H", "9H 3H 5H 7H")
+    assert story.hand.turn == 3 and not story.hand.hearts_broken  # hearts break nothing now
+    story = story.play("TH 3D 8D AH")  # seat 0, void in hearts, discards a diamond
+    assert story.hand.hearts_broken and story.hand.turn == 2
+    given(story).when(play_card(2, "QD")).then(CardPlayed(2, Card("QD")))

@@ -1,0 +1,169 @@
+"""Export a game, import it as a new one: it replays identically; a bad document is refused."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import fakeredis
+import pytest
+
+from domain.views import public_view, seat_view
+from service.audit import audit_game
+from service.export import ImportRefused, export_game, export_text, import_game, parse_events
+from service.store import ConcurrencyConflict, RedisEventStore
+from service.table import Table, fold_records
+from tests.api.helpers import Hearts, auth
+from tests.replay.helpers import play_game
+
+
+@pytest.fixture
+def store() -> RedisEventStore:
+    return RedisEventStore(fakeredis.FakeRedis(server=fakeredis.FakeServer()))
+
+
+def views_at_every_seq(store: RedisEventStore, game_id: str) -> list[list[dict]]:
+    """Public and every seat's view after each event (the game id left out)."""
+    out = []
+    table = Table()
+    for event in store.read(game_id):
+        table = fold_records(table, [event])
+        state = table.state
+        views = [public_view(state).to_dict()]
+        views += [seat_view(state, s).to_dict() for s in range(len(state.seats))]
+        for view in views:
+            view.pop("id")
+        out.append(views)
+    return out
+
+
+def test_export_then_import_replays_identically(store):
+    play_game(store, "original", seed="export")
+    document = json.loads(json.dumps(export_game(store, "original")))
+    assert document["format"] == "hearts-game-export" and document["format_version"] == 1
+    assert document["phase"] == "finished" and document["version"] == store.version("original")
+    assert all("credential" not in seat for seat in document["seats"])
+    result = import_game(store, document, "copy")
+    assert (result.game_id, result.version, result.source_game_id) == (
+        "copy",
+        store.version("original"),
+        "original",
+    )
+    assert audit_game(store, "copy").ok
+    assert views_at_every_seq(store, "copy") == views_at_every_seq(store, "original")
+    original, copied = store.read("original"), store.read("copy")
+    for a, b in zip(original, copied, strict=True):
+        assert (a.seq, a.type) == (b.seq, b.type)
+        if a.type == "GameCreated":
+            assert {**a.payload, "game_id": "copy"} == b.payload
+        elif a.type == "PlayerJoined":
+            assert {**a.payload, "credential": None} == b.payload  # no token acts in the copy
+        else:
+            assert a.payload == b.payload
+    with pytest.raises(ConcurrencyConflict):
+        import_game(store, document, "copy")
+
+
+def test_an_unfinished_game_exports_and_imports_too(store):
+    play_game(store, "half", seed="half", stop_after=120)
+    document = export_game(store, "half")
+    assert document["phase"] == "playing"
+    import_game(store, document, "half-copy")
+    assert views_at_every_seq(store, "half-copy") == views_at_every_seq(store, "half")
+
+
+def test_the_text_form_tells_the_game(store):
+    play_game(store, "told", seed="text")
+    document = export_game(store, "told")
+    text = export_text(document)
+    assert text.startswith("hearts-game-export v1")
+    assert "Hand 1 (finished)" in text and "♠" in text and "Game over" in text
+    assert document["last_hash"] in text
+
+
+def test_import_refuses_bad_documents(store):
+    play_game(store, "source", seed="refuse", stop_after=80)
+    good = export_game(store, "source")
+
+    def refused(document) -> ImportRefused:
+        with pytest.raises(ImportRefused) as caught:
+            import_game(store, document, "never")
+        assert not store.exists("never"), "nothing appended"
+        return caught.value
+
+    assert refused([]).code == "invalid-export"
+    assert refused({**good, "format": "other"}).code == "invalid-export"
+    assert refused({**good, "format_version": 2}).code == "unsupported-export-version"
+    assert refused({**good, "events": []}).code == "invalid-export"
+    broken = copy.deepcopy(good)
+    del broken["events"][3]["hash"]
+    assert refused(broken).code == "invalid-export"
+    assert refused({**good, "version": 3}).code == "invalid-export"
+    tampered = copy.deepcopy(good)
+    played = [e for e in tampered["events"] if e["type"] == "CardPlayed"]
+    played[5]["payload"]["card"] = played[0]["payload"]["card"]
+    error = refused(tampered)
+    assert error.code == "export-fails-audit" and error.report is not None
+    assert any(d.seq == played[5]["seq"] for d in error.report.discrepancies)
+    assert len(parse_events(good)) == good["version"]
+
+
+def test_export_and_import_over_http(fake_app):
+    client = fake_app.test_client()
+    hearts = Hearts(client)
+    game_id, tokens = hearts.new_game(2, rules={"score_limit": 27}, seed="http-export")
+    in_play = client.get(f"/api/v1/games/{game_id}/export")
+    assert in_play.status_code == 409 and in_play.get_json()["code"] == "game-in-progress"
+    hearts.play_out(game_id, tokens)
+    response = client.get(f"/api/v1/games/{game_id}/export")
+    assert response.status_code == 200
+    document = response.get_json()
+    assert len(json.dumps(document)) > 64 * 1024  # more than a command body may be
+    text = client.get(f"/api/v1/games/{game_id}/export?format=text")
+    assert text.mimetype == "text/plain" and "Hand 2" in text.get_data(as_text=True)
+
+    created = client.post("/api/v1/games/import", json=document)
+    assert created.status_code == 201, created.get_json()
+    body = created.get_json()
+    assert body["source_game_id"] == game_id and body["version"] == document["version"]
+    assert created.headers["Location"] == f"/api/v1/games/{body['id']}"
+    new_id = body["id"]
+    original = client.get(f"/api/v1/games/{game_id}").get_json()
+    copied = client.get(f"/api/v1/games/{new_id}").get_json()
+    assert {**original, "id": new_id} == copied
+    assert client.get(f"/api/v1/games/{new_id}/audit").get_json()["ok"] is True
+    for at in range(1, document["version"] + 1, 7):
+        a = client.get(f"/api/v1/games/{game_id}/state?at={at}").get_json()
+        b = client.get(f"/api/v1/games/{new_id}/state?at={at}").get_json()
+        assert {**a, "id": new_id} == b
+    # The original's tokens do not act in the copy.
+    assert client.get(f"/api/v1/games/{new_id}", headers=auth(tokens[0])).status_code == 401
+
+    # Idempotent: the same key and body, the same game; another body, 422.
+    first = client.post("/api/v1/games/import", json=document, headers={"Idempotency-Key": "k"})
+    again = client.post("/api/v1/games/import", json=document, headers={"Idempotency-Key": "k"})
+    assert first.status_code == again.status_code == 201
+    assert first.get_json() == again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    other = client.post(
+        "/api/v1/games/import",
+        json={**document, "exported_at": "x"},
+        headers={"Idempotency-Key": "k"},
+    )
+    assert other.status_code == 422 and other.get_json()["code"] == "idempotency-key-reused"
+
+    tampered = copy.deepcopy(document)
+    scored = next(e for e in tampered["events"] if e["type"] == "HandScored")
+    scored["payload"]["totals"][0] += 5
+    refused = client.post("/api/v1/games/import", json=tampered)
+    problem = refused.get_json()
+    assert refused.status_code == 422 and problem["code"] == "export-fails-audit"
+    assert refused.mimetype == "application/problem+json"
+    assert any(d["seq"] == scored["seq"] for d in problem["discrepancies"])
+    for bad in ({"format": "x"}, {**document, "format_version": 9}):
+        response = client.post("/api/v1/games/import", json=bad)
+        assert response.status_code == 422
+    assert (
+        client.post("/api/v1/games/import", data="[1]", content_type="application/json").status_code
+        == 422
+    )

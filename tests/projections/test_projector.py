@@ -95,6 +95,15 @@ def test_two_projectors_side_by_side_equal_one(redis_server, key_prefix, store, 
         for i in range(2)
     ]
     try:
+        # Both are reading before the first append, so both get a share of the deliveries.
+        key = store.log_key(0)
+        wait_until(
+            lambda: (
+                store.redis.exists(key)
+                and {"w0", "w1"}
+                <= {c["name"].decode() for c in store.redis.xinfo_consumers(key, GROUP)}
+            )
+        )
         # Appended while both run, one command at a time, so deliveries interleave.
         append_all(store, plans, rng)
         wait_until(lambda: caught_up(projections))

@@ -61,11 +61,10 @@ class Card(str):
             pass
         canonical = _canonical_text(text)
         try:
-            card = cls._interned[canonical]
+            # Only canonical spellings are cached: user input must not grow the cache.
+            return cls._interned[canonical]
         except KeyError:
             raise InvalidCard(text) from None
-        cls._interned[text] = card
-        return card
 
     @classmethod
     def _make(cls, rank: int, suit: Suit) -> Card:

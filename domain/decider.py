@@ -22,6 +22,8 @@ from .errors import (
     GameFull,
     GameNotCreated,
     InvalidCommand,
+    NameTaken,
+    NoPlayerToTakeOver,
     NotTheShooter,
     NotYourTurn,
     PassingNotOptional,
@@ -76,6 +78,8 @@ def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
         raise InvalidCommand("a game needs an id")
     rules = command.rules.validated()
     seats = command.seats if command.seats is not None else (None,) * rules.players
+    if not isinstance(seats, tuple | list):
+        raise InvalidCommand("seats is a list: one entry per seat")
     if len(seats) != rules.players:
         raise InvalidCommand(
             f"{rules.players} players need {rules.players} seats, not {len(seats)}"
@@ -100,6 +104,8 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if not state.seats[seat].is_open:
         raise SeatTaken(f"seat {seat} is taken")
+    if any(s.player and s.name == name for s in state.seats):
+        raise NameTaken(f"a player called {name!r} already sits at this table")
     return [e.PlayerJoined(seat, name, command.credential)]
 
 
@@ -113,6 +119,8 @@ def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
         raise WrongPhase(f"seat {command.seat} is open: join it first")
     if command.bot is not None and not command.bot:
         raise InvalidCommand("a bot is named by its strategy")
+    if command.bot is None and not state.seats[command.seat].player:
+        raise NoPlayerToTakeOver(f"seat {command.seat} was dealt to a bot: no player can take it")
     if state.seats[command.seat].bot == command.bot:
         return []
     return [e.SeatControlChanged(command.seat, command.bot)]
@@ -123,6 +131,8 @@ def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.DEALING, "deal")
     if not isinstance(command.seed, str) or not command.seed:
         raise InvalidCommand("a deal needs a seed")
+    if command.kitty is not None and command.hands is None:
+        raise InvalidCommand("a kitty is given only with the explicit hands it completes")
     rules = state.rules
     number = state.hand_number + 1
     dealer = dealer_of(number, rules.players)
@@ -173,7 +183,7 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
             hand.kitty,
             hand.dealer,
             f"{hand.seed}/mix",
-            state.rules.kitty,
+            state.rules.kitty and state.rules.mix_includes_kitty,
         )
         events.append(e.PassesExchanged(received, kitty))
     return events
@@ -301,13 +311,20 @@ def _created(state: GameState, event: e.GameCreated) -> GameState:
 
 
 def _joined(state: GameState, event: e.PlayerJoined) -> GameState:
-    seats = _put(state.seats, event.seat, SeatInfo(name=event.name, credential=event.credential))
+    seats = _put(
+        state.seats, event.seat, SeatInfo(name=event.name, credential=event.credential, player=True)
+    )
     phase = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
     return _replace_game(state, seats=seats, phase=phase)
 
 
 def _control_changed(state: GameState, event: e.SeatControlChanged) -> GameState:
-    seat = SeatInfo(state.seats[event.seat].name, event.bot, state.seats[event.seat].credential)
+    seat = SeatInfo(
+        state.seats[event.seat].name,
+        event.bot,
+        state.seats[event.seat].credential,
+        state.seats[event.seat].player,
+    )
     return _replace_game(state, seats=_put(state.seats, event.seat, seat))
 
 

@@ -54,6 +54,14 @@ class SeatTaken(RuleViolation):
     code = "seat-taken"
 
 
+class NameTaken(RuleViolation):
+    code = "name-taken"
+
+
+class NoPlayerToTakeOver(RuleViolation):
+    code = "no-player-to-take-over"
+
+
 class GameFull(RuleViolation):
     code = "game-full"
 

@@ -83,6 +83,7 @@ class RuleOptions:
     cards_passed: int = 3
     pass_cycle: tuple[PassDirection, ...] = STANDARD_CYCLE
     pass_cycle_repeats: bool = True  # False: hold on every hand after the cycle
+    mix_includes_kitty: bool = True  # the mix shuffles the kitty in with the discards
     optional_passing: bool = False  # a player may pass on what they receive, unseen
     first_lead: FirstLead = FirstLead.LOWEST_CLUB
     hearts_lead: HeartsLead = HeartsLead.WHEN_BROKEN
@@ -225,6 +226,7 @@ _ENUM_OPTIONS: dict[str, type[Enum]] = {
 _BOOL_OPTIONS = {
     "kitty",
     "pass_cycle_repeats",
+    "mix_includes_kitty",
     "optional_passing",
     "queen_breaks_hearts",
     "hearts_and_queen_may_lead_hearts",

@@ -25,6 +25,7 @@ class SeatInfo:
     name: str | None = None  # None: open
     bot: str | None = None  # the strategy playing this seat, if a bot plays it
     credential: str | None = None
+    player: bool = False  # a person joined this seat (a bot may still be playing it for them)
 
     @property
     def is_open(self) -> bool:

@@ -18,6 +18,7 @@ from domain import (
     RuleOptions,
     SetSeatBot,
     decide,
+    fold,
 )
 from domain.errors import (
     ALL_VIOLATIONS,
@@ -33,6 +34,7 @@ from domain.errors import (
     WrongPhase,
 )
 from domain.events import CardPlayed, CardsPassed, GameCreated, PlayerJoined, SeatControlChanged
+from domain.state import INITIAL_STATE
 
 from .given import GAME_ID, HOLD, cards, choose, created, given, opts, pass_cards, play_card, seated
 
@@ -284,3 +286,46 @@ def test_every_command_is_refused_after_the_game_ends() -> None:
     given(story).when(choose(0, "add_to_others")).raises(WrongPhase)
     given(story).when(SetSeatBot(0, "random")).raises(WrongPhase, "the game is over")
     given(story).when(JoinGame("Eve")).raises(GameFull)
+
+
+# -- refusals added with the seat rules -----------------------------------------------------------
+
+
+def test_two_players_may_not_share_a_name_at_one_table():
+    from domain.errors import NameTaken
+
+    state = fold([GameCreated("g", RuleOptions(), (None, None, None, None))])
+    state = fold([PlayerJoined(0, "ann")], state)
+    with pytest.raises(NameTaken):
+        decide(state, JoinGame("ann", 1))
+
+
+def test_a_seat_dealt_to_a_bot_has_no_player_to_take_it_back():
+    from domain.errors import NoPlayerToTakeOver
+
+    state = fold([GameCreated("g", RuleOptions(), ("random", None, None, None))])
+    with pytest.raises(NoPlayerToTakeOver):
+        decide(state, SetSeatBot(0, None))
+
+
+def test_a_player_takes_back_the_seat_they_handed_to_a_bot():
+    state = fold([GameCreated("g", RuleOptions(), (None, None, None, None))])
+    state = fold([PlayerJoined(0, "ann"), SeatControlChanged(0, "random")], state)
+    assert decide(state, SetSeatBot(0, None)) == [SeatControlChanged(0, None)]
+
+
+def test_seats_given_as_text_are_refused():
+    with pytest.raises(InvalidCommand):
+        decide(INITIAL_STATE, CreateGame("g", RuleOptions(), "rand"))  # type: ignore[arg-type]
+
+
+def test_a_kitty_without_hands_is_refused():
+    state = fold([GameCreated("g", RuleOptions(kitty=True), ("random",) * 4)])
+    with pytest.raises(InvalidCommand):
+        decide(state, Deal(seed="s", kitty=(Card("2C"), Card("3C"), Card("4C"), Card("5C"))))
+
+
+def test_unusual_spellings_of_a_card_are_not_cached():
+    before = len(Card._interned)
+    assert Card("  qs ") is Card("QS")
+    assert len(Card._interned) == before

@@ -5,6 +5,8 @@ from __future__ import annotations
 import fakeredis
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from service.app import create_app
 from service.config import Settings
@@ -18,7 +20,9 @@ def test_healthz_pings_redis(client):
 
 
 def test_healthz_is_503_when_redis_is_down():
-    dead = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    dead = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
     app = create_app(Settings(), redis=dead)
     response = app.test_client().get("/healthz")
     assert response.status_code == 503

@@ -25,10 +25,13 @@ def hidden_from(state: GameState, seat: int | None) -> set:
 
 def scan(hearts: Hearts, service, game_id: str) -> int:
     log = service.store.read(game_id)
+    tables = [Table()]  # the game after each version
+    for event in log:
+        tables.append(fold_records(tables[-1], [event]))
     checked = 0
     for seat, data in hearts.responses:
         version = data["version"]
-        state = fold_records(Table(), log[:version]).state
+        state = tables[version].state
         hidden = hidden_from(state, seat)
         view = data.get("view", data)
         leaked = cards_in(view) & hidden

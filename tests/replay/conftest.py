@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import fakeredis
 import pytest
+import redis
 
 from service.app import create_app
 from service.config import Settings
@@ -16,9 +17,11 @@ def fake_app(key_prefix):
 
 
 @pytest.fixture
-def app(redis_client, key_prefix):
-    """The app on fakeredis and on the throwaway redis-server (parametrized)."""
-    return create_app(Settings(key_prefix=key_prefix), redis=redis_client)
+def real_app(redis_server, key_prefix):
+    """The app on the throwaway redis-server."""
+    client = redis.Redis.from_url(redis_server)
+    yield create_app(Settings(key_prefix=key_prefix), redis=client)
+    client.close()
 
 
 @pytest.fixture

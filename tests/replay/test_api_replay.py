@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from domain.cards import Card
 from service.hand_records import decode_events
 from tests.api.helpers import Hearts, auth, cards_in
@@ -22,8 +20,8 @@ def views_seen(hearts: Hearts) -> list[tuple[int | None, dict]]:
     return out
 
 
-def test_state_at_reproduces_every_view_the_players_saw(app):
-    client = app.test_client()
+def test_state_at_reproduces_every_view_the_players_saw(real_app):
+    client = real_app.test_client()
     hearts = Hearts(client)
     game_id, tokens = hearts.new_game(4, rules=SHORT, seed="time-travel")
     hearts.play_out(game_id, tokens)
@@ -216,17 +214,17 @@ def _sorted_deal():
     return [sort_cards(DECK[s::4]) for s in range(4)]
 
 
-@pytest.mark.parametrize("seat", [None, 0])
-def test_hand_records_match_the_log(hearts: Hearts, client, fake_app, seat):
+def test_hand_records_match_the_log(hearts: Hearts, client, fake_app):
     game_id, tokens = hearts.new_game(4, rules=SHORT, seed="records")
     hearts.play_out(game_id, tokens)
     store = fake_app.extensions["hearts"].store
     events = decode_events(store.read(game_id))
     hands = [e.event for e in events if type(e.event).__name__ == "HandDealt"]
-    for dealt in hands:
-        record = client.get(
-            f"/api/v1/games/{game_id}/hands/{dealt.hand_number}",
-            headers=auth(tokens[seat] if seat is not None else None),
-        ).get_json()
-        assert record["dealt"] == [[str(c) for c in h] for h in dealt.hands]
-        assert record["seed"] == dealt.seed and record["dealer"] == dealt.dealer
+    for seat in (None, 0):
+        for dealt in hands:
+            record = client.get(
+                f"/api/v1/games/{game_id}/hands/{dealt.hand_number}",
+                headers=auth(tokens[seat] if seat is not None else None),
+            ).get_json()
+            assert record["dealt"] == [[str(c) for c in h] for h in dealt.hands]
+            assert record["seed"] == dealt.seed and record["dealer"] == dealt.dealer

@@ -9,7 +9,9 @@ import fakeredis
 import pytest
 
 from domain.views import public_view, seat_view
+from service.app import create_app
 from service.audit import audit_game
+from service.config import Settings
 from service.export import ImportRefused, export_game, export_text, import_game, parse_events
 from service.store import ConcurrencyConflict, RedisEventStore
 from service.table import Table, fold_records
@@ -108,8 +110,14 @@ def test_import_refuses_bad_documents(store):
     assert len(parse_events(good)) == good["version"]
 
 
-def test_export_and_import_over_http(fake_app):
-    client = fake_app.test_client()
+def test_export_and_import_over_http(key_prefix):
+    # A small body limit for commands: an export is far larger, and still imports.
+    limit = 16 * 1024
+    app = create_app(
+        Settings(key_prefix=key_prefix, max_body_bytes=limit),
+        redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()),
+    )
+    client = app.test_client()
     hearts = Hearts(client)
     game_id, tokens = hearts.new_game(2, rules={"score_limit": 27}, seed="http-export")
     in_play = client.get(f"/api/v1/games/{game_id}/export")
@@ -118,7 +126,7 @@ def test_export_and_import_over_http(fake_app):
     response = client.get(f"/api/v1/games/{game_id}/export")
     assert response.status_code == 200
     document = response.get_json()
-    assert len(json.dumps(document)) > 64 * 1024  # more than a command body may be
+    assert len(json.dumps(document)) > limit  # more than a command body may be
     text = client.get(f"/api/v1/games/{game_id}/export?format=text")
     assert text.mimetype == "text/plain" and "Hand 2" in text.get_data(as_text=True)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .cards import ACE_OF_SPADES, KING_OF_SPADES, QUEEN_OF_SPADES, Card, Suit
+from .cards import ACE_OF_SPADES, DECK, KING_OF_SPADES, QUEEN_OF_SPADES, Card, Suit
 from .errors import (
     HeartsNotBroken,
     MustFollowSuit,
@@ -22,6 +22,12 @@ from .rules import FirstLead, HeartsLead, RuleOptions
 from .state import HandState
 
 Step = tuple[frozenset[Card], Callable[[], RuleViolation]]
+
+# Every card of each suit: the steps narrow a hand to a suit, or remove one, by set operations.
+SUIT_CARDS: dict[Suit, frozenset[Card]] = {
+    suit: frozenset(c for c in DECK if c.suit is suit) for suit in Suit
+}
+_CLUBS = SUIT_CARDS[Suit.CLUBS]
 
 
 def legal_plays(rules: RuleOptions, hand: HandState, seat: int) -> frozenset[Card]:
@@ -43,8 +49,12 @@ def play_violation(
 
 
 def lowest_club(cards: frozenset[Card]) -> Card | None:
-    clubs = [c for c in cards if c.suit is Suit.CLUBS]
-    return min(clubs, key=lambda c: c.rank) if clubs else None
+    clubs = cards & _CLUBS
+    return min(clubs, key=_rank) if clubs else None
+
+
+def _rank(card: Card) -> int:
+    return card.rank
 
 
 def _steps(rules: RuleOptions, hand: HandState, seat: int) -> list[Step]:
@@ -77,7 +87,7 @@ def _lead_steps(rules: RuleOptions, hand: HandState, held: frozenset[Card]) -> l
 
 def _unbroken_leads(rules: RuleOptions, held: frozenset[Card]) -> frozenset[Card]:
     """Before hearts are broken: no heart lead, unless nothing else (or only QS) is held."""
-    others = frozenset(c for c in held if c.suit is not rules.penalty_suit)
+    others = held - SUIT_CARDS[rules.penalty_suit]
     if not others:
         return held
     if rules.hearts_and_queen_may_lead_hearts and others == {QUEEN_OF_SPADES}:
@@ -88,12 +98,11 @@ def _unbroken_leads(rules: RuleOptions, held: frozenset[Card]) -> frozenset[Card
 def _follow_steps(rules: RuleOptions, hand: HandState, held: frozenset[Card]) -> list[Step]:
     steps: list[Step] = []
     led = hand.trick[0][1].suit
-    same = frozenset(c for c in held if c.suit is led)
+    same = held & SUIT_CARDS[led]
     allowed = held
     if same:
         allowed = same
-        name = led.name.lower()[:-1]
-        steps.append((allowed, lambda: MustFollowSuit(f"must follow suit: you hold a {name}")))
+        steps.append((allowed, lambda: MustFollowSuit(f"must follow suit: you hold a {_one(led)}")))
     if hand.first_trick and rules.no_points_on_first_trick:
         allowed = _without_points(rules, allowed)
         steps.append((allowed, _no_points_violation))
@@ -109,6 +118,10 @@ def _follow_steps(rules: RuleOptions, hand: HandState, held: frozenset[Card]) ->
             )
         )
     return steps
+
+
+def _one(suit: Suit) -> str:
+    return suit.name.lower()[:-1]  # "club", "diamond", ...
 
 
 def _without_points(rules: RuleOptions, cards: frozenset[Card]) -> frozenset[Card]:

@@ -21,7 +21,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bots import UnknownBot, get_bot
@@ -74,16 +74,17 @@ def idempotency_for(
 
 def game_id_for_key(key: str) -> str:
     """The id a game created with this Idempotency-Key gets, so a retry finds its record."""
-    return "g" + hashlib.sha256(f"create\0{key}".encode()).hexdigest()[:19]
+    return "g" + hashlib.sha256(f"create\0{key}".encode()).hexdigest()[:20]
 
 
 def new_game_id() -> str:
-    return "g" + secrets.token_hex(10)[:19]
+    return "g" + secrets.token_hex(10)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a request did: the game at ``version`` and the events it appended, in order."""
+    """What a request did: the game at ``version``, and the events from its command up to
+    ``version`` in order (its own, the deal, the bots' moves, and anything appended between)."""
 
     game_id: str
     version: int
@@ -93,7 +94,6 @@ class Outcome:
     seat: int | None = None
     token: str | None = None
     replayed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def state(self) -> GameState:

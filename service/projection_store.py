@@ -39,6 +39,7 @@ projector got there first) gets ``stale`` and reads the checkpoint again.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 import time
@@ -87,6 +88,10 @@ RETIRED = "retired"
 
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
 
 
 def stream_id(text: str) -> tuple[int, int]:
@@ -177,7 +182,7 @@ class ProjectionStore:
 
     def generation_pattern(self, generation: str) -> str:
         """A SCAN pattern matching every read-model key of a generation (not its markers)."""
-        return f"{self.prefix}:{{p*}}:proj:{generation}:*"
+        return f"{_glob_escape(self.prefix)}:{{p*}}:proj:{_glob_escape(generation)}:*"
 
     # The generation pointer ---------------------------------------------------
 

@@ -93,7 +93,7 @@ def _pass_danger(c: int, hand: int, r: TableRules) -> float:
     if s == SPADES:
         return rank * 0.3  # low spades guard against the queen
     if s == r.penalty_suit:
-        return 12.0 + rank if rank >= 7 else rank * 0.5
+        return rank * 0.6  # high hearts are no worse to keep than high side cards
     if c == r.bonus:
         return -40.0
     if r.bonus >= 0 and s == r.bonus // 13 and c > r.bonus:
@@ -145,7 +145,7 @@ def _mood(st: PlayState, seat: int, hand: int, unseen: int) -> tuple[int, int]:
             return SHOOT, seat
         return NORMAL, -1
     got = penalty[taker]
-    if got * 2 >= r.moon_points or (got >= 4 and st.tricks_done * 2 >= r.hand_size):
+    if got * 2 > r.moon_points and st.tricks_done * 2 >= r.hand_size:
         return BLOCK, taker
     return NORMAL, -1
 
@@ -251,6 +251,8 @@ def _follow(
     if last:
         if over_nq and (pts < 0 or (bonus_bit and over_nq & bonus_bit)):
             return r.bonus if over_nq & bonus_bit else highest(over_nq)
+        if over_nq and pts == 0 and not any(r.penalty_mask >> c & 1 for _, c in st.trick):
+            return highest(over_nq)  # a clean trick, and nobody after us: shed a high card on it
         if under:
             return highest(under & ~bonus_bit or under)
         return highest(over_nq) if over_nq else QS
@@ -302,7 +304,7 @@ def _discard_danger(c: int, hand: int, r: TableRules, queen_live: bool) -> float
     if s == SPADES and c > QS:
         return 40.0 + rank if queen_live else float(rank)
     if s == r.penalty_suit:
-        return 20.0 + rank if rank >= 7 else float(rank)
+        return 20.0 + rank
     if s == SPADES and queen_live:
         return rank - 5.0  # low spades guard against the queen
     short = 3.0 if (hand & SUIT_MASK[s]).bit_count() <= 2 else 0.0

@@ -61,7 +61,9 @@ def play_game(
     Stops after ``max_hands`` hands (the game then stays unfinished), else at the game's end.
     """
     if names is None:
-        names = [rng.choice(NAMES + (None,)) for _ in range(rules.players)]
+        # A name sits at most once at a table; bot seats (None) may repeat.
+        people = rng.sample(NAMES, rules.players)
+        names = [name if rng.random() < 0.7 else None for name in people]
     seats = tuple("random" if n is None else None for n in names)
     batches: list[list[NewEvent]] = []
     state = _apply(INITIAL_STATE, CreateGame(game_id, rules, seats), batches)

@@ -259,8 +259,10 @@ def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(monkeypatch, key_p
     try:
         client = app.test_client()
         game_id = Hearts(client).create(BOTS, rules={"score_limit": 10})["id"]
-        wait_until(lambda: client.get(f"/api/v1/games/{game_id}/scoreboard").status_code == 200)
-        board = client.get(f"/api/v1/games/{game_id}/scoreboard").get_json()
-        assert board["status"] == "finished"
+        path = f"/api/v1/games/{game_id}/scoreboard"
+        wait_until(lambda: client.get(path).get_json().get("status") == "finished")
+        assert client.get(path).get_json()["as_of"]["seq"] == app.extensions[
+            "hearts"
+        ].store.version(game_id)
     finally:
         app.extensions["hearts.projector_stop"].set()

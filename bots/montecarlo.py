@@ -34,9 +34,9 @@ from .simulation import PlayState, legal_mask, outcome, play, table_rules
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    plays: int = 6000  # simulated plays per decision, over every sample and candidate
-    min_samples: int = 8
-    max_samples: int = 80
+    plays: int = 5000  # simulated plays per decision, over every sample and candidate
+    min_samples: int = 6
+    max_samples: int = 60
     seconds: float | None = None  # optional wall-clock cap (then a seed no longer fixes the choice)
     margin: float = 0.25  # points per hand another card must beat the heuristic's choice by
 

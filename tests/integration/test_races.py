@@ -5,9 +5,11 @@ from __future__ import annotations
 import random
 import threading
 import time
+from types import SimpleNamespace
 
 from service.metrics import CONFLICTS_RETRIED
 from tests.api.helpers import Hearts, auth
+from tests.api.test_redaction import scan
 from tests.integration.legality import assert_legal_log
 
 
@@ -81,6 +83,7 @@ def test_many_threads_keep_the_log_a_legal_game_with_each_acknowledged_command_o
     setup = Hearts(apps[0].test_client())
     game_id, tokens = setup.new_game(3, rules={"score_limit": 30})
     acknowledged: list[dict] = []
+    seen: list[tuple[int, dict]] = []
     lock = threading.Lock()
     deadline = time.monotonic() + 60
     done = threading.Event()
@@ -111,6 +114,7 @@ def test_many_threads_keep_the_log_a_legal_game_with_each_acknowledged_command_o
             if response.status_code == 200:
                 with lock:
                     acknowledged.append(response.get_json())
+                    seen.append((seat, response.get_json()))
 
     conflicts_before = CONFLICTS_RETRIED._value.get()
     threads = [threading.Thread(target=player, args=(s, w)) for s in range(3) for w in range(2)]
@@ -132,3 +136,5 @@ def test_many_threads_keep_the_log_a_legal_game_with_each_acknowledged_command_o
     for response in acknowledged:
         first = response["events"][0]
         assert appends[first["command_id"]] == first["seq"]
+    # Responses that raced with other players' appends still hide every hidden card.
+    assert scan(SimpleNamespace(responses=seen), apps[0].extensions["hearts"], game_id) > 0

@@ -206,16 +206,20 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     plays = hand.trick + ((seat, card),)
     if len(plays) < state.players:
         return events
+    rules = state.rules
     winner = trick_winner(plays)
     trick_cards = [card for _, card in plays]
-    takes_kitty = not hand.kitty_taken and any(state.rules.is_penalty_card(x) for x in trick_cards)
-    last_trick = (
-        not any(h for i, h in enumerate(hand.hands) if i != seat) and len(hand.hands[seat]) == 1
+    # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
+    takes_kitty = (
+        bool(hand.kitty)
+        and not hand.kitty_taken
+        and any(rules.is_penalty_card(x) for x in trick_cards)
     )
+    last_trick = sum(map(len, hand.hands)) == 1  # the card played was the last one held
     if last_trick and not hand.kitty_taken:
         takes_kitty = True  # defensive: the kitty always ends up with someone
     kitty = hand.kitty if takes_kitty else ()
-    points = sum(state.rules.card_points(x) for x in trick_cards + list(kitty))
+    points = sum(rules.card_points(x) for x in trick_cards + list(kitty))
     events.append(e.TrickTaken(len(hand.tricks) + 1, winner, plays, points, kitty))
     if last_trick:
         after = fold(events, state)
@@ -390,7 +394,7 @@ def _played(state: GameState, event: e.CardPlayed) -> GameState:
         hand,
         hands=_put(hand.hands, event.seat, hand.hands[event.seat] - {card}),
         trick=hand.trick + ((event.seat, card),),
-        turn=(event.seat + 1) % state.players,
+        turn=(event.seat + 1) % rules.players,
         hearts_broken=broken,
     )
     return _replace_game(state, hand=hand)

@@ -12,9 +12,11 @@ from .rules import ExactLimitReset, MoonScoring, RuleOptions, TieBreak
 
 def trick_winner(plays: Sequence[Play]) -> int:
     """The seat that played the highest card of the suit led."""
-    led = plays[0][1].suit
-    seat, _ = max((p for p in plays if p[1].suit is led), key=lambda p: p[1].rank)
-    return seat
+    winner, best = plays[0]
+    for seat, card in plays[1:]:
+        if card.suit is best.suit and card.rank > best.rank:
+            winner, best = seat, card
+    return winner
 
 
 def points_of(rules: RuleOptions, cards: Iterable[Card]) -> int:
@@ -39,13 +41,14 @@ def find_shot(
     rules: RuleOptions, taken: Sequence[Sequence[Card]], tricks_won: Sequence[int]
 ) -> Shot | None:
     total_tricks = sum(tricks_won)
+    moon_points = rules.moon_points  # derived from the options each time it is read
     if rules.shoot_the_sun:
         for seat, won in enumerate(tricks_won):
             if won == total_tricks:
-                return Shot(seat, "sun", 2 * rules.moon_points)
+                return Shot(seat, "sun", 2 * moon_points)
     for seat, cards in enumerate(taken):
-        if penalty_points_of(rules, cards) == rules.moon_points:
-            return Shot(seat, "moon", rules.moon_points)
+        if penalty_points_of(rules, cards) == moon_points:
+            return Shot(seat, "moon", moon_points)
     return None
 
 

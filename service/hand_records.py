@@ -195,24 +195,42 @@ def hand_record(events: Iterable[Logged], number: int, viewer: Viewer = ALL) -> 
 
 
 def _fold_hands(events: Iterable[Logged]) -> Iterable[tuple[GameState, _Open]]:
-    """Yield (state after the hand's last event, the hand) for each hand, in order.
+    """Yield (state after the hand's last event, the hand) for each hand, in order."""
+    tracker = HandTracker()
+    for logged in events:
+        finished = tracker.feed(logged)
+        if finished is not None:
+            yield finished
+    if tracker.current is not None:
+        yield tracker.state, tracker.current
+
+
+class HandTracker:
+    """Folds a game's events one at a time, keeping only the state and the hand in play.
 
     Every event from a HandDealt up to the next one belongs to that hand (GameEnded included).
+    A live stream feeds it event by event, so it never holds the whole log.
     """
-    state = INITIAL_STATE
-    current: _Open | None = None
-    for logged in events:
+
+    def __init__(self) -> None:
+        self.state: GameState = INITIAL_STATE
+        self.current: _Open | None = None
+
+    def feed(self, logged: Logged) -> tuple[GameState, _Open] | None:
+        """Fold one event; returns the previous hand, complete, when this event deals a new one."""
         event = logged.event
+        done = None
         if isinstance(event, HandDealt):
-            if current is not None:
-                yield state, current
+            if self.current is not None:
+                done = (self.state, self.current)
             seats = tuple(
-                {"seat": i, "name": s.name, "bot": s.bot} for i, s in enumerate(state.seats)
+                {"seat": i, "name": s.name, "bot": s.bot} for i, s in enumerate(self.state.seats)
             )
-            current = _Open(event, logged.seq, logged.seq, seats, state.scores)
-        state = evolve(state, event)
+            self.current = _Open(event, logged.seq, logged.seq, seats, self.state.scores)
+        self.state = evolve(self.state, event)
+        current = self.current
         if current is None:
-            continue
+            return done
         current.last_seq = logged.seq
         if isinstance(event, GameEnded):
             current.ended = event
@@ -222,8 +240,13 @@ def _fold_hands(events: Iterable[Logged]) -> Iterable[tuple[GameState, _Open]]:
             current.scored = event
         elif isinstance(event, TrickTaken):
             current.trick_seqs += (logged.seq,)
-    if current is not None:
-        yield state, current
+        return done
+
+    def record(self, viewer: Viewer = ALL) -> HandRecord | None:
+        """The hand in play (or the last one dealt), as ``viewer`` may see it."""
+        if self.current is None:
+            return None
+        return visible_to(_freeze(self.state, self.current), viewer)
 
 
 def _freeze(state: GameState, h: _Open) -> HandRecord:
@@ -297,19 +320,3 @@ def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
         received=None if record.received is None else own(record.received),
         kitty_after_pass=None,
     )
-
-
-def finished_hands(events: Iterable[Logged]) -> frozenset[int]:
-    """Numbers of the hands whose HandScored is in ``events``."""
-    return frozenset(x.event.hand_number for x in events if isinstance(x.event, HandScored))
-
-
-def hand_of_each_event(events: Sequence[Logged]) -> list[int]:
-    """The number of the hand each event belongs to (0 before the first deal)."""
-    out = []
-    number = 0
-    for logged in events:
-        if isinstance(logged.event, HandDealt):
-            number = logged.event.hand_number
-        out.append(number)
-    return out

@@ -28,6 +28,7 @@ from flask import Response, request, stream_with_context
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
+from domain.events import event_from_dict
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service.api.common import (
@@ -40,10 +41,11 @@ from service.api.common import (
     view_dict,
 )
 from service.audit import audit_events
+from service.deal_plan import is_domain_event
 from service.envelope import RecordedEvent
 from service.export import ImportRefused, export_events, export_text, prepare_import
 from service.games import GameService, idempotency_for, new_game_id
-from service.hand_records import decode_events, hand_record, hand_records
+from service.hand_records import HandTracker, Logged, decode_events, hand_record
 from service.problems import CATALOGUE, Problem, ProblemType
 from service.redaction import disclosure_for, redact_events
 from service.replay_text import render_hand
@@ -115,33 +117,42 @@ def _viewer(snap: Snapshot[Table]) -> int | None:
     return service().seat_of_token(snap, tok) if tok is not None else None
 
 
-def _hand_before(events: list[RecordedEvent], after: int) -> int:
-    """The hand number current after event ``after`` (events are the game's, from seq 1)."""
-    number = 0
-    for event in events[:after]:
-        if event.type == "HandDealt":
-            number = int(event.payload["hand_number"])
-    return number
+class Follower:
+    """Follows one game's log for one viewer, holding only the folded state and the hand in
+    play (a live stream runs for hours: it must not keep the whole log)."""
 
+    def __init__(self, viewer: int | None) -> None:
+        self.viewer = viewer
+        self.tracker = HandTracker()
 
-def _with_reveal(items: list[dict[str, Any]], events: list[RecordedEvent]) -> list[dict]:
-    """HandScored items carry the finished hand's record: a live stream's reveal of it."""
-    scored = [item for item in items if item["type"] == "HandScored"]
-    if scored:
-        records = {r.number: r for r in hand_records(decode_events(events))}
-        for item in scored:
-            record = records.get(int(item["payload"]["hand_number"]))
-            item["revealed_hand"] = record.to_dict() if record is not None else None
-    return items
+    @property
+    def state(self) -> GameState:
+        return self.tracker.state
 
+    def skip(self, events: list[RecordedEvent]) -> None:
+        for event in events:
+            self._fold(event)
 
-def redacted_after(
-    events: list[RecordedEvent], state: GameState, viewer: int | None, after: int, limit: int
-) -> list[dict[str, Any]]:
-    """Events after seq ``after`` (at most ``limit``) as ``viewer`` may see them now."""
-    chosen = events[after : after + limit]
-    items = redact_events(chosen, disclosure_for(state, viewer), _hand_before(events, after))
-    return _with_reveal(items, events)
+    def items(self, events: list[RecordedEvent], now: GameState | None = None) -> list[dict]:
+        """``events`` (the next ones) as the viewer may see them, given the game ``now`` (by
+        default: as it stands after them). A HandScored carries the finished hand's record."""
+        hand_before = self.state.hand_number
+        reveals = {}
+        for event in events:
+            self._fold(event)
+            if event.type == "HandScored":
+                record = self.tracker.record()
+                reveals[event.seq] = record.to_dict() if record is not None else None
+        disclosure = disclosure_for(now if now is not None else self.state, self.viewer)
+        items = redact_events(events, disclosure, hand_before)
+        for item in items:
+            if item["seq"] in reveals:
+                item["revealed_hand"] = reveals[item["seq"]]
+        return items
+
+    def _fold(self, event: RecordedEvent) -> None:
+        if is_domain_event(event.type):
+            self.tracker.feed(Logged(event.seq, event_from_dict(event.type, event.payload)))
 
 
 # -- the log, and the live stream -----------------------------------------------------------------
@@ -161,14 +172,16 @@ def events(query: dict[str, Any], game_id: str):
         after = _last_event_id(query["after"])
         return _sse_response(svc, game_id, viewer, after)
     stored = svc.store.read(game_id)
+    now = svc.snapshot(game_id).state.state  # at least as new as ``stored``
     after = query["after"]
-    state = fold_records(Table(), stored).state
-    items = redacted_after(stored, state, viewer, after, query["limit"])
+    follower = Follower(viewer)
+    follower.skip(stored[:after])
+    items = follower.items(stored[after : after + query["limit"]], now)
     version = stored[-1].seq if stored else 0
     body = {
         "id": game_id,
         "version": version,
-        "phase": state.phase.value,
+        "phase": now.phase.value,
         "events": items,
         "next_after": items[-1]["seq"] if items else after,
         "more": bool(items) and items[-1]["seq"] < version,
@@ -177,8 +190,11 @@ def events(query: dict[str, Any], game_id: str):
 
 
 def _wants_stream() -> bool:
-    best = request.accept_mimetypes.best_match([EVENT_STREAM, "application/json"])
-    return best == EVENT_STREAM and request.accept_mimetypes[EVENT_STREAM] > 0
+    """Only an Accept that names text/event-stream (and prefers it) gets the stream: JSON is
+    the default, also for ``*/*``."""
+    accept = request.accept_mimetypes
+    named = any(value == EVENT_STREAM and quality > 0 for value, quality in accept)
+    return named and accept.best_match(["application/json", EVENT_STREAM]) == EVENT_STREAM
 
 
 def _last_event_id(after: int) -> int:
@@ -202,15 +218,20 @@ def _sse_response(svc: GameService, game_id: str, viewer: int | None, after: int
     keepalive = _seconds("HEARTS_SSE_KEEPALIVE", 15.0)
     lifetime = _seconds("HEARTS_SSE_MAX_SECONDS", 3600.0)
     stored = svc.store.read(game_id)
-    table = fold_records(Table(), stored)
-    if table.state.phase is Phase.FINISHED and after >= len(stored):
+    follower = Follower(viewer)
+    follower.skip(stored[:after])
+    if follower.state.phase is Phase.FINISHED or (after >= len(stored) and _finished(stored)):
         # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
         return Response(status=204)
-    stream = sse_stream(svc, game_id, viewer, after, stored, table, keepalive, lifetime)
+    stream = sse_stream(svc, game_id, follower, after, stored[after:], keepalive, lifetime)
     response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
     return response
+
+
+def _finished(stored: list[RecordedEvent]) -> bool:
+    return bool(stored) and stored[-1].type == "GameEnded"
 
 
 def sse_message(item: dict[str, Any]) -> str:
@@ -220,31 +241,29 @@ def sse_message(item: dict[str, Any]) -> str:
 def sse_stream(
     svc: GameService,
     game_id: str,
-    viewer: int | None,
+    follower: Follower,
     after: int,
-    stored: list[RecordedEvent],
-    table: Table,
+    backlog: list[RecordedEvent],
     keepalive: float,
     lifetime: float,
 ) -> Iterator[str]:
-    """The live stream: backlog first, then each new event as it is appended.
+    """The live stream: the backlog first, then each new event as it is appended.
 
-    Waits with XREAD BLOCK on the game's stream (one Redis connection per open stream, idle in
-    the server, not in a worker thread under the gevent worker), at most ``keepalive`` seconds
-    at a time, sending a comment line in between so proxies and clients see the line alive.
+    Waits with XREAD BLOCK on the game's stream (one Redis connection per open stream; under
+    the gevent worker a parked greenlet, not a thread), at most ``keepalive`` seconds at a
+    time, sending a comment line in between so proxies and clients see the line alive.
     """
     deadline = time.monotonic() + lifetime
     key = svc.store.game_key(game_id)
     yield f"retry: 2000\n: hearts events of {game_id} after {after}\n\n"
-    events = list(stored)
+    new = backlog
     while True:
-        if len(events) > after:
-            items = redacted_after(events, table.state, viewer, after, len(events))
-            for item in items:
+        if new:
+            for item in follower.items(new):
                 yield sse_message(item)
-            after = len(events)
-        if table.state.phase is Phase.FINISHED:
-            end = {"reason": "finished", "version": after, "winners": list(table.state.winners)}
+            after = new[-1].seq
+        if follower.state.phase is Phase.FINISHED:
+            end = {"reason": "finished", "version": after, "winners": list(follower.state.winners)}
             yield f"event: end\ndata: {json.dumps(end)}\n\n"
             return
         remaining = deadline - time.monotonic()
@@ -254,12 +273,9 @@ def sse_stream(
             return
         block_ms = max(1, int(min(keepalive, remaining) * 1000))
         woken = svc.store.redis.xread({key: f"{after}-0"}, count=1, block=block_ms)
+        new = svc.store.read(game_id, after=after) if woken else []
         if not woken:
             yield ": keep-alive\n\n"
-            continue
-        new = svc.store.read(game_id, after=after)
-        table = fold_records(table, new)
-        events += new
 
 
 # -- hands, time travel ---------------------------------------------------------------------------

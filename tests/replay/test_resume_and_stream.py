@@ -80,5 +80,6 @@ def test_stream_edges(hearts: Hearts, client):
     ]
     assert "event: end" in tail
     # JSON is the default; an explicit JSON preference wins over the stream.
-    plain = client.get(f"/api/v1/games/{game_id}/events", headers={"Accept": "application/json"})
-    assert plain.mimetype == "application/json"
+    for accept in ("application/json", "*/*", "application/json, text/event-stream;q=0.5"):
+        plain = client.get(f"/api/v1/games/{game_id}/events", headers={"Accept": accept})
+        assert plain.mimetype == "application/json", accept

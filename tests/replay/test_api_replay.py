@@ -228,3 +228,23 @@ def test_hand_records_match_the_log(hearts: Hearts, client, fake_app):
             ).get_json()
             assert record["dealt"] == [[str(c) for c in h] for h in dealt.hands]
             assert record["seed"] == dealt.seed and record["dealer"] == dealt.dealer
+
+
+def test_a_seat_handed_to_a_bot_audits_and_replays(hearts: Hearts, client):
+    game_id, tokens = hearts.new_game(2, rules=SHORT, seed="handover")
+    for _ in range(5):
+        seat = next(s for s in hearts.view(game_id)["awaiting"] if s in tokens)
+        hearts.act(game_id, seat, tokens[seat])
+    handed = client.post(
+        f"/api/v1/games/{game_id}/seats/1/bot", json={"bot": "random"}, headers=auth(tokens[1])
+    )
+    assert handed.status_code == 200, handed.get_json()
+    hearts.play_out(game_id, {0: tokens[0]})
+    report = client.get(f"/api/v1/games/{game_id}/audit").get_json()
+    assert report["ok"] is True, report["discrepancies"]
+    events = client.get(f"/api/v1/games/{game_id}/events").get_json()["events"]
+    assert any(e["type"] == "SeatControlChanged" for e in events)
+    document = client.get(f"/api/v1/games/{game_id}/export").get_json()
+    copy = client.post("/api/v1/games/import", json=document).get_json()
+    original = client.get(f"/api/v1/games/{game_id}").get_json()
+    assert client.get(f"/api/v1/games/{copy['id']}").get_json() == {**original, "id": copy["id"]}

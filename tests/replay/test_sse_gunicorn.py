@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from tests.api.helpers import cards_in
 from tests.replay.live import SSEStream, request, start_server, stop_server
 
 RULES = {"score_limit": 27}  # at least two hands
@@ -79,6 +80,7 @@ class Watcher:
         self.keepalives = 0
         self.hands_over: set[int] = set()
         self.hand = 0
+        self.known: set[str] = set()
         self.stream: SSEStream | None = None
 
     def connect(self, last_event_id: int | None = None) -> None:
@@ -115,10 +117,18 @@ class Watcher:
         payload, kind = item["payload"], item["type"]
         if kind == "HandDealt":
             self.hand = payload["hand_number"]
+            self.known = set(payload["hands"][self.seat] or ())
         if kind == "HandScored":
             self.hands_over.add(payload["hand_number"])
         if self.hand in self.hands_over:
             return
+        # Before the hand is over, every card named anywhere in the item is one this seat may
+        # know: its own cards, what it received, and what has been played.
+        if kind == "PassesExchanged":
+            self.known |= set(payload["received"][self.seat])
+        if kind == "CardPlayed":
+            self.known.add(payload["card"])
+        assert {str(c) for c in cards_in(item)} <= self.known, item
         others = [s for s in range(4) if s != self.seat]
         if kind == "HandDealt":
             assert payload["seed"] is None

@@ -8,8 +8,10 @@ and how many unseen cards lie outside every hand (the kitty, or a kitty already 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from domain.cards import Card
 from domain.passing import pass_target
 from domain.rules import PassDirection, RuleOptions
 from domain.views import SeatView
@@ -102,7 +104,7 @@ def knowledge_of(view: SeatView, rules: RuleOptions) -> Knowledge:
     )
 
 
-def _note_voids(plays, voids: list[int]) -> None:  # noqa: ANN001 - (seat, Card) pairs
+def _note_voids(plays: Sequence[tuple[int, Card]], voids: list[int]) -> None:
     if not plays:
         return
     led = plays[0][1].index // 13

@@ -21,7 +21,11 @@ import math
 import secrets
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # the heavy imports wait until the subcommand runs
+    from bots.tournament import GameResult, TournamentResult
+    from domain.rules import RuleOptions
 
 OK, BAD = 0, 2
 
@@ -123,7 +127,7 @@ class Recorder:
         self.store = store
         self.game_ids: list[str] = []
 
-    def record(self, game: Any) -> None:
+    def record(self, game: GameResult) -> None:
         from service.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
         from service.envelope import NewEvent
         from service.table import new_event
@@ -139,7 +143,14 @@ def _refuse(message: str) -> int:
     return BAD
 
 
-def _as_json(result, rules, seed: str, games: int, elapsed: float, recorded) -> dict:  # noqa: ANN001
+def _as_json(
+    result: TournamentResult,
+    rules: RuleOptions,
+    seed: str,
+    games: int,
+    elapsed: float,
+    recorded: list[str],
+) -> dict[str, Any]:
     return {
         "seed": seed,
         "games": games,
@@ -154,7 +165,7 @@ def _as_json(result, rules, seed: str, games: int, elapsed: float, recorded) -> 
     }
 
 
-def _finite(d: dict) -> dict:
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
     """JSON has no NaN or infinity: such figures (one observation, no time) become null."""
 
     def fix(v: Any) -> Any:
@@ -167,7 +178,14 @@ def _finite(d: dict) -> dict:
     return {k: fix(v) for k, v in d.items()}
 
 
-def report(result, rules, seed: str, games: int, elapsed: float, recorded) -> str:  # noqa: ANN001
+def report(
+    result: TournamentResult,
+    rules: RuleOptions,
+    seed: str,
+    games: int,
+    elapsed: float,
+    recorded: list[str],
+) -> str:
     stats = result.stats()
     hands = sum(len(g.hands) for g in result.games)
     deals = max((s.points.n for s in stats), default=0)

@@ -7,8 +7,8 @@ a trick also takes it; the last trick also scores the hand, and the hand may end
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from functools import singledispatch
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import commands as c
 from . import events as e
@@ -48,7 +48,7 @@ _replace_hand = replacer(HandState)
 
 def decide(state: GameState, command: c.Command) -> list[e.Event]:
     """The events a command causes, or a RuleViolation (and no events) if it breaks a rule."""
-    return _decide(command, state)
+    return _decider_for(type(command))(command, state)
 
 
 def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameState:
@@ -65,12 +65,6 @@ def decide_and_evolve(state: GameState, command: c.Command) -> tuple[list[e.Even
 # -- decide ---------------------------------------------------------------------------------------
 
 
-@singledispatch
-def _decide(command: object, state: GameState) -> list[e.Event]:
-    raise InvalidCommand(f"unknown command {type(command).__name__}")
-
-
-@_decide.register
 def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
     if state.phase is not Phase.NEW:
         raise GameAlreadyCreated(f"game {state.game_id} already exists")
@@ -90,7 +84,6 @@ def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
     return [e.GameCreated(command.game_id, rules, tuple(seats))]
 
 
-@_decide.register
 def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_created(state)
     name = command.name.strip() if isinstance(command.name, str) else ""
@@ -109,7 +102,6 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     return [e.PlayerJoined(seat, name, command.credential)]
 
 
-@_decide.register
 def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_seat(state, command.seat)
@@ -126,7 +118,6 @@ def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
     return [e.SeatControlChanged(command.seat, command.bot)]
 
 
-@_decide.register
 def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.DEALING, "deal")
     if not isinstance(command.seed, str) or not command.seed:
@@ -155,7 +146,6 @@ def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
     ]
 
 
-@_decide.register
 def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.PASSING, "pass cards")
     hand = _hand(state)
@@ -189,7 +179,6 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
     return events
 
 
-@_decide.register
 def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.PLAYING, "play a card")
     hand = _hand(state)
@@ -227,7 +216,6 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     return events
 
 
-@_decide.register
 def _choose_moon(command: c.ChooseMoonScoring, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.MOON_CHOICE, "choose how the moon scores")
     if command.seat != state.moon_shooter:
@@ -236,6 +224,28 @@ def _choose_moon(command: c.ChooseMoonScoring, state: GameState) -> list[e.Event
         raise InvalidCommand("choose add_to_others or subtract_from_shooter")
     chosen = e.MoonScoringChosen(command.seat, command.choice)
     return [chosen, *_end_of_hand(state, command.choice)]
+
+
+# A table, not functools.singledispatch: its dispatch cost ~0.4 us per command, a tenth of a play.
+_DECIDERS: dict[type, Callable[[Any, GameState], list[e.Event]]] = {
+    c.CreateGame: _create,
+    c.JoinGame: _join,
+    c.SetSeatBot: _set_bot,
+    c.Deal: _deal,
+    c.PassCards: _pass,
+    c.PlayCard: _play,
+    c.ChooseMoonScoring: _choose_moon,
+}
+
+
+def _decider_for(kind: type) -> Callable[[Any, GameState], list[e.Event]]:
+    try:
+        return _DECIDERS[kind]
+    except KeyError:
+        for base in kind.__mro__[1:]:  # a subclass of a command is decided as that command
+            if base in _DECIDERS:
+                return _DECIDERS[base]
+    raise InvalidCommand(f"unknown command {kind.__name__}")
 
 
 def _end_of_hand(state: GameState, choice: MoonScoring | None) -> list[e.Event]:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bots import UnknownBot, get_bot
+from bots import UnknownBot, bot_names, get_bot
 from domain.cards import Card
 from domain.commands import Command, CreateGame, JoinGame
 from domain.dealing import check_explicit_deal
@@ -252,6 +252,9 @@ class GameService:
     def join(
         self, game_id: str, *, name: str, seat: int | None, idempotency: Idempotency | None
     ) -> Outcome:
+        if isinstance(name, str) and name.strip().lower() in bot_names():
+            # Statistics are kept by name, and bots appear under their strategy's name.
+            raise Problem("name-reserved", f"{name.strip()!r} is a bot's name: choose another")
         token, credential = auth.new_token()
 
         def decide_join(table: Table) -> tuple[list[NewEvent], Table]:

@@ -105,6 +105,12 @@ _HTTP = [
     ProblemType("invalid-card", 422, "Not a card", "Write cards like 2C, 10H, QS or Q♠."),
     ProblemType("unknown-bot", 422, "Unknown bot", "Name a bot strategy the server has."),
     ProblemType(
+        "name-reserved",
+        422,
+        "Name reserved",
+        "Bots are known by their strategy's name: a player may not take one.",
+    ),
+    ProblemType(
         "idempotency-key-reused",
         422,
         "Idempotency key reused",

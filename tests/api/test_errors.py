@@ -66,6 +66,8 @@ def test_join_errors(hearts: Hearts, client):
     assert_problem(client.post(url, json={"name": "bob", "seat": 0}), 409, "seat-taken")
     assert_problem(client.post(url, json={"name": "bob", "seat": 9}), 422, "seat-out-of-range")
     assert_problem(client.post(url, json={"name": "  "}), 422, "invalid-command")
+    assert_problem(client.post(url, json={"name": "ann"}), 409, "name-taken")
+    assert_problem(client.post(url, json={"name": "Random"}), 422, "name-reserved")
     hearts.join(game["id"], "bob")
     hearts.join(game["id"], "cy")
     assert_problem(client.post(url, json={"name": "dee"}), 409, "game-full")

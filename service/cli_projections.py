@@ -18,7 +18,9 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-OK, UNUSABLE = 0, 2
+from service.cli_store import open_store
+
+OK = 0
 
 
 def add_parser(subparsers: Any) -> None:
@@ -84,31 +86,10 @@ def _non_negative(raw: str) -> int:
 @contextlib.contextmanager
 def open_projections() -> Iterator[Any]:
     """The configured store's ProjectionStore, or SystemExit(2) without a Redis to use."""
-    from service.config import Settings
     from service.projection_store import ProjectionStore
-    from service.store import RedisEventStore
 
-    settings = Settings.from_env()
-    started = None
-    url = settings.redis_url
-    if url is None:
-        from service import embedded
-
-        started = embedded.start(settings.data_dir)
-        url = started.url
-        if url == embedded.FAKE_URL:
-            print("hearts: no Redis to use: set REDIS_URL or install redis-server", file=sys.stderr)
-            raise SystemExit(UNUSABLE)
-    import redis
-
-    client = redis.Redis.from_url(url)
-    try:
-        store = RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
+    with open_store() as store:
         yield ProjectionStore(store)
-    finally:
-        client.close()
-        if started is not None:
-            started.stop()
 
 
 def run_project(args: argparse.Namespace) -> int:

@@ -9,14 +9,14 @@ discrepancy or the import was refused, 2 no such game, an unreadable file, or no
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-OK, FAILED, UNUSABLE = 0, 1, 2
+from service.cli_store import UNUSABLE, open_store
+
+OK, FAILED = 0, 1
 
 
 def sse_worker_class(env: dict[str, str] | None = None) -> str:
@@ -73,31 +73,6 @@ def add_parser(subparsers: Any) -> None:
         p.add_argument("file", help="the export (JSON); - for stdin")
         p.add_argument("--game-id", metavar="ID", help="the new game's id (default: a fresh one)")
         p.set_defaults(func=run_import)
-
-
-@contextlib.contextmanager
-def open_store() -> Iterator[Any]:
-    """The configured event store, or SystemExit(2) if there is no real Redis to read."""
-    from service import embedded
-    from service.config import Settings
-    from service.store import RedisEventStore
-
-    settings = Settings.from_env()
-    started = None
-    url = settings.redis_url
-    if url is None:
-        started = embedded.start(settings.data_dir)
-        url = started.url
-    if url == embedded.FAKE_URL:
-        print("hearts: no Redis to read: set REDIS_URL or install redis-server", file=sys.stderr)
-        raise SystemExit(UNUSABLE)
-    client = embedded.client_for(url)
-    try:
-        yield RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
-    finally:
-        client.close()
-        if started is not None:
-            started.stop()
 
 
 def _missing(game_id: str) -> int:

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         recorder = None
         if args.record:
-            from service.cli_replay import open_store
+            from service.cli_store import open_store
 
             recorder = Recorder(stack.enter_context(open_store()))
         bar = None if args.no_progress else Progress(sys.stderr)

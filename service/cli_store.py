@@ -1,0 +1,39 @@
+"""The event store a CLI command works on: REDIS_URL's, or the embedded default's."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+
+from service.store import RedisEventStore
+
+UNUSABLE = 2  # exit status: no Redis to use (or no such game, unreadable file)
+
+
+@contextlib.contextmanager
+def open_store() -> Iterator[RedisEventStore]:
+    """The configured event store, or SystemExit(2) if there is no real Redis to use.
+
+    Without REDIS_URL it starts the embedded redis-server on the default data dir, as
+    `hearts serve` does; the in-process fakeredis fallback would hold no games, so it is refused.
+    """
+    from service import embedded
+    from service.config import Settings
+
+    settings = Settings.from_env()
+    started = None
+    url = settings.redis_url
+    if url is None:
+        started = embedded.start(settings.data_dir)
+        url = started.url
+    if url == embedded.FAKE_URL:
+        print("hearts: no Redis to use: set REDIS_URL or install redis-server", file=sys.stderr)
+        raise SystemExit(UNUSABLE)
+    client = embedded.client_for(url)
+    try:
+        yield RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
+    finally:
+        client.close()
+        if started is not None:
+            started.stop()

@@ -9,10 +9,12 @@ or with ``--json`` one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -193,3 +195,88 @@ def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15.0) 
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+
+
+# -- a throwaway ``hearts serve`` ----------------------------------------------------------------
+
+
+class HeartsServer:
+    """``hearts serve`` (gunicorn, its default worker class) on a free loopback port.
+
+    Runs in its own session so that stopping it stops the master and its workers; talks to the
+    Redis at ``redis_url`` (a throwaway one), never the shared one. ``env`` adds variables (e.g.
+    ``HEARTS_BENCH_BASELINE=1``). Its output goes to a log file, shown if it fails to start.
+    """
+
+    def __init__(self, redis_url: str, workers: int = 2, env: dict[str, str] | None = None) -> None:
+        self.redis_url = redis_url
+        self.workers = workers
+        self.env = env or {}
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        # Lives as long as the server; read back only if it fails to start.
+        self._log = tempfile.TemporaryFile(prefix="hearts-bench-serve-")  # noqa: SIM115
+
+    def __enter__(self) -> HeartsServer:
+        self.port = free_port()
+        env = {
+            **os.environ,
+            "REDIS_URL": self.redis_url,
+            "HEARTS_KEY_PREFIX": "bench",
+            "HEARTS_SWEEP_ON_START": "0",
+            **self.env,
+        }
+        command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]
+        command += ["--port", str(self.port), "--workers", str(self.workers), "--no-projector"]
+        self.process = subprocess.Popen(
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            _wait_for_port(self.port, self.process, timeout=60)
+            self._wait_for_workers()
+        except RuntimeError as failed:
+            self._log.seek(0)
+            output = self._log.read().decode(errors="replace")[-3000:]
+            self.__exit__()
+            raise RuntimeError(f"hearts serve did not start ({failed}):\n{output}") from None
+        return self
+
+    def _wait_for_workers(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.worker_pids()) < self.workers and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def worker_pids(self) -> list[int]:
+        """The gunicorn workers: children of the master (which is our child)."""
+        assert self.process is not None
+        try:
+            text = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
+        except OSError:
+            return []
+        return [int(pid) for pid in text.split()]
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is None or self.process.poll() is not None:
+            self._log.close()
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)  # our session: master and workers
+            self.process.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self._log.close()
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process (VmRSS), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")

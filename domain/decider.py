@@ -52,8 +52,9 @@ def decide(state: GameState, command: c.Command) -> list[e.Event]:
 
 
 def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameState:
+    evolvers = _EVOLVERS  # evolve(), inlined: this is the loop every load runs
     for event in events:
-        state = evolve(state, event)
+        state = evolvers[type(event)](state, event)
     return state
 
 
@@ -277,6 +278,8 @@ def _end_of_hand(state: GameState, choice: MoonScoring | None) -> list[e.Event]:
 
 def _card(text: object) -> Card:
     """The card a command names (a Card, or its text): events only ever hold real Cards."""
+    if type(text) is Card:  # every Card is one of the 52 interned ones
+        return text
     try:
         return Card(text)  # type: ignore[arg-type]
     except InvalidCard as bad:
@@ -394,7 +397,8 @@ def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
 
 
 def _played(state: GameState, event: e.CardPlayed) -> GameState:
-    hand = _hand(state)
+    hand = state.hand
+    assert hand is not None
     rules = state.rules
     card: Card = event.card
     broken = hand.hearts_broken or card.suit is rules.penalty_suit
@@ -411,11 +415,12 @@ def _played(state: GameState, event: e.CardPlayed) -> GameState:
 
 
 def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
-    hand = _hand(state)
+    hand = state.hand
+    assert hand is not None
     done = CompletedTrick(
         event.trick_number, event.plays[0][0], event.plays, event.winner, event.points, event.kitty
     )
-    won = hand.taken[event.winner] + tuple(card for _, card in event.plays) + event.kitty
+    won = hand.taken[event.winner] + tuple([card for _, card in event.plays]) + event.kitty
     hand_over = not any(hand.hands)
     hand = _replace_hand(
         hand,

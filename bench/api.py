@@ -60,14 +60,18 @@ class Connection:
                     asyncio.open_connection("127.0.0.1", self.port), self.timeout
                 )
             assert self.reader is not None and self.writer is not None
-            self.writer.write(message)
             try:
+                self.writer.write(message)
+                await self.writer.drain()
                 return await asyncio.wait_for(self._response(), self.timeout)
             except (ConnectionError, asyncio.IncompleteReadError, EOFError):
                 self.close()
                 # A kept-alive connection the server closed before reading: send it again once.
                 if fresh or attempt:
                     raise
+            except BaseException:
+                self.close()  # a timeout leaves a response half read: never reuse the connection
+                raise
         raise AssertionError("unreachable")
 
     async def _response(self) -> tuple[int, bytes]:

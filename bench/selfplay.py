@@ -187,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     report.add("preset", args.preset)
     report.add("hands_per_second", project, "hands/s")
     report.add("ms_per_hand", 1000 / project, "ms")
+    report.add("hands_per_second_best_round", max(rates["domain"]), "hands/s")
     report.add("baseline_hands_per_second", floor, "hands/s")
     report.add("ratio_to_baseline", project / floor)
     if args.bot_hands:

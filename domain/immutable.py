@@ -18,16 +18,20 @@ T = TypeVar("T")
 def replacer(cls: type[T]) -> Callable[..., T]:
     """``replacer(C)(obj, **changes)`` == ``dataclasses.replace(obj, **changes)``, faster."""
     names = frozenset(f.name for f in fields(cls))  # type: ignore[arg-type]
+    size = len(names)
     new = object.__new__
     set_attribute = object.__setattr__  # a frozen dataclass refuses its own __setattr__
 
     def replace(obj: T, **changes: Any) -> T:
-        if not changes.keys() <= names:
+        attributes = {**obj.__dict__, **changes}
+        # An instance holds exactly its fields, so a name that is not one makes the dict longer
+        # (a cheaper check than comparing the names on every call).
+        if len(attributes) != size:
             raise TypeError(f"{cls.__name__} has no field(s) {sorted(changes.keys() - names)}")
         copy = new(cls)
         # A fresh dict set whole (not an update of the new object's own __dict__): the copy is
         # built faster, and reading its attributes later is ~3x faster too (CPython 3.11).
-        set_attribute(copy, "__dict__", {**obj.__dict__, **changes})
+        set_attribute(copy, "__dict__", attributes)
         return copy
 
     return replace

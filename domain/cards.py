@@ -29,6 +29,10 @@ class Suit(Enum):
         return _SUIT_ORDER[self]
 
 
+# Members are singletons: hash them by identity in C, not by name in Python (Enum's default),
+# since suits key the per-suit card sets that every legal-play check reads.
+Suit.__hash__ = object.__hash__  # type: ignore[method-assign]
+
 _SUIT_SYMBOLS = {Suit.CLUBS: "♣", Suit.DIAMONDS: "♦", Suit.SPADES: "♠", Suit.HEARTS: "♥"}
 _SUIT_ORDER = {suit: i for i, suit in enumerate(Suit)}
 _SYMBOL_TO_LETTER = {"♣": "C", "♧": "C", "♦": "D", "♢": "D", "♠": "S", "♤": "S", "♥": "H", "♡": "H"}

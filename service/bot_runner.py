@@ -82,17 +82,20 @@ class BotRunner:
         return bot_to_act(state) is not None
 
     def run(
-        self, game_id: str, cause: str, limit: int
+        self, game_id: str, cause: str, limit: int, snap: Snapshot[Table] | None = None
     ) -> tuple[list[RecordedEvent], Snapshot[Table]]:
         """Play bot moves (at most ``limit``) until none must act; the events and final state.
 
         Each move's command id is ``<cause>+bot<n>``, so the moves a command caused can be
-        found in the log (an idempotent replay rebuilds its response from them).
+        found in the log (an idempotent replay rebuilds its response from them). ``snap`` is
+        the game as the caller last loaded or appended it (else it is loaded); each move is
+        appended with its version as the expected one, so a stale one only costs a conflict.
         """
         service = self.service
         appended: list[RecordedEvent] = []
         moves = conflicts = 0
-        snap = service.cache.get(game_id)
+        if snap is None:
+            snap = service.cache.get(game_id)
         while moves < limit:
             state = snap.state.state
             seat = bot_to_act(state)
@@ -102,7 +105,7 @@ class BotRunner:
             events = decide(state, command)
             table = snap.state.after(events)
             try:
-                result = service.append_decided(
+                result, after = service.append_decided(
                     game_id,
                     snap,
                     [new_event(e) for e in events],
@@ -123,7 +126,8 @@ class BotRunner:
             appended += result.events
             moves += 1
             metrics.bot_moved()
-            snap = service.cache.get(game_id)
+            assert after is not None  # bot moves carry no idempotency record: never replayed
+            snap = after
         return appended, snap
 
 

@@ -38,6 +38,7 @@ from service.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Han
 from service.envelope import NewEvent, RecordedEvent
 from service.problems import Problem, to_problem
 from service.store import (
+    AppendResult,
     ChainMismatch,
     ConcurrencyConflict,
     IdempotencyKeyReused,
@@ -137,8 +138,8 @@ class GameService:
         """The game now; first lets bots play if one must act (a crash may have stopped them)."""
         snap = self.snapshot(game_id)
         if carry_on and self.bots.must_act(snap.state.state):
-            self.bots.run(game_id, f"resume-{uuid.uuid4().hex}", self.bot_moves_per_request)
-            snap = self.snapshot(game_id)
+            cause = f"resume-{uuid.uuid4().hex}"
+            _, snap = self.bots.run(game_id, cause, self.bot_moves_per_request, snap)
         return snap
 
     def seat_of_token(self, snap: Snapshot[Table], token: str | None) -> int:
@@ -284,15 +285,25 @@ class GameService:
         *,
         if_match: int | None = None,
         idempotency: Idempotency | None = None,
+        snap: Snapshot[Table] | None = None,
     ) -> Outcome:
-        """Decide ``make(state)`` for ``seat`` (already authenticated) and append it."""
+        """Decide ``make(state)`` for ``seat`` (already authenticated) and append it.
+
+        ``snap``: the game as this request just loaded it (``snapshot``), to decide on first
+        instead of loading it again; the append checks that it is still current.
+        """
 
         def decide_command(table: Table) -> tuple[list[NewEvent], Table]:
             events = decide(table.state, make(table.state))
             return [new_event(e) for e in events], table.after(events)
 
         return self._execute(
-            game_id, decide_command, seat=seat, idempotency=idempotency, if_match=if_match
+            game_id,
+            decide_command,
+            seat=seat,
+            idempotency=idempotency,
+            if_match=if_match,
+            snap=snap,
         )
 
     def append_decided(
@@ -303,10 +314,12 @@ class GameService:
         table: Table,
         command_id: str,
         idempotency: IdempotencyRecord | None = None,
-    ):
+    ) -> tuple[AppendResult, Snapshot[Table] | None]:
         """Add the deal if the game now waits for one, append, cache the new state.
 
-        Raises ConcurrencyConflict (nothing appended) if the game moved on meanwhile.
+        Returns the store's result and the game just after this append (None if the
+        idempotency record replayed an earlier request instead). Raises ConcurrencyConflict
+        (nothing appended) if the game moved on meanwhile.
         """
         records, table = self._with_deal(records, table)
         try:
@@ -322,10 +335,12 @@ class GameService:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
             self.cache.forget(game_id)
             raise ConcurrencyConflict(snap.version, snap.version, game_id) from None
-        if not result.replayed:
-            metrics.events_appended(len(result.events))
-            self.cache.remember(game_id, Snapshot(result.version, result.events[-1].hash, table))
-        return result
+        if result.replayed:
+            return result, None
+        metrics.events_appended(len(result.events))
+        after = Snapshot(result.version, result.events[-1].hash, table)
+        self.cache.remember(game_id, after)
+        return result, after
 
     def _with_deal(self, records: list[NewEvent], table: Table) -> tuple[list[NewEvent], Table]:
         state = table.state
@@ -346,14 +361,18 @@ class GameService:
         receipt_extra: dict[str, Any] | None = None,
         seat_from_events: bool = False,
         creating: bool = False,
+        snap: Snapshot[Table] | None = None,
     ) -> Outcome:
         if idempotency is not None:
             replay = self._replay(game_id, idempotency)
             if replay is not None:
                 return replay
         command_id = uuid.uuid4().hex
+        loaded = snap  # the first attempt decides on the caller's fresh load, if it has one
         for _attempt in range(self.retries + 1):
-            snap = self.cache.get(game_id) if not creating else None
+            snap, loaded = loaded, None
+            if snap is None and not creating:
+                snap = self.cache.get(game_id)
             if snap is None:
                 snap = Snapshot(0, "", Table())
             elif snap.version == 0:
@@ -378,7 +397,9 @@ class GameService:
                     self.idempotency_ttl,
                 )
             try:
-                result = self.append_decided(game_id, snap, records, table, command_id, record)
+                result, after = self.append_decided(
+                    game_id, snap, records, table, command_id, record
+                )
             except ConcurrencyConflict:
                 metrics.conflict_retried()
                 if creating:
@@ -388,7 +409,7 @@ class GameService:
                 if if_match is not None:
                     raise _stale(None, if_match) from None
                 continue
-            if result.replayed:
+            if after is None:
                 return self.outcome_of(
                     game_id, json.loads(result.response or "{}"), idempotency.key
                 )  # type: ignore[union-attr]
@@ -400,9 +421,11 @@ class GameService:
                 headers={"Retry-After": "1"},
             )
         appended = list(result.events)
-        final = self.cache.get(game_id)
+        # The game as this append left it: the response is at that version unless bots play on
+        # (a later append by another request is that request's to report, as if it came later).
+        final = after
         if self.bots.must_act(final.state.state):
-            _, final = self.bots.run(game_id, command_id, self.bot_moves_per_request)
+            _, final = self.bots.run(game_id, command_id, self.bot_moves_per_request, final)
         if final.version != result.version:
             # Everything from this command on, without gaps: the bots' moves and anything another
             # request appended in between. Redaction needs the run unbroken (to know each

@@ -488,6 +488,21 @@ class RedisEventStore:
         entries = self.redis.xrange(self.game_key(game_id), f"{after + 1}-0", "+", count=limit)
         return [self._decode(_field(fields, "event"), upcast=upcast) for _, fields in entries]
 
+    def read_since(self, game_id: str, version: int) -> tuple[str | None, list[RecordedEvent]]:
+        """The hash recorded at ``version`` and the events after it, in one round trip.
+
+        The hash is the entry's ``hash`` field (what the append script checks as the chain
+        head), or None if the game has no event ``version``; that event itself is not decoded,
+        so checking that a cached state is current costs one entry's transfer and no JSON.
+        """
+        _check_game_id(game_id)
+        _check_count("version", version, 1)
+        entries = self.redis.xrange(self.game_key(game_id), f"{version}-0", "+")
+        if not entries or _seq_of(entries[0][0]) != version:
+            return None, []
+        head = _text(_field(entries[0][1], "hash"))
+        return head, [self._decode(_field(fields, "event")) for _, fields in entries[1:]]
+
     def version(self, game_id: str) -> int:
         """The seq of the game's last event; 0 if the game has none."""
         entries = self.redis.xrevrange(self.game_key(game_id), "+", "-", count=1)
@@ -631,10 +646,12 @@ class StateCache(Generic[S]):
     """In-process cache of folded game states that is never stale.
 
     Every :meth:`get` reads from Redis the events from the cached version on
-    (including the cached version's own event, to check its hash), so it always
+    (including the cached version's own entry, to check its hash), so it always
     returns the state at the game's current version; the cache only saves the
-    fold of the events before it. If the cached event's hash no longer matches
-    (the stream was rewritten), the state is folded again from scratch.
+    fold of the events before it. When nothing was appended since, that is one
+    round trip returning one entry, and nothing is decoded. If the cached
+    event's hash no longer matches (the stream was rewritten), the state is
+    folded again from scratch.
 
     ``fold(state, events) -> state`` must not mutate ``state`` (cached states
     are shared between callers); ``initial()`` makes the state of a game with no
@@ -670,10 +687,12 @@ class StateCache(Generic[S]):
         return snapshot
 
     def _refresh(self, game_id: str, cached: Snapshot[S]) -> Snapshot[S] | None:
-        events = self.store.read(game_id, after=cached.version - 1)
-        if not events or events[0].seq != cached.version or events[0].hash != cached.last_hash:
+        head, events = self.store.read_since(game_id, cached.version)
+        if head != cached.last_hash:
             return None
-        return self._fold_from(game_id, cached.version, cached.last_hash, cached.state, events[1:])
+        if not events:
+            return cached
+        return self._fold_from(game_id, cached.version, cached.last_hash, cached.state, events)
 
     def _fold_from(
         self, game_id: str, version: int, last_hash: str, state: S, events: list[RecordedEvent]

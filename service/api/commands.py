@@ -76,6 +76,11 @@ def _act(game_id: str, body: dict[str, Any], make: Callable[[int], Callable[[Gam
     if "seat" in body and body["seat"] != seat:
         raise Forbidden(f"your token is for seat {seat}, not seat {body['seat']}")
     outcome = svc.command(
-        game_id, seat, make(seat), if_match=if_match(), idempotency=idempotency(game_id, tok)
+        game_id,
+        seat,
+        make(seat),
+        if_match=if_match(),
+        idempotency=idempotency(game_id, tok),
+        snap=snap,
     )
     return command_result(outcome, seat)

@@ -77,5 +77,6 @@ def set_bot(body: dict[str, Any], game_id: str, seat: int):
         lambda state: SetSeatBot(seat, bot),
         if_match=if_match(),
         idempotency=idempotency(game_id, tok),
+        snap=snap,
     )
     return command_result(outcome, seat)

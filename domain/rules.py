@@ -8,7 +8,8 @@ is refused with ``InvalidRules`` naming the reason.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+import functools
+from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -135,9 +136,7 @@ class RuleOptions:
     @property
     def moon_points(self) -> int:
         """All the penalty points of a hand (26 unless a penalty card is out of play)."""
-        out = set(self.cards_out_of_play)
-        total = 13 if QUEEN_OF_SPADES not in out else 0
-        return total + sum(1 for c in _suit_cards(self.penalty_suit) if c not in out)
+        return _moon_points(self)
 
     def pass_direction(self, hand_number: int) -> PassDirection:
         """The pass direction of hand ``hand_number`` (1-based)."""
@@ -183,16 +182,37 @@ class RuleOptions:
         return replace(base, **changes).validated()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form; ``from_dict(to_dict())`` gives the same options back."""
-        out: dict[str, Any] = {}
-        for name, value in asdict(self).items():
-            out[name] = _option_json(value)
+        """The JSON form; ``from_dict(to_dict())`` gives the same options back.
+
+        A fresh dict each time (the caller may change it), copied from one computed per options.
+        """
+        out = dict(_json_form(self))
+        for name in _LIST_OPTIONS:
+            if out[name] is not None:
+                out[name] = list(out[name])
         return out
 
     def validated(self) -> RuleOptions:
         """The options if they make sense together; else InvalidRules with the reason."""
         _validate(self)
         return self
+
+
+# Derived values computed once per distinct options (a game's options are read on every view and
+# every hand's scoring); bounded, since clients choose the options.
+@functools.lru_cache(maxsize=256)
+def _json_form(options: RuleOptions) -> dict[str, Any]:
+    return {f.name: _option_json(getattr(options, f.name)) for f in fields(options)}
+
+
+_LIST_OPTIONS = ("removed_cards", "pass_cycle")  # the options whose JSON form is a list
+
+
+@functools.lru_cache(maxsize=256)
+def _moon_points(options: RuleOptions) -> int:
+    out = set(options.cards_out_of_play)
+    total = 13 if QUEEN_OF_SPADES not in out else 0
+    return total + sum(1 for c in _suit_cards(options.penalty_suit) if c not in out)
 
 
 def _suit_cards(suit: Suit) -> list[Card]:

@@ -7,9 +7,9 @@ JSON form (cards as text, tuples as lists, options as their dict form).
 
 from __future__ import annotations
 
-import functools
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any, ClassVar, Union
@@ -153,12 +153,11 @@ def event_to_dict(event: Event) -> dict[str, Any]:
 def event_from_dict(type_name: str, payload: dict[str, Any]) -> Event:
     """The event of that type from its (current-version) payload; ValueError if malformed."""
     try:
-        cls = EVENT_TYPES[type_name]
+        decode = _DECODERS[type_name]
     except KeyError:
         raise ValueError(f"unknown event type {type_name!r}") from None
-    hints = _hints(cls)
     try:
-        return cls(**{name: _from_json(tp, payload[name]) for name, tp in hints.items()})
+        return decode(payload)
     except KeyError as missing:
         raise ValueError(f"{type_name} payload lacks {missing}") from None
 
@@ -173,28 +172,52 @@ def _to_json(value: Any) -> Any:
     return value
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in fields(cls)}
+# Decoding reads each field's type hint once per event class (when this module loads), not per
+# event: every load of a game decodes each of its events.
+Convert = Callable[[Any], Any]
 
 
-def _from_json(tp: Any, value: Any) -> Any:
+def _converter(tp: Any) -> Convert | None:
+    """What turns a field's JSON value into its value; None where the JSON value is the value."""
     if tp is Card:
-        return Card(value)
+        return Card
     if tp is RuleOptions:
-        return RuleOptions.from_dict(value)
+        return RuleOptions.from_dict
     if isinstance(tp, type) and issubclass(tp, Enum):
-        return tp(value)
+        return tp
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        if value is None:
-            return None
         (inner,) = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _from_json(inner, value)
+        convert = _converter(inner)
+        if convert is None:
+            return None
+        return lambda value: None if value is None else convert(value)
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_from_json(args[0], v) for v in value)
-        return tuple(_from_json(a, v) for a, v in zip(args, value, strict=True))
+            item = _converter(args[0])
+            if item is None:
+                return tuple
+            return lambda value: tuple([item(v) for v in value])
+        items = [_converter(a) or _same for a in args]
+        return lambda value: tuple([c(v) for c, v in zip(items, value, strict=True)])
+    return None
+
+
+def _same(value: Any) -> Any:
     return value
+
+
+def _decoder(cls: type) -> Callable[[dict[str, Any]], Any]:
+    hints = typing.get_type_hints(cls)
+    plan = [(f.name, _converter(hints[f.name])) for f in fields(cls)]
+
+    def decode(payload: dict[str, Any]) -> Any:
+        return cls(*[payload[n] if c is None else c(payload[n]) for n, c in plan])
+
+    return decode
+
+
+_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    name: _decoder(cls) for name, cls in EVENT_TYPES.items()
+}

@@ -127,6 +127,14 @@ class GameService:
 
     # -- reading --------------------------------------------------------------------------
 
+    def cached(self, game_id: str) -> Snapshot[Table] | None:
+        """The game as this process last saw it, without asking Redis: it may be behind.
+
+        Only to decide a command that is then appended with this version expected (the append
+        checks it), or to find a seat's token (a seat's credential never changes once taken).
+        """
+        return self.cache.peek(game_id)
+
     def snapshot(self, game_id: str) -> Snapshot[Table]:
         """The game at its current version; 404 problem if there is no such game."""
         snap = self.cache.get(game_id)
@@ -286,11 +294,14 @@ class GameService:
         if_match: int | None = None,
         idempotency: Idempotency | None = None,
         snap: Snapshot[Table] | None = None,
+        checked: bool = True,
     ) -> Outcome:
         """Decide ``make(state)`` for ``seat`` (already authenticated) and append it.
 
-        ``snap``: the game as this request just loaded it (``snapshot``), to decide on first
-        instead of loading it again; the append checks that it is still current.
+        ``snap``: the game as this request already has it, to decide on first instead of
+        loading it again; the append checks that it is still current. ``checked=False`` says
+        it may be behind (``cached``): then a rule violation or a stale If-Match found on it is
+        only reported after loading the game.
         """
 
         def decide_command(table: Table) -> tuple[list[NewEvent], Table]:
@@ -304,6 +315,7 @@ class GameService:
             idempotency=idempotency,
             if_match=if_match,
             snap=snap,
+            checked=checked,
         )
 
     def append_decided(
@@ -362,15 +374,20 @@ class GameService:
         seat_from_events: bool = False,
         creating: bool = False,
         snap: Snapshot[Table] | None = None,
+        checked: bool = True,
     ) -> Outcome:
         if idempotency is not None:
             replay = self._replay(game_id, idempotency)
             if replay is not None:
                 return replay
         command_id = uuid.uuid4().hex
-        loaded = snap  # the first attempt decides on the caller's fresh load, if it has one
-        for _attempt in range(self.retries + 1):
+        # The first attempt decides on the caller's snapshot, if it has one; an unchecked one
+        # (maybe behind) gets an extra attempt, since losing it is no race with another command.
+        loaded = snap
+        attempts = self.retries + 1 + (snap is not None and not checked)
+        for _attempt in range(attempts):
             snap, loaded = loaded, None
+            unchecked = snap is not None and not checked
             if snap is None and not creating:
                 snap = self.cache.get(game_id)
             if snap is None:
@@ -378,10 +395,14 @@ class GameService:
             elif snap.version == 0:
                 raise Problem("game-not-found", f"no game {game_id!r}", status=404)
             if if_match is not None and snap.version != if_match:
+                if unchecked:
+                    continue  # compare with the game as it is
                 raise _stale(snap.version, if_match)
             try:
                 records, table = decide_fn(snap.state)
             except RuleViolation as error:
+                if unchecked:
+                    continue  # the game may have moved on: decide again on it as it is
                 raise to_problem(error) from None
             record = None
             joined_seat = seat
@@ -401,7 +422,8 @@ class GameService:
                     game_id, snap, records, table, command_id, record
                 )
             except ConcurrencyConflict:
-                metrics.conflict_retried()
+                if not unchecked:
+                    metrics.conflict_retried()
                 if creating:
                     raise Problem(
                         "game-already-created", f"game {game_id} already exists", status=409

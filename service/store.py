@@ -686,6 +686,15 @@ class StateCache(Generic[S]):
             self.remember(game_id, snapshot)
         return snapshot
 
+    def peek(self, game_id: str) -> Snapshot[S] | None:
+        """The cached snapshot as it is, without asking Redis (None if not cached).
+
+        It may be behind the game: only for a caller that checks the version another way,
+        e.g. by appending with it as the expected version.
+        """
+        with self._lock:
+            return self._entries.get(game_id)
+
     def _refresh(self, game_id: str, cached: Snapshot[S]) -> Snapshot[S] | None:
         head, events = self.store.read_since(game_id, cached.version)
         if head != cached.last_hash:

@@ -21,7 +21,7 @@ from service.api.common import (
     service,
     token,
 )
-from service.auth import Forbidden
+from service.auth import Forbidden, seat_of
 from service.problems import Problem
 from service.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
 
@@ -71,8 +71,14 @@ def _card(text: str) -> Card:
 def _act(game_id: str, body: dict[str, Any], make: Callable[[int], Callable[[GameState], Command]]):
     svc = service()
     tok = token()
-    snap = svc.snapshot(game_id)
-    seat = svc.seat_of_token(snap, tok)
+    # The game as this process last saw it costs no round trip; the append checks its version.
+    # A token it does not know (or no cached game) is judged on the game as it is.
+    snap = svc.cached(game_id)
+    seat = seat_of(snap.state.state.seats, tok) if snap is not None and tok is not None else None
+    checked = seat is None
+    if seat is None:
+        snap = svc.snapshot(game_id)
+        seat = svc.seat_of_token(snap, tok)
     if "seat" in body and body["seat"] != seat:
         raise Forbidden(f"your token is for seat {seat}, not seat {body['seat']}")
     outcome = svc.command(
@@ -82,5 +88,6 @@ def _act(game_id: str, body: dict[str, Any], make: Callable[[int], Callable[[Gam
         if_match=if_match(),
         idempotency=idempotency(game_id, tok),
         snap=snap,
+        checked=checked,
     )
     return command_result(outcome, seat)

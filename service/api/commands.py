@@ -29,9 +29,12 @@ blp = Blueprint("commands", __name__, url_prefix="/api/v1/games", description="P
 
 _DOC = {"parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC], "security": BEARER_DOC}
 
+# Request schemas are given as instances: given a class, webargs builds a schema (copying every
+# field) on each request. Schemas hold no per-request state (marshmallow 4 has no context).
+
 
 @blp.route("/<game_id>/pass", methods=["POST"])
-@blp.arguments(PassSchema)
+@blp.arguments(PassSchema())
 @blp.response(200, CommandResultSchema)
 @blp.doc(**_DOC)
 def pass_cards(body: dict[str, Any], game_id: str):
@@ -41,7 +44,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/play", methods=["POST"])
-@blp.arguments(PlaySchema)
+@blp.arguments(PlaySchema())
 @blp.response(200, CommandResultSchema)
 @blp.doc(**_DOC)
 def play(body: dict[str, Any], game_id: str):
@@ -51,7 +54,7 @@ def play(body: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/moon", methods=["POST"])
-@blp.arguments(MoonSchema)
+@blp.arguments(MoonSchema())
 @blp.response(200, CommandResultSchema)
 @blp.doc(**_DOC)
 def moon(body: dict[str, Any], game_id: str):

@@ -34,7 +34,7 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 
 
 @blp.route("", methods=["POST"])
-@blp.arguments(CreateGameSchema)
+@blp.arguments(CreateGameSchema())
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
 @blp.doc(parameters=[IDEMPOTENCY_DOC])
 def create_game(body: dict[str, Any]):
@@ -68,7 +68,7 @@ def create_game(body: dict[str, Any]):
 
 
 @blp.route("", methods=["GET"])
-@blp.arguments(GamesQuerySchema, location="query")
+@blp.arguments(GamesQuerySchema(), location="query")
 @blp.response(200, GameListSchema)
 def list_games(query: dict[str, Any]):
     """Games, oldest first; filter by phase (``status``) and by a player's name."""

@@ -19,6 +19,7 @@ from bots import UnknownBot, get_bot
 from domain.commands import ChooseMoonScoring, Command, PassCards, PlayCard
 from domain.decider import decide
 from domain.errors import RuleViolation
+from domain.events import Event
 from domain.rules import MoonScoring
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
@@ -47,6 +48,11 @@ def bot_to_act(state: GameState) -> int | None:
 
 def bot_command(state: GameState, seat: int, seed: str) -> Command:
     """The bot's move; a legal fallback if the strategy is unknown or errs."""
+    return bot_move(state, seat, seed)[0]
+
+
+def bot_move(state: GameState, seat: int, seed: str) -> tuple[Command, list[Event]]:
+    """The bot's move (a legal fallback if the strategy is unknown or errs) and its events."""
     view = seat_view(state, seat)
     name = state.seats[seat].bot or "random"
     try:
@@ -57,11 +63,12 @@ def bot_command(state: GameState, seat: int, seed: str) -> Command:
             command = ChooseMoonScoring(seat, bot.choose_moon_scoring(view, state.rules, seed))
         else:
             command = PlayCard(seat, bot.choose_play(view, state.rules, seed))
-        decide(state, command)  # a bot that breaks a rule must not stop the game
-        return command
+        # Decided here: a bot that breaks a rule must not stop the game.
+        return command, decide(state, command)
     except (UnknownBot, RuleViolation, ValueError, IndexError) as error:
         log.error("bot %r failed at seat %s (%s); playing a fallback move", name, seat, error)
-        return fallback_command(state, seat)
+        command = fallback_command(state, seat)
+        return command, decide(state, command)
 
 
 def fallback_command(state: GameState, seat: int) -> Command:
@@ -101,8 +108,7 @@ class BotRunner:
             seat = bot_to_act(state)
             if seat is None:
                 break
-            command = bot_command(state, seat, bot_seed(game_id, snap.version, seat))
-            events = decide(state, command)
+            _, events = bot_move(state, seat, bot_seed(game_id, snap.version, seat))
             table = snap.state.after(events)
             try:
                 result, after = service.append_decided(

@@ -447,12 +447,16 @@ class GameService:
         # (a later append by another request is that request's to report, as if it came later).
         final = after
         if self.bots.must_act(final.state.state):
-            _, final = self.bots.run(game_id, command_id, self.bot_moves_per_request, final)
-        if final.version != result.version:
+            bot_events, final = self.bots.run(
+                game_id, command_id, self.bot_moves_per_request, final
+            )
+            if [e.seq for e in bot_events] == list(range(result.version + 1, final.version + 1)):
+                appended += bot_events  # nothing else came in between: no need to read them
+        if appended[-1].seq != final.version:
             # Everything from this command on, without gaps: the bots' moves and anything another
             # request appended in between. Redaction needs the run unbroken (to know each
             # event's hand), and the view is at the end of it.
-            appended += self.store.read(
+            appended = list(result.events) + self.store.read(
                 game_id, after=result.version, limit=final.version - result.version
             )
         return Outcome(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from domain.cards import DECK
 from tests.api.helpers import Hearts, auth
 from tests.api.test_errors import assert_problem
 
@@ -13,10 +14,13 @@ def key(k: str) -> dict[str, str]:
 def test_a_retried_command_returns_the_first_response_and_appends_nothing(
     hearts: Hearts, client, service
 ):
-    game_id, tokens = hearts.new_game(1)  # three bots: the response includes their moves
+    # Seat 1 is dealt 2C, so after the pass a bot leads: the response includes the bots' moves.
+    deal = [[str(c) for c in DECK[(seat - 1) % 4 :: 4]] for seat in range(4)]
+    game_id, tokens = hearts.new_game(1, deals=[deal])  # three bots
     view = hearts.view(game_id, tokens[0], 0)
     url = f"/api/v1/games/{game_id}/pass"
-    body = {"cards": view["legal_cards"][:3]}
+    cards = view["legal_cards"]
+    body = {"cards": cards[:3]}
     headers = {**auth(tokens[0]), **key("pass-1")}
     first = client.post(url, json=body, headers=headers)
     assert first.status_code == 200
@@ -28,7 +32,7 @@ def test_a_retried_command_returns_the_first_response_and_appends_nothing(
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.headers["ETag"] == first.headers["ETag"]
     assert service.store.version(game_id) == version
-    other = client.post(url, json={"cards": view["legal_cards"][3:6]}, headers=headers)
+    other = client.post(url, json={"cards": cards[3:6]}, headers=headers)
     assert_problem(other, 422, "idempotency-key-reused")
     assert service.store.version(game_id) == version
 

@@ -251,14 +251,10 @@ def _decider_for(kind: type) -> Callable[[Any, GameState], list[e.Event]]:
 
 def _end_of_hand(state: GameState, choice: MoonScoring | None) -> list[e.Event]:
     """Score the hand (unless the shooter must choose first); end the game if it is over."""
+    if state.phase is Phase.MOON_CHOICE and choice is None:
+        return []  # the last trick put the shooter to their choice: they decide next
     hand = _hand(state)
-    rules = state.rules
-    tricks_won = [sum(1 for t in hand.tricks if t.winner == s) for s in range(rules.players)]
-    if choice is None:
-        shooter = needs_shooters_choice(rules, hand.taken, tricks_won)
-        if shooter is not None:
-            return []  # evolve moves to MOON_CHOICE: the shooter decides next
-    result = score_hand(rules, hand.taken, tricks_won, state.scores, choice)
+    result = score_hand(state.rules, hand.taken, hand.tricks_won, state.scores, choice)
     events: list[e.Event] = [
         e.HandScored(
             hand.number,
@@ -433,8 +429,7 @@ def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
     )
     if not hand_over:
         return _replace_game(state, hand=hand)
-    tricks_won = [sum(1 for t in hand.tricks if t.winner == s) for s in range(state.players)]
-    shooter = needs_shooters_choice(state.rules, hand.taken, tricks_won)
+    shooter = needs_shooters_choice(state.rules, hand.taken, hand.tricks_won)
     if shooter is not None:
         return _replace_game(state, hand=hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
     return _replace_game(state, hand=hand)

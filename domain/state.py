@@ -68,6 +68,14 @@ class HandState:
         return not self.tricks
 
     @property
+    def tricks_won(self) -> list[int]:
+        """How many of this hand's tricks each seat took."""
+        won = [0] * len(self.hands)
+        for trick in self.tricks:
+            won[trick.winner] += 1
+        return won
+
+    @property
     def cards_played(self) -> frozenset[Card]:
         done = [card for t in self.tricks for _, card in t.plays]
         return frozenset(done + [card for _, card in self.trick])

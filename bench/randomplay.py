@@ -30,7 +30,7 @@ MOON_CHOICES = (MoonScoring.ADD_TO_OTHERS, MoonScoring.SUBTRACT_FROM_SHOOTER)
 
 def apply(state: GameState, command: Command, log: list[Event] | None = None) -> GameState:
     """Decide the command, evolve the state by its events (and keep them in ``log``)."""
-    events = decide(state, command)
+    events = decide(command, state)
     for event in events:
         state = evolve(state, event)
     if log is not None:

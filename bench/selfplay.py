@@ -98,7 +98,7 @@ class BotTable(DomainTable):
 
 
 def _apply(state: GameState, command: object) -> GameState:
-    for event in decide(state, command):  # type: ignore[arg-type]
+    for event in decide(command, state):  # type: ignore[arg-type]
         state = evolve(state, event)
     return state
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from domain.commands import ChooseMoonScoring, Command, CreateGame, Deal, PassCards, PlayCard
-from domain.decider import decide, fold
+from domain.decider import decide, fold, is_terminal
 from domain.errors import RuleViolation
 from domain.events import Event, GameEnded, HandScored
 from domain.rules import RuleOptions
@@ -103,7 +103,7 @@ def play_game(
     state = INITIAL_STATE
     state = _apply(state, CreateGame(game_id, rules, tuple(strategies)), result, keep_events, "")
     count = 0
-    while state.phase is not Phase.FINISHED:
+    while not is_terminal(state):
         hand_number = state.hand_number
         if state.phase is Phase.DEALING:
             if max_hands is not None and hand_number >= max_hands:
@@ -130,7 +130,7 @@ def play_game(
         result.slowest_decision[seat] = max(result.slowest_decision[seat], spent)
         state = _apply(state, command, result, keep_events, name)
     result.winners = state.winners
-    result.finished = state.phase is Phase.FINISHED
+    result.finished = is_terminal(state)
     return result
 
 
@@ -150,7 +150,7 @@ def _apply(
     state: GameState, command: Command, result: GameResult, keep: bool, actor: str
 ) -> GameState:
     try:
-        events = decide(state, command)
+        events = decide(command, state)
     except RuleViolation as violation:
         raise IllegalMove(actor, command, violation) from violation
     for ev in events:

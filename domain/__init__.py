@@ -1,4 +1,4 @@
-"""The rules of Hearts: pure, no I/O. ``decide(state, command) -> events``, ``evolve``, views."""
+"""The rules of Hearts: pure, no I/O. ``decide(command, state) -> events``, ``evolve``, views."""
 
 from .cards import DECK, Card, InvalidCard, Suit, parse_cards, sort_cards
 from .commands import (
@@ -11,7 +11,7 @@ from .commands import (
     PlayCard,
     SetSeatBot,
 )
-from .decider import decide, decide_and_evolve, evolve, first_leader, fold
+from .decider import decide, decide_and_evolve, evolve, first_leader, fold, is_terminal
 from .errors import RuleViolation
 from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict, event_type
 from .legal import legal_plays, play_violation
@@ -47,6 +47,7 @@ __all__ = [
     "awaiting",
     "decide",
     "decide_and_evolve",
+    "is_terminal",
     "event_from_dict",
     "event_to_dict",
     "event_type",

@@ -1,4 +1,4 @@
-"""The decider: ``decide(state, command) -> events`` and ``evolve(state, event) -> state``.
+"""The decider: ``decide(command, state) -> events`` and ``evolve(state, event) -> state``.
 
 ``decide`` checks every rule before it emits anything, so an illegal command raises a
 ``RuleViolation`` and emits nothing. A command can cause several events: the play that completes
@@ -46,7 +46,7 @@ _replace_game = replacer(GameState)
 _replace_hand = replacer(HandState)
 
 
-def decide(state: GameState, command: c.Command) -> list[e.Event]:
+def decide(command: c.Command, state: GameState) -> list[e.Event]:
     """The events a command causes, or a RuleViolation (and no events) if it breaks a rule."""
     return _decider_for(type(command))(command, state)
 
@@ -58,8 +58,13 @@ def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameSta
     return state
 
 
-def decide_and_evolve(state: GameState, command: c.Command) -> tuple[list[e.Event], GameState]:
-    events = decide(state, command)
+def is_terminal(state: GameState) -> bool:
+    """True once the game is over: no command can change it any more."""
+    return state.phase is Phase.FINISHED
+
+
+def decide_and_evolve(command: c.Command, state: GameState) -> tuple[list[e.Event], GameState]:
+    events = decide(command, state)
     return events, fold(events, state)
 
 

@@ -314,7 +314,7 @@ class _Walk:
         record, event = logged[i]
         self.commands += 1
         try:
-            emitted = decide(self.state, command_for(event))
+            emitted = decide(command_for(event), self.state)
         except RuleViolation as violation:
             # The message may tell what a seat holds ("you hold a diamond"): only once the
             # hand is over.

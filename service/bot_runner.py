@@ -64,11 +64,11 @@ def bot_move(state: GameState, seat: int, seed: str) -> tuple[Command, list[Even
         else:
             command = PlayCard(seat, bot.choose_play(view, state.rules, seed))
         # Decided here: a bot that breaks a rule must not stop the game.
-        return command, decide(state, command)
+        return command, decide(command, state)
     except (UnknownBot, RuleViolation, ValueError, IndexError) as error:
         log.error("bot %r failed at seat %s (%s); playing a fallback move", name, seat, error)
         command = fallback_command(state, seat)
-        return command, decide(state, command)
+        return command, decide(command, state)
 
 
 def fallback_command(state: GameState, seat: int) -> Command:

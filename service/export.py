@@ -248,7 +248,7 @@ def redecide(upcast: Sequence[RecordedEvent], game_id: str) -> list[NewEvent]:
         elif isinstance(command, c.JoinGame):
             command = c.JoinGame(command.name, command.seat, None)
         try:
-            emitted = decide(state, command)
+            emitted = decide(command, state)
         except RuleViolation as error:  # cannot happen after a clean audit
             raise ImportRefused("export-fails-audit", f"seq {record.seq}: {error}") from None
         for ev in emitted:

@@ -239,7 +239,7 @@ class GameService:
         _check_deals(options, plan)
 
         def decide_create(table: Table) -> tuple[list[NewEvent], Table]:
-            events = decide(table.state, command)
+            events = decide(command, table.state)
             records = [new_event(e) for e in events]
             if not plan.empty:
                 records.append(NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload()))
@@ -267,7 +267,7 @@ class GameService:
         token, credential = auth.new_token()
 
         def decide_join(table: Table) -> tuple[list[NewEvent], Table]:
-            events = decide(table.state, JoinGame(name, seat, credential))
+            events = decide(JoinGame(name, seat, credential), table.state)
             return [new_event(e) for e in events], table.after(events)
 
         sealed = None
@@ -305,7 +305,7 @@ class GameService:
         """
 
         def decide_command(table: Table) -> tuple[list[NewEvent], Table]:
-            events = decide(table.state, make(table.state))
+            events = decide(make(table.state), table.state)
             return [new_event(e) for e in events], table.after(events)
 
         return self._execute(
@@ -359,7 +359,7 @@ class GameService:
         if state.phase is not Phase.DEALING:
             return records, table
         deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed)
-        events = decide(state, deal)
+        events = decide(deal, state)
         return records + [new_event(e) for e in events], table.after(events)
 
     def _execute(

@@ -66,7 +66,7 @@ def test_bot_moves_replay_from_the_log(hearts: Hearts, service):
             state = table.state
             seat = bot_to_act(state)
             command = bot_command(state, seat, bot_seed(game_id, group[0].seq - 1, seat))
-            events = [new_event(e) for e in decide(state, command)]
+            events = [new_event(e) for e in decide(command, state)]
             assert [(e.type, e.payload) for e in events] == [
                 (g.type, g.payload) for g in group[: len(events)]
             ]

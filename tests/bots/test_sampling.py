@@ -25,21 +25,21 @@ from .rule_strategies import rule_options
 def _states(rules: RuleOptions, seed: int) -> Iterator[GameState]:
     """Every state of one hand where a seat is to play, under random legal moves."""
     rng = random.Random(seed)
-    state = fold(decide(INITIAL_STATE, CreateGame("s", rules, ("random",) * rules.players)))
-    state = fold(decide(state, Deal(seed=f"sampling-{seed}")), state)
+    state = fold(decide(CreateGame("s", rules, ("random",) * rules.players), INITIAL_STATE))
+    state = fold(decide(Deal(seed=f"sampling-{seed}"), state), state)
     while state.phase is Phase.PASSING:
         hand = state.hand
         assert hand is not None
         seat = next(s for s, p in enumerate(hand.passed) if p is None)
         need = rules.cards_to_pass(hand.pass_direction)
         cards = tuple(rng.sample(sorted(hand.hands[seat]), need))
-        state = fold(decide(state, PassCards(seat, cards)), state)
+        state = fold(decide(PassCards(seat, cards), state), state)
     while state.phase is Phase.PLAYING:
         yield state
         hand = state.hand
         assert hand is not None and hand.turn is not None
         card = rng.choice(sorted(legal_plays(rules, hand, hand.turn)))
-        state = fold(decide(state, PlayCard(hand.turn, card)), state)
+        state = fold(decide(PlayCard(hand.turn, card), state), state)
 
 
 def _check(state: GameState, rng: random.Random) -> None:

@@ -26,8 +26,8 @@ from .rule_strategies import rule_options
 
 
 def _start(rules: RuleOptions, seed: str) -> GameState:
-    state = fold(decide(INITIAL_STATE, CreateGame("g", rules, ("random",) * rules.players)))
-    return fold(decide(state, Deal(seed=seed)), state)
+    state = fold(decide(CreateGame("g", rules, ("random",) * rules.players), INITIAL_STATE))
+    return fold(decide(Deal(seed=seed), state), state)
 
 
 def _pass_all(state: GameState, rng: random.Random) -> GameState:
@@ -40,7 +40,7 @@ def _pass_all(state: GameState, rng: random.Random) -> GameState:
         cards = (
             () if state.rules.optional_passing and rng.random() < 0.3 else rng.sample(held, need)
         )
-        state = fold(decide(state, PassCards(seat, tuple(cards))), state)
+        state = fold(decide(PassCards(seat, tuple(cards)), state), state)
     return state
 
 
@@ -70,7 +70,7 @@ def test_simulation_follows_the_domain_through_a_hand(rules: RuleOptions, seed: 
         for seat in range(rules.players):
             assert legal_mask(model, seat) == mask_of(legal_plays(rules, hand, seat)), seat
         card = rng.choice(sorted(legal_plays(rules, hand, hand.turn)))
-        events = decide(state, PlayCard(hand.turn, card))
+        events = decide(PlayCard(hand.turn, card), state)
         play(model, hand.turn, card.index)
         state = fold(events, state)
         scored = next((e for e in events if isinstance(e, HandScored)), scored)
@@ -79,7 +79,7 @@ def test_simulation_follows_the_domain_through_a_hand(rules: RuleOptions, seed: 
     if state.phase is Phase.MOON_CHOICE:
         assert shooter == state.moon_shooter
         choice = ChooseMoonScoring(shooter, MoonScoring.ADD_TO_OTHERS)
-        scored = next(e for e in decide(state, choice) if isinstance(e, HandScored))
+        scored = next(e for e in decide(choice, state) if isinstance(e, HandScored))
     assert scored is not None
     assert tuple(model.points) == scored.points_taken
     assert shooter == (scored.shooter if scored.shooter is not None else -1)

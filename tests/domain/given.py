@@ -120,7 +120,7 @@ class Story:
         """Each command decided and its events appended; a refused command fails the test."""
         story = self
         for command in commands:
-            story = story.then_(*decide(story.state, command))
+            story = story.then_(*decide(command, story.state))
         return story
 
     def deal(self, *hands: str | None, kitty: str | None = None, seed: str = "seed") -> Story:
@@ -213,7 +213,7 @@ class When:
     command: Any
 
     def events(self) -> list[Event]:
-        return decide(self.story.state, self.command)
+        return decide(self.command, self.story.state)
 
     def then(self, *expected: Event) -> Story:
         """The command is accepted and causes exactly these events; the story after them."""
@@ -233,7 +233,7 @@ class When:
     def raises(self, error: type[RuleViolation], match: str | None = None) -> RuleViolation:
         """The command is refused with exactly this error (and, if given, this message text)."""
         try:
-            got = decide(self.story.state, self.command)
+            got = decide(self.command, self.story.state)
         except RuleViolation as violation:
             assert type(violation) is error, f"expected {error.__name__}, got {violation!r}"
             if match is not None:

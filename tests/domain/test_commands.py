@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from domain import (
     decide,
     fold,
 )
+from domain.decider import is_terminal
 from domain.errors import (
     ALL_VIOLATIONS,
     CardNotInHand,
@@ -273,7 +275,7 @@ def test_a_refused_command_changes_nothing() -> None:
     story = seated(HOLD).deal()
     before = story.state
     with pytest.raises(NotYourTurn):
-        decide(before, play_card(1, "2D"))
+        decide(play_card(1, "2D"), before)
     assert story.state == before
 
 
@@ -297,7 +299,7 @@ def test_two_players_may_not_share_a_name_at_one_table():
     state = fold([GameCreated("g", RuleOptions(), (None, None, None, None))])
     state = fold([PlayerJoined(0, "ann")], state)
     with pytest.raises(NameTaken):
-        decide(state, JoinGame("ann", 1))
+        decide(JoinGame("ann", 1), state)
 
 
 def test_a_seat_dealt_to_a_bot_has_no_player_to_take_it_back():
@@ -305,27 +307,33 @@ def test_a_seat_dealt_to_a_bot_has_no_player_to_take_it_back():
 
     state = fold([GameCreated("g", RuleOptions(), ("random", None, None, None))])
     with pytest.raises(NoPlayerToTakeOver):
-        decide(state, SetSeatBot(0, None))
+        decide(SetSeatBot(0, None), state)
 
 
 def test_a_player_takes_back_the_seat_they_handed_to_a_bot():
     state = fold([GameCreated("g", RuleOptions(), (None, None, None, None))])
     state = fold([PlayerJoined(0, "ann"), SeatControlChanged(0, "random")], state)
-    assert decide(state, SetSeatBot(0, None)) == [SeatControlChanged(0, None)]
+    assert decide(SetSeatBot(0, None), state) == [SeatControlChanged(0, None)]
 
 
 def test_seats_given_as_text_are_refused():
     with pytest.raises(InvalidCommand):
-        decide(INITIAL_STATE, CreateGame("g", RuleOptions(), "rand"))  # type: ignore[arg-type]
+        decide(CreateGame("g", RuleOptions(), "rand"), INITIAL_STATE)  # type: ignore[arg-type]
 
 
 def test_a_kitty_without_hands_is_refused():
     state = fold([GameCreated("g", RuleOptions(kitty=True), ("random",) * 4)])
     with pytest.raises(InvalidCommand):
-        decide(state, Deal(seed="s", kitty=(Card("2C"), Card("3C"), Card("4C"), Card("5C"))))
+        decide(Deal(seed="s", kitty=(Card("2C"), Card("3C"), Card("4C"), Card("5C"))), state)
 
 
 def test_unusual_spellings_of_a_card_are_not_cached():
     before = len(Card._interned)
     assert Card("  qs ") is Card("QS")
     assert len(Card._interned) == before
+
+
+def test_the_game_is_terminal_only_once_it_has_ended() -> None:
+    assert not is_terminal(INITIAL_STATE)
+    assert not is_terminal(dataclasses.replace(INITIAL_STATE, phase=Phase.PLAYING))
+    assert is_terminal(dataclasses.replace(INITIAL_STATE, phase=Phase.FINISHED))

@@ -104,7 +104,7 @@ class Game:
     hands_played: int = 0
 
     def apply(self, command: object) -> list[Event]:
-        events = decide(self.state, command)  # type: ignore[arg-type]
+        events = decide(command, self.state)  # type: ignore[arg-type]
         self.state = fold(events, self.state)
         self.log.extend(events)
         self.lived.append((len(self.log), self.state))
@@ -113,7 +113,7 @@ class Game:
     def refused(self, command: object) -> None:
         """The command is illegal: decide raises a RuleViolation (so emits nothing)."""
         try:
-            events = decide(self.state, command)  # type: ignore[arg-type]
+            events = decide(command, self.state)  # type: ignore[arg-type]
         except RuleViolation as violation:
             assert violation.code and violation.kind in {"conflict", "invalid", "not-found"}
             return
@@ -165,7 +165,7 @@ def step(game: Game, check_every_card: bool = False) -> None:
         if check_every_card:
             for card in held:
                 if card in legal:
-                    decide(state, PlayCard(seat, card))  # accepted: raises if not
+                    decide(PlayCard(seat, card), state)  # accepted: raises if not
                 else:
                     game.refused(PlayCard(seat, card))
         else:

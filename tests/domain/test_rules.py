@@ -103,7 +103,7 @@ def test_a_custom_option_set_round_trips_through_its_json_form() -> None:
 
 def test_the_created_event_records_the_rules() -> None:
     r = opts(preset="computer", score_limit=50)
-    events = decide(INITIAL, CreateGame("g", r))
+    events = decide(CreateGame("g", r), INITIAL)
     assert events == [GameCreated("g", r, (None,) * 4)]
     assert event_to_dict(events[0])["rules"] == r.to_dict()
 
@@ -185,7 +185,7 @@ def test_a_bonus_card_other_than_jd_or_td_is_refused() -> None:
 
 def test_creating_a_game_validates_its_rules() -> None:
     with pytest.raises(InvalidRules, match="nobody sits across"):
-        decide(INITIAL, CreateGame("g", RuleOptions(players=3)))
+        decide(CreateGame("g", RuleOptions(players=3)), INITIAL)
     assert InvalidRules.code == "invalid-rules" and InvalidRules.kind == "invalid"
 
 

@@ -45,14 +45,14 @@ def assert_legal_log(log: list[RecordedEvent]) -> list[tuple[str, int]]:
         assert command_id not in {c for c, _ in appends}, f"{command_id} appended twice"
         appends.append((command_id, group[0].seq))
         domain = [e for e in group if is_domain_event(e.type)]
-        expected = [new_event(e) for e in decide(table.state, command_of(domain[0]))]
+        expected = [new_event(e) for e in decide(command_of(domain[0]), table.state)]
         after = fold_records(table, [e for e in group if e.type == "DealPlan"])
         rest = domain[len(expected) :]
         if rest:  # the deal added to the same append
             dealt = event_from_dict("HandDealt", rest[0].payload)
             state = fold_records(after, domain[: len(expected)]).state
             deal = Deal(dealt.seed, dealt.hands if dealt.explicit else None)
-            expected += [new_event(e) for e in decide(state, deal)]
+            expected += [new_event(e) for e in decide(deal, state)]
         assert [(e.type, e.payload) for e in expected] == [(e.type, e.payload) for e in domain]
         table = fold_records(table, group)
     return appends

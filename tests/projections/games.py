@@ -41,7 +41,7 @@ class GamePlan:
 
 
 def _apply(state: GameState, command: Command, batches: list[list[NewEvent]]) -> GameState:
-    events, state = decide_and_evolve(state, command)
+    events, state = decide_and_evolve(command, state)
     batches.append(
         [NewEvent(event_type(e), type(e).schema_version, event_to_dict(e)) for e in events]
     )

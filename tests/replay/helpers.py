@@ -21,7 +21,7 @@ def new_events(events) -> list[NewEvent]:
 
 def run(store: RedisEventStore, game_id: str, state: GameState, command) -> GameState:
     """Decide ``command``, append what it emits, return the new state."""
-    emitted = decide(state, command)
+    emitted = decide(command, state)
     version = store.version(game_id)
     store.append(game_id, version, new_events(emitted), f"cmd-{uuid.uuid4().hex[:8]}")
     return fold(emitted, state)

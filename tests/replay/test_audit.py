@@ -249,7 +249,7 @@ def test_every_primary_event_rebuilds_its_command(store):
     primaries = 0
     for x in logged:
         if isinstance(x.event, PRIMARY):
-            assert decide(state, command_for(x.event))[0] == x.event
+            assert decide(command_for(x.event), state)[0] == x.event
             primaries += 1
         state = fold([x.event], state)
     assert primaries > 100

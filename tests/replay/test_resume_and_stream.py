@@ -14,20 +14,20 @@ from tests.api.helpers import Hearts, auth
 
 def test_the_shooter_is_asked_to_choose_and_the_others_wait():
     rules = RuleOptions.from_dict({"moon_scoring": "shooters_choice", "pass_cycle": "hold_always"})
-    state = fold(decide(INITIAL_STATE, c.CreateGame("moon", rules, (None,) * 4)))
+    state = fold(decide(c.CreateGame("moon", rules, (None,) * 4), INITIAL_STATE))
     for seat in range(4):
-        state = fold(decide(state, c.JoinGame(f"p{seat}", seat)), state)
+        state = fold(decide(c.JoinGame(f"p{seat}", seat), state), state)
     clubs = [card for card in DECK if card.endswith("C")]
     rest = [card for card in DECK if not card.endswith("C")]
     hands = (tuple(clubs), *(sort_cards(rest[k::3]) for k in range(3)))
-    state = fold(decide(state, c.Deal("moon-seed", hands)), state)
+    state = fold(decide(c.Deal("moon-seed", hands), state), state)
     # Seat 0 holds every club: it wins every trick, whatever the others throw.
     while state.phase is Phase.PLAYING:
         seat = state.hand.turn
         assert next_action(state, seat)["action"] == "play"
         assert next_action(state, (seat + 1) % 4) == {"action": "wait", "for": [seat]}
         card = sort_cards(legal_plays(rules, state.hand, seat))[-1]
-        state = fold(decide(state, c.PlayCard(seat, card)), state)
+        state = fold(decide(c.PlayCard(seat, card), state), state)
     assert state.phase is Phase.MOON_CHOICE
     action = next_action(state, 0, "/api/v1/games/moon")
     assert action["action"] == "choose_moon_scoring" and action["post"].endswith("/moon")

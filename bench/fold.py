@@ -10,10 +10,10 @@ is that irreducible floor, and ``1 / ratio`` what the state changes themselves c
 For context, also: ``json.loads`` of the same events' payloads (the decoding every load from the
 store pays anyway), and ``event_from_dict`` + fold (payloads to state, as a load does).
 
-Load (with ``--redis``, the default): a 10-hand game appended through ``service.store``'s
-``RedisEventStore`` (on a throwaway redis-server started here, never the shared one) is read
-back and folded: ``store.read`` + ``event_from_dict`` + ``fold``. Baseline: a raw ``XRANGE`` of
-the same stream with redis-py, returning the entries undecoded.
+Load (with ``--redis``, the default): a 10-hand game appended through
+``service.store.event_store``'s ``RedisEventStore`` (on a throwaway redis-server started here, never
+the shared one) is read back and folded: ``store.read`` + ``event_from_dict`` + ``fold``. Baseline:
+a raw ``XRANGE`` of the same stream with redis-py, returning the entries undecoded.
 """
 
 from __future__ import annotations
@@ -92,8 +92,8 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
     try:
         import redis
 
-        from service.envelope import NewEvent
-        from service.store import RedisEventStore
+        from service.store.envelope import NewEvent
+        from service.store.event_store import RedisEventStore
     except ImportError as missing:
         report.note(f"load from Redis skipped: {missing}")
         return

@@ -7,7 +7,7 @@ short, one hand by default, so that thousands fit in the time) are recorded thro
 - projector: after the first ``--projector-games`` games are recorded, a ``Projector`` (a
   consumer group of its own, the same code as ``hearts project``) takes their log from the
   start, applying and acknowledging batch by batch until it has caught up: its events/s.
-- rebuild: once all ``--games`` are recorded, ``service.projector.rebuild`` folds every
+- rebuild: once all ``--games`` are recorded, ``service.app.projector.rebuild`` folds every
   partition log into a fresh generation of the read models (scoreboards, statistics, listings)
   and swaps it in: the time it takes, its events/s, and that time scaled to 10,000 games (the
   issue's size: ``--games 10000`` measures it directly, in about three times as long).
@@ -30,7 +30,7 @@ from domain.rules import PRESETS, RuleOptions
 
 def record(store: object, games: range, rules: RuleOptions, seed: int) -> tuple[int, float]:
     """Play and append the games numbered ``games``; (events appended, seconds appending)."""
-    from service.envelope import NewEvent
+    from service.store.envelope import NewEvent
 
     rng = random.Random(seed)
     events = 0
@@ -66,7 +66,7 @@ def raw_read(store: object, batch: int) -> tuple[int, float]:
 
 def project_all(projections: object, batch: int, generation: str) -> tuple[int, float]:
     """A fresh consumer group's projector, pinned to ``generation``, run until caught up."""
-    from service.projector import Projector
+    from service.app.projector import Projector
 
     projector = Projector(
         projections,  # type: ignore[arg-type]
@@ -94,9 +94,9 @@ def main(argv: list[str] | None = None) -> None:
 
     import redis
 
-    from service.projection_store import ProjectionStore, new_generation_id
-    from service.projector import rebuild
-    from service.store import RedisEventStore
+    from service.app.projector import rebuild
+    from service.store.event_store import RedisEventStore
+    from service.store.read_models import ProjectionStore, new_generation_id
 
     options = {**PRESETS[args.preset].to_dict(), "score_limit": args.score_limit}
     rules = RuleOptions.from_dict(options)

@@ -14,7 +14,7 @@ import fakeredis
 import pytest
 import redis
 
-from service.store import RedisEventStore
+from service.store.event_store import RedisEventStore
 from tests.redis_helpers import RedisServerMissing, start_redis_server, stop_redis_server
 
 # --- Redis ----------------------------------------------------------------

@@ -21,9 +21,9 @@ from service.api.common import (
     service,
     token,
 )
-from service.auth import Forbidden, seat_of
-from service.problems import Problem
-from service.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
+from service.api.problems import Problem
+from service.api.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
+from service.app.auth import Forbidden, seat_of
 
 blp = Blueprint("commands", __name__, url_prefix="/api/v1/games", description="Pass, play, choose")
 

@@ -9,12 +9,12 @@ from typing import Any
 from flask import Response, current_app, json, request
 
 from domain.views import public_view, seat_view
-from service.auth import bearer_token, credential_of
-from service.games import GameService, Idempotency, Outcome, idempotency_for
-from service.problems import Problem
-from service.redaction import disclosure_for, redact_events
-from service.store import Snapshot
-from service.table import Table
+from service.api.problems import Problem
+from service.app.auth import bearer_token, credential_of
+from service.app.game import StoredGame
+from service.app.game_service import GameService, Idempotency, Outcome, idempotency_for
+from service.app.redaction import disclosure_for, redact_events
+from service.store.event_store import Snapshot
 
 API_PREFIX = "/api/v1"
 MAX_IDEMPOTENCY_KEY = 255
@@ -79,7 +79,7 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
-def view_dict(snap_state: Table, version: int, seat: int | None) -> dict[str, Any]:
+def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[str, Any]:
     state = snap_state.state
     view = public_view(state) if seat is None else seat_view(state, seat)
     out = view.to_dict()
@@ -87,7 +87,7 @@ def view_dict(snap_state: Table, version: int, seat: int | None) -> dict[str, An
     return out
 
 
-def snapshot_view(snap: Snapshot[Table], seat: int | None) -> dict[str, Any]:
+def snapshot_view(snap: Snapshot[StoredGame], seat: int | None) -> dict[str, Any]:
     return view_dict(snap.state, snap.version, seat)
 
 

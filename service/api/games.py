@@ -18,10 +18,8 @@ from service.api.common import (
     snapshot_view,
     token,
 )
-from service.deal_plan import DealPlan
-from service.games import game_id_for_key, new_game_id, parse_deals
-from service.problems import Problem
-from service.schemas import (
+from service.api.problems import Problem
+from service.api.schemas import (
     CreatedSchema,
     CreateGameSchema,
     GameListSchema,
@@ -29,6 +27,8 @@ from service.schemas import (
     PublicViewSchema,
     SeatViewSchema,
 )
+from service.app.deal_plan import DealPlan
+from service.app.game_service import game_id_for_key, new_game_id, parse_deals
 
 blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Create and view games")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from service.api.common import json_response, service
+from service.api.problems import CATALOGUE, Problem, describe
 from service.metrics import exposition
-from service.problems import CATALOGUE, Problem, describe
 
 bp = Blueprint("health", __name__)
 

@@ -1,6 +1,6 @@
 """Read models: ``/games/{id}/scoreboard``, ``/leaderboard``, ``/players/{name}``.
 
-They are served from the projector's read models (``service.projection_store``), which trail the
+They are served from the projector's read models (``service.store.read_models``), which trail the
 log by the projection lag. Every response carries ``as_of``: the read-model generation and, per
 partition, the id of the last log entry applied (``positions``); the figures include at least
 every event up to those positions.
@@ -28,9 +28,9 @@ from projections.scoreboard import Scoreboard
 from projections.stats import FIGURES
 from service import metrics
 from service.api.common import json_response, service
-from service.problems import CATALOGUE, Problem, ProblemType
-from service.projection_store import AsOf, Checkpoint, ProjectionStore
-from service.projector import Projector
+from service.api.problems import CATALOGUE, Problem, ProblemType
+from service.app.projector import Projector
+from service.store.read_models import AsOf, Checkpoint, ProjectionStore
 
 blp = Blueprint(
     "projections",

@@ -1,7 +1,7 @@
 """Replay, audit, export and resume: the log as a product.
 
 - ``GET /games/{id}/events?after=N``: the events after seq N as the caller may see them (the
-  public, or the seat of the bearer token; see service/redaction.py). With
+  public, or the seat of the bearer token; see service/app/redaction.py). With
   ``Accept: text/event-stream``: Server-Sent Events, live, ``id:`` = seq, resumable with
   ``Last-Event-ID``, a keep-alive comment every ``HEARTS_SSE_KEEPALIVE`` seconds (15), ending
   with an ``end`` event when the game ends (or after ``HEARTS_SSE_MAX_SECONDS``, 3600, when the
@@ -40,23 +40,23 @@ from service.api.common import (
     token,
     view_dict,
 )
-from service.audit import audit_events
-from service.deal_plan import is_domain_event
-from service.envelope import RecordedEvent
-from service.export import ImportRefused, export_events, export_text, prepare_import
-from service.games import GameService, idempotency_for, new_game_id
-from service.hand_records import HandTracker, Logged, decode_events, hand_record
-from service.problems import CATALOGUE, Problem, ProblemType
-from service.redaction import disclosure_for, redact_events
-from service.replay_text import render_hand
-from service.store import (
+from service.api.problems import CATALOGUE, Problem, ProblemType
+from service.app.audit import audit_events
+from service.app.deal_plan import is_domain_event
+from service.app.export import ImportRefused, export_events, export_text, prepare_import
+from service.app.game import StoredGame, fold_records
+from service.app.game_service import GameService, idempotency_for, new_game_id
+from service.app.hand_records import HandTracker, Logged, decode_events, hand_record
+from service.app.redaction import disclosure_for, redact_events
+from service.cli.replay_text import render_hand
+from service.store.envelope import RecordedEvent
+from service.store.event_store import (
     ConcurrencyConflict,
     IdempotencyKeyReused,
     IdempotencyRecord,
     Snapshot,
     utc_now_iso,
 )
-from service.table import Table, fold_records
 
 blp = Blueprint(
     "replay",
@@ -111,7 +111,7 @@ class FormatQuery(Schema):
 # -- who asks -------------------------------------------------------------------------------------
 
 
-def _viewer(snap: Snapshot[Table]) -> int | None:
+def _viewer(snap: Snapshot[StoredGame]) -> int | None:
     """The seat of the bearer token (401 if the token is not one of this game's), else None."""
     tok = token()
     return service().seat_of_token(snap, tok) if tok is not None else None
@@ -331,14 +331,14 @@ class Checkpoints:
     def __init__(self, every: int = 32, max_games: int = 64) -> None:
         self.every = every
         self.max_games = max_games
-        self._games: OrderedDict[str, dict[int, tuple[str, Table]]] = OrderedDict()
+        self._games: OrderedDict[str, dict[int, tuple[str, StoredGame]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def table_at(self, store: Any, game_id: str, at: int) -> Table:
+    def table_at(self, store: Any, game_id: str, at: int) -> StoredGame:
         with self._lock:
             marks = dict(self._games.get(game_id, {}))
         base = max((seq for seq in marks if seq <= at), default=0)
-        table = Table()
+        table = StoredGame()
         events: list[RecordedEvent] = []
         if base:
             events = store.read(game_id, after=base - 1, limit=at - base + 1)
@@ -348,7 +348,7 @@ class Checkpoints:
                 marks, base = {}, 0
         if not base:
             events = store.read(game_id, limit=at)
-        new: dict[int, tuple[str, Table]] = {}
+        new: dict[int, tuple[str, StoredGame]] = {}
         for event in events:
             table = fold_records(table, [event])
             if event.seq % self.every == 0:

@@ -20,9 +20,9 @@ from service.api.common import (
     token,
     view_dict,
 )
-from service.auth import Forbidden
-from service.problems import Problem
-from service.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
+from service.api.problems import Problem
+from service.api.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
+from service.app.auth import Forbidden
 
 blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join and seats")
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.app import create_app
-from service.config import Settings
+from service.api.factory import create_app
+from service.settings import Settings
 from tests.api.helpers import Hearts
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from domain.decider import decide
-from service.app import create_app
-from service.bot_runner import bot_command, bot_seed, bot_to_act, sweep
-from service.config import Settings
-from service.table import Table, fold_records, new_event
+from service.api.factory import create_app
+from service.app.bot_runner import bot_command, bot_seed, bot_to_act, sweep
+from service.app.game import StoredGame, fold_records, new_event
+from service.settings import Settings
 from tests.api.helpers import Hearts
 
 
@@ -57,7 +57,7 @@ def test_bot_moves_replay_from_the_log(hearts: Hearts, service):
     game_id, tokens = hearts.new_game(1, rules={"score_limit": 30}, seed="replayable")
     hearts.play_out(game_id, tokens)
     log = service.store.read(game_id)
-    table, checked, i = Table(), 0, 0
+    table, checked, i = StoredGame(), 0, 0
     while i < len(log):
         group = [log[i]]
         while i + len(group) < len(log) and log[i + len(group)].command_id == log[i].command_id:

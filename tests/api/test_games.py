@@ -7,7 +7,7 @@ import time
 from domain.decider import fold
 from domain.events import event_from_dict
 from domain.views import public_view
-from service.deal_plan import hand_seed, is_domain_event
+from service.app.deal_plan import hand_seed, is_domain_event
 from tests.api.helpers import Hearts
 
 FAST = {"score_limit": 30}  # a complete game in a few hands

@@ -8,9 +8,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service.app import create_app
-from service.config import Settings
-from service.schemas import CommandResultSchema, JoinedSchema, PublicViewSchema
+from service.api.factory import create_app
+from service.api.schemas import CommandResultSchema, JoinedSchema, PublicViewSchema
+from service.settings import Settings
 from tests.api.helpers import Hearts
 
 

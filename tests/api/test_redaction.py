@@ -6,10 +6,10 @@ import pytest
 
 from domain.events import event_from_dict
 from domain.state import GameState, Phase
-from service.deal_plan import is_domain_event
-from service.envelope import RecordedEvent
-from service.redaction import Disclosure, redact, redact_events
-from service.table import Table, fold_records
+from service.app.deal_plan import is_domain_event
+from service.app.game import StoredGame, fold_records
+from service.app.redaction import Disclosure, redact, redact_events
+from service.store.envelope import RecordedEvent
 from tests.api.helpers import Hearts, cards_in
 
 
@@ -25,7 +25,7 @@ def hidden_from(state: GameState, seat: int | None) -> set:
 
 def scan(hearts: Hearts, service, game_id: str) -> int:
     log = service.store.read(game_id)
-    tables = [Table()]  # the game after each version
+    tables = [StoredGame()]  # the game after each version
     for event in log:
         tables.append(fold_records(tables[-1], [event]))
     checked = 0

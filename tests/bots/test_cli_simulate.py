@@ -10,11 +10,11 @@ import pytest
 
 from bots.tournament import run_tournament
 from domain.rules import RuleOptions
-from service.audit import audit_game
+from service.app.audit import audit_game
+from service.app.deal_plan import hand_seed
 from service.cli import main as hearts
-from service.cli_simulate import Recorder
-from service.deal_plan import hand_seed
-from service.store import RedisEventStore
+from service.cli.simulate import Recorder
+from service.store.event_store import RedisEventStore
 
 
 def test_simulate_prints_a_table_per_strategy(capsys: pytest.CaptureFixture[str]) -> None:

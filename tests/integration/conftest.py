@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from service.app import create_app
-from service.config import Settings
+from service.api.factory import create_app
+from service.settings import Settings
 
 
 @pytest.fixture

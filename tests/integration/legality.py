@@ -17,9 +17,9 @@ from domain.commands import (
 from domain.decider import decide
 from domain.events import event_from_dict
 from domain.rules import MoonScoring, RuleOptions
-from service.deal_plan import is_domain_event
-from service.envelope import RecordedEvent
-from service.table import Table, fold_records, new_event
+from service.app.deal_plan import is_domain_event
+from service.app.game import StoredGame, fold_records, new_event
+from service.store.envelope import RecordedEvent
 
 
 def command_of(event: RecordedEvent):
@@ -38,7 +38,7 @@ def command_of(event: RecordedEvent):
 
 def assert_legal_log(log: list[RecordedEvent]) -> list[tuple[str, int]]:
     """Every append re-decides to exactly its events; returns (command id, first seq) per append."""
-    table = Table()
+    table = StoredGame()
     appends = []
     for command_id, group in groupby(log, key=lambda e: e.command_id):
         group = list(group)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from service.projection_store import ProjectionStore
-from service.store import RedisEventStore
+from service.store.event_store import RedisEventStore
+from service.store.read_models import ProjectionStore
 
 
 @pytest.fixture

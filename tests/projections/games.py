@@ -28,8 +28,8 @@ from domain import (
     seat_view,
 )
 from domain.state import INITIAL_STATE
-from service.envelope import NewEvent
-from service.store import RedisEventStore
+from service.store.envelope import NewEvent
+from service.store.event_store import RedisEventStore
 
 NAMES = ("ann", "bob", "cy", "dee", "eve", "fay")
 

@@ -10,8 +10,8 @@ import time
 
 import redis
 
-from service.projection_store import ProjectionStore
-from service.projector import GROUP, Projector
+from service.app.projector import GROUP, Projector
+from service.store.read_models import ProjectionStore
 
 
 def drain(projector: Projector, count: int | None = None) -> int:

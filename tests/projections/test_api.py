@@ -1,7 +1,7 @@
 """Full games through the API; scoreboards and the leaderboard checked against hand records.
 
 The expected figures are computed here from the hand records of each game's log
-(``service.hand_records``), not with the projection code.
+(``service.app.hand_records``), not with the projection code.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import fakeredis
 import pytest
 
 from projections.stats import FIGURES
+from service.api.factory import create_app
 from service.api.projections import projections as app_projections
-from service.app import create_app
-from service.config import Settings
-from service.deal_plan import is_domain_event
-from service.hand_records import decode_events, hand_records
-from service.projector import Projector
+from service.app.deal_plan import is_domain_event
+from service.app.hand_records import decode_events, hand_records
+from service.app.projector import Projector
+from service.settings import Settings
 from tests.api.helpers import PROBLEM, Hearts
 from tests.projections.helpers import drain, wait_until
 

@@ -7,8 +7,8 @@ import signal
 import threading
 
 from domain import RuleOptions
-from service.projection_store import APPLIED, RETIRED, STALE
-from service.projector import CRASH_ENV, GROUP, Projector, build_generation
+from service.app.projector import CRASH_ENV, GROUP, Projector, build_generation
+from service.store.read_models import APPLIED, RETIRED, STALE
 from tests.projections.games import append_all, append_batch, play_game
 from tests.projections.helpers import (
     caught_up,

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain import RuleOptions
-from service.cli_projections import main as cli_main
-from service.projection_store import ProjectionStore
-from service.projector import Projector, rebuild
-from service.store import RedisEventStore
+from service.app.projector import Projector, rebuild
+from service.cli.projections import main as cli_main
+from service.store.event_store import RedisEventStore
+from service.store.read_models import ProjectionStore
 from tests.projections.games import GamePlan, append_batch, play_game
 from tests.projections.helpers import drain
 

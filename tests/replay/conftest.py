@@ -4,8 +4,8 @@ import fakeredis
 import pytest
 import redis
 
-from service.app import create_app
-from service.config import Settings
+from service.api.factory import create_app
+from service.settings import Settings
 from tests.api.helpers import Hearts
 
 

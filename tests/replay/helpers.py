@@ -11,8 +11,8 @@ from domain.events import event_to_dict, event_type
 from domain.rules import RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
 from domain.views import awaiting, seat_view
-from service.envelope import NewEvent
-from service.store import RedisEventStore
+from service.store.envelope import NewEvent
+from service.store.event_store import RedisEventStore
 
 
 def new_events(events) -> list[NewEvent]:

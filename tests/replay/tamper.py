@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from service.envelope import GENESIS_HASH, canonical_body, canonical_json, chain_hash
-from service.store import RedisEventStore
+from service.store.envelope import GENESIS_HASH, canonical_body, canonical_json, chain_hash
+from service.store.event_store import RedisEventStore
 
 Envelope = dict
 

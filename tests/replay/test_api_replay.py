@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from domain.cards import Card
-from service.hand_records import decode_events
+from service.app.hand_records import decode_events
 from tests.api.helpers import Hearts, auth, cards_in
 
 SHORT = {"score_limit": 27}  # one hand gives at most 26: always two hands or more

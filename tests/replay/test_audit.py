@@ -12,9 +12,9 @@ from domain.cards import Card, sort_cards
 from domain.decider import decide, fold
 from domain.legal import legal_plays
 from domain.rules import RuleOptions
-from service.audit import PRIMARY, audit_events, audit_game, command_for
-from service.hand_records import decode_events
-from service.store import RedisEventStore
+from service.app.audit import PRIMARY, audit_events, audit_game, command_for
+from service.app.hand_records import decode_events
+from service.store.event_store import RedisEventStore
 from tests.replay.helpers import play_game
 from tests.replay.tamper import find, read_raw, tamper, write_raw
 

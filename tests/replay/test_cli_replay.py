@@ -10,11 +10,11 @@ import sys
 import pytest
 import redis
 
+from service.app.hand_records import decode_events, hand_records
 from service.cli import main
-from service.cli_replay import sse_worker_class
-from service.hand_records import decode_events, hand_records
-from service.replay_text import render_hand, wants_colour
-from service.store import RedisEventStore
+from service.cli.replay import sse_worker_class
+from service.cli.replay_text import render_hand, wants_colour
+from service.store.event_store import RedisEventStore
 from tests.replay.helpers import play_game
 from tests.replay.tamper import find, read_raw, tamper
 

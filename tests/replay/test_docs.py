@@ -10,7 +10,7 @@ import pytest
 from domain.dealing import deal_from_seed, dealer_of
 from domain.rules import RuleOptions
 from domain.shuffle import seed_commitment
-from service.deal_plan import hand_seed
+from service.app.deal_plan import hand_seed
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "replay.md"
 

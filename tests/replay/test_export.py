@@ -9,12 +9,12 @@ import fakeredis
 import pytest
 
 from domain.views import public_view, seat_view
-from service.app import create_app
-from service.audit import audit_game
-from service.config import Settings
-from service.export import ImportRefused, export_game, export_text, import_game, parse_events
-from service.store import ConcurrencyConflict, RedisEventStore
-from service.table import Table, fold_records
+from service.api.factory import create_app
+from service.app.audit import audit_game
+from service.app.export import ImportRefused, export_game, export_text, import_game, parse_events
+from service.app.game import StoredGame, fold_records
+from service.settings import Settings
+from service.store.event_store import ConcurrencyConflict, RedisEventStore
 from tests.api.helpers import Hearts, auth
 from tests.replay.helpers import play_game
 
@@ -27,7 +27,7 @@ def store() -> RedisEventStore:
 def views_at_every_seq(store: RedisEventStore, game_id: str) -> list[list[dict]]:
     """Public and every seat's view after each event (the game id left out)."""
     out = []
-    table = Table()
+    table = StoredGame()
     for event in store.read(game_id):
         table = fold_records(table, [event])
         state = table.state

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.envelope import (
+from service.store.envelope import (
     GAME_ID_MISMATCH,
     GENESIS_HASH,
     HASH_MISMATCH,
@@ -24,7 +24,7 @@ from service.envelope import (
     seal,
     verify_chain,
 )
-from service.upcasting import UpcasterRegistry, default_registry
+from service.store.upcasting import UpcasterRegistry, default_registry
 
 T0 = "2024-05-01T12:00:00.000000Z"
 

@@ -11,8 +11,8 @@ import fakeredis
 import pytest
 import redis
 
-from service.envelope import GENESIS_HASH, HASH_MISMATCH, NewEvent, verify_chain
-from service.store import (
+from service.store.envelope import GENESIS_HASH, HASH_MISMATCH, NewEvent, verify_chain
+from service.store.event_store import (
     ChainMismatch,
     ConcurrencyConflict,
     GamePage,
@@ -21,7 +21,7 @@ from service.store import (
     RedisEventStore,
     StateCache,
 )
-from service.upcasting import UpcasterRegistry
+from service.store.upcasting import UpcasterRegistry
 
 T0 = "2024-05-01T12:00:00.000000Z"
 

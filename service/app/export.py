@@ -25,13 +25,13 @@ from domain import events as e
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
-from service.audit import PRIMARY, AuditReport, audit_events, command_for
-from service.deal_plan import is_domain_event
-from service.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
-from service.hand_records import decode_events, hand_records
-from service.replay_text import render_hands, render_summary
-from service.store import IdempotencyRecord, RedisEventStore, utc_now_iso
-from service.upcasting import UpcasterRegistry, default_registry
+from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
+from service.app.deal_plan import is_domain_event
+from service.app.hand_records import decode_events, hand_records
+from service.cli.replay_text import render_hands, render_summary
+from service.store.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
+from service.store.event_store import IdempotencyRecord, RedisEventStore, utc_now_iso
+from service.store.upcasting import UpcasterRegistry, default_registry
 
 FORMAT = "hearts-game-export"
 FORMAT_VERSION = 1

@@ -1,4 +1,4 @@
-"""A game's stream folded: the domain state plus the service's own records (the deal plan)."""
+"""A stored game: its stream folded into the domain state plus the service's deal plan."""
 
 from __future__ import annotations
 
@@ -8,21 +8,21 @@ from dataclasses import dataclass
 from domain.decider import evolve
 from domain.events import Event, event_from_dict, event_to_dict, event_type
 from domain.state import INITIAL_STATE, GameState
-from service.deal_plan import DEAL_PLAN, DealPlan, is_domain_event
-from service.envelope import NewEvent, RecordedEvent
+from service.app.deal_plan import DEAL_PLAN, DealPlan, is_domain_event
+from service.store.envelope import NewEvent, RecordedEvent
 
 
 @dataclass(frozen=True, slots=True)
-class Table:
+class StoredGame:
     state: GameState = INITIAL_STATE
     plan: DealPlan = DealPlan()
 
-    def after(self, events: Sequence[Event]) -> Table:
-        """This table after domain events just decided."""
-        return Table(fold_events(self.state, events), self.plan)
+    def after(self, events: Sequence[Event]) -> StoredGame:
+        """This game after domain events just decided."""
+        return StoredGame(fold_events(self.state, events), self.plan)
 
 
-def fold_records(table: Table, events: Sequence[RecordedEvent]) -> Table:
+def fold_records(table: StoredGame, events: Sequence[RecordedEvent]) -> StoredGame:
     state, plan = table.state, table.plan
     for event in events:
         if event.type == DEAL_PLAN:
@@ -30,7 +30,7 @@ def fold_records(table: Table, events: Sequence[RecordedEvent]) -> Table:
         elif is_domain_event(event.type):
             state = evolve(state, event_from_dict(event.type, event.payload))
         # Any other service record is not part of the game's state.
-    return Table(state, plan)
+    return StoredGame(state, plan)
 
 
 def fold_events(state: GameState, events: Sequence[Event]) -> GameState:

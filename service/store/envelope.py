@@ -54,7 +54,7 @@ The store keeps each event as the *envelope JSON*: the seven body members plus
 ``prev_hash`` and ``hash``, serialized with the same rules (see
 :func:`envelope_json`). The hash covers the event exactly as it was written, with
 the schema version it was written with. Reads upcast old schema versions to the
-current ones (:mod:`service.upcasting`); upcast events keep the ``hash`` and
+current ones (:mod:`service.store.upcasting`); upcast events keep the ``hash`` and
 ``prev_hash`` of their stored form, so :func:`verify_chain` must be given events
 decoded *without* upcasting (``decode_envelope(..., upcast=False)``, or the
 store's ``read(..., upcast=False)`` / ``verify()``).
@@ -68,7 +68,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.upcasting import UpcasterRegistry, default_registry
+from service.store.upcasting import UpcasterRegistry, default_registry
 
 GENESIS_HASH = "0" * 64
 

@@ -32,12 +32,14 @@ from domain.decider import decide
 from domain.errors import RuleViolation
 from domain.rules import RuleOptions
 from domain.state import GameState, Phase
-from service import auth, metrics
-from service.bot_runner import BotRunner
-from service.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Hands
-from service.envelope import NewEvent, RecordedEvent
-from service.problems import Problem, to_problem
-from service.store import (
+from service import metrics
+from service.api.problems import Problem, to_problem
+from service.app import auth
+from service.app.bot_runner import BotRunner
+from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Hands
+from service.app.game import StoredGame, fold_events, fold_records, new_event
+from service.store.envelope import NewEvent, RecordedEvent
+from service.store.event_store import (
     AppendResult,
     ChainMismatch,
     ConcurrencyConflict,
@@ -47,7 +49,6 @@ from service.store import (
     Snapshot,
     StateCache,
 )
-from service.table import Table, fold_events, fold_records, new_event
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class Outcome:
 
     game_id: str
     version: int
-    table: Table
+    table: StoredGame
     events: tuple[RecordedEvent, ...]
     hand_before: int  # the hand number current before the first of ``events``
     seat: int | None = None
@@ -120,14 +121,14 @@ class GameService:
         self.idempotency_ttl = idempotency_ttl
         self.bot_moves_per_request = bot_moves_per_request
         self.fresh_seed = fresh_seed
-        self.cache: StateCache[Table] = StateCache(
-            store, fold_records, Table, max_games=cache_games
+        self.cache: StateCache[StoredGame] = StateCache(
+            store, fold_records, StoredGame, max_games=cache_games
         )
         self.bots = BotRunner(self)
 
     # -- reading --------------------------------------------------------------------------
 
-    def cached(self, game_id: str) -> Snapshot[Table] | None:
+    def cached(self, game_id: str) -> Snapshot[StoredGame] | None:
         """The game as this process last saw it, without asking Redis: it may be behind.
 
         Only to decide a command that is then appended with this version expected (the append
@@ -135,14 +136,14 @@ class GameService:
         """
         return self.cache.peek(game_id)
 
-    def snapshot(self, game_id: str) -> Snapshot[Table]:
+    def snapshot(self, game_id: str) -> Snapshot[StoredGame]:
         """The game at its current version; 404 problem if there is no such game."""
         snap = self.cache.get(game_id)
         if snap.version == 0:
             raise Problem("game-not-found", f"no game {game_id!r}", status=404)
         return snap
 
-    def load(self, game_id: str, *, carry_on: bool = True) -> Snapshot[Table]:
+    def load(self, game_id: str, *, carry_on: bool = True) -> Snapshot[StoredGame]:
         """The game now; first lets bots play if one must act (a crash may have stopped them)."""
         snap = self.snapshot(game_id)
         if carry_on and self.bots.must_act(snap.state.state):
@@ -150,7 +151,7 @@ class GameService:
             _, snap = self.bots.run(game_id, cause, self.bot_moves_per_request, snap)
         return snap
 
-    def seat_of_token(self, snap: Snapshot[Table], token: str | None) -> int:
+    def seat_of_token(self, snap: Snapshot[StoredGame], token: str | None) -> int:
         if token is None:
             raise auth.Unauthorized("this request needs 'Authorization: Bearer <token>'")
         seat = auth.seat_of(snap.state.state.seats, token)
@@ -166,14 +167,14 @@ class GameService:
         limit: int,
         cursor: str | None,
         scan_budget: int = 500,
-    ) -> tuple[list[Snapshot[Table]], str | None]:
+    ) -> tuple[list[Snapshot[StoredGame]], str | None]:
         """Games oldest first, filtered by phase and player name; at most ``limit``.
 
         Filtering folds each listed game (from the cache); a request scans at most
         ``scan_budget`` games, so a page may hold fewer than ``limit`` games and still have a
         next cursor.
         """
-        found: list[Snapshot[Table]] = []
+        found: list[Snapshot[StoredGame]] = []
         scanned = 0
         while len(found) < limit and scanned < scan_budget:
             # Never ask for more than can still be used: the store's cursor then always points
@@ -201,7 +202,7 @@ class GameService:
             if event.command_id != command_id and not event.command_id.startswith(command_id + "+"):
                 break
             end = event.seq
-        before = fold_records(Table(), events[:start])
+        before = fold_records(StoredGame(), events[:start])
         after = fold_records(before, events[start:end])
         token = None
         if receipt.get("token") is not None:
@@ -238,12 +239,12 @@ class GameService:
         command = CreateGame(game_id, options, tuple(seats) if seats is not None else None)
         _check_deals(options, plan)
 
-        def decide_create(table: Table) -> tuple[list[NewEvent], Table]:
+        def decide_create(table: StoredGame) -> tuple[list[NewEvent], StoredGame]:
             events = decide(command, table.state)
             records = [new_event(e) for e in events]
             if not plan.empty:
                 records.append(NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload()))
-            return records, Table(fold_events(table.state, events), plan)
+            return records, StoredGame(fold_events(table.state, events), plan)
 
         try:
             return self._execute(
@@ -266,7 +267,7 @@ class GameService:
             raise Problem("name-reserved", f"{name.strip()!r} is a bot's name: choose another")
         token, credential = auth.new_token()
 
-        def decide_join(table: Table) -> tuple[list[NewEvent], Table]:
+        def decide_join(table: StoredGame) -> tuple[list[NewEvent], StoredGame]:
             events = decide(JoinGame(name, seat, credential), table.state)
             return [new_event(e) for e in events], table.after(events)
 
@@ -293,7 +294,7 @@ class GameService:
         *,
         if_match: int | None = None,
         idempotency: Idempotency | None = None,
-        snap: Snapshot[Table] | None = None,
+        snap: Snapshot[StoredGame] | None = None,
         checked: bool = True,
     ) -> Outcome:
         """Decide ``make(state)`` for ``seat`` (already authenticated) and append it.
@@ -304,7 +305,7 @@ class GameService:
         only reported after loading the game.
         """
 
-        def decide_command(table: Table) -> tuple[list[NewEvent], Table]:
+        def decide_command(table: StoredGame) -> tuple[list[NewEvent], StoredGame]:
             events = decide(make(table.state), table.state)
             return [new_event(e) for e in events], table.after(events)
 
@@ -321,12 +322,12 @@ class GameService:
     def append_decided(
         self,
         game_id: str,
-        snap: Snapshot[Table],
+        snap: Snapshot[StoredGame],
         records: list[NewEvent],
-        table: Table,
+        table: StoredGame,
         command_id: str,
         idempotency: IdempotencyRecord | None = None,
-    ) -> tuple[AppendResult, Snapshot[Table] | None]:
+    ) -> tuple[AppendResult, Snapshot[StoredGame] | None]:
         """Add the deal if the game now waits for one, append, cache the new state.
 
         Returns the store's result and the game just after this append (None if the
@@ -354,7 +355,9 @@ class GameService:
         self.cache.remember(game_id, after)
         return result, after
 
-    def _with_deal(self, records: list[NewEvent], table: Table) -> tuple[list[NewEvent], Table]:
+    def _with_deal(
+        self, records: list[NewEvent], table: StoredGame
+    ) -> tuple[list[NewEvent], StoredGame]:
         state = table.state
         if state.phase is not Phase.DEALING:
             return records, table
@@ -365,7 +368,7 @@ class GameService:
     def _execute(
         self,
         game_id: str,
-        decide_fn: Callable[[Table], tuple[list[NewEvent], Table]],
+        decide_fn: Callable[[StoredGame], tuple[list[NewEvent], StoredGame]],
         *,
         seat: int | None,
         idempotency: Idempotency | None,
@@ -373,7 +376,7 @@ class GameService:
         receipt_extra: dict[str, Any] | None = None,
         seat_from_events: bool = False,
         creating: bool = False,
-        snap: Snapshot[Table] | None = None,
+        snap: Snapshot[StoredGame] | None = None,
         checked: bool = True,
     ) -> Outcome:
         if idempotency is not None:
@@ -391,7 +394,7 @@ class GameService:
             if snap is None and not creating:
                 snap = self.cache.get(game_id)
             if snap is None:
-                snap = Snapshot(0, "", Table())
+                snap = Snapshot(0, "", StoredGame())
             elif snap.version == 0:
                 raise Problem("game-not-found", f"no game {game_id!r}", status=404)
             if if_match is not None and snap.version != if_match:

@@ -27,7 +27,7 @@ from domain.events import (
     event_from_dict,
 )
 from domain.state import INITIAL_STATE, GameState
-from service.envelope import RecordedEvent
+from service.store.envelope import RecordedEvent
 
 # Who looks: a seat number, None for anyone (the public), or ALL for the server and auditors.
 ALL: Literal["all"] = "all"
@@ -302,7 +302,7 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
 
 def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
     """The record as ``viewer`` may see it: a finished hand in full; else public facts only
-    (the plays and tricks, a kitty taken with a trick included, as service/redaction.py shows
+    (the plays and tricks, a kitty taken with a trick included, as service/app/redaction.py shows
     them), plus, for a seat, its own dealt, passed and received cards."""
     if viewer == ALL or record.finished:
         return record

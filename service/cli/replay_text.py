@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from domain.cards import Card, Suit
-from service.hand_records import HandRecord
+from service.app.hand_records import HandRecord
 
 _RESET = "\033[0m"
 _RED = "\033[31m"

@@ -19,8 +19,8 @@ from werkzeug.exceptions import HTTPException
 
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
-from service.auth import Forbidden, Unauthorized
-from service.store import IdempotencyKeyReused
+from service.app.auth import Forbidden, Unauthorized
+from service.store.event_store import IdempotencyKeyReused
 
 log = logging.getLogger(__name__)
 

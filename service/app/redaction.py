@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.state import GameState, Phase
-from service.deal_plan import DEAL_PLAN
-from service.envelope import RecordedEvent
+from service.app.deal_plan import DEAL_PLAN
+from service.store.envelope import RecordedEvent
 
 
 @dataclass(frozen=True, slots=True)

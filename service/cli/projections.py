@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-from service.cli_store import open_store
+from service.cli.connection import open_store
 
 OK = 0
 
@@ -86,14 +86,14 @@ def _non_negative(raw: str) -> int:
 @contextlib.contextmanager
 def open_projections() -> Iterator[Any]:
     """The configured store's ProjectionStore, or SystemExit(2) without a Redis to use."""
-    from service.projection_store import ProjectionStore
+    from service.store.read_models import ProjectionStore
 
     with open_store() as store:
         yield ProjectionStore(store)
 
 
 def run_project(args: argparse.Namespace) -> int:
-    from service.projector import Projector
+    from service.app.projector import Projector
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     stop = threading.Event()
@@ -118,7 +118,7 @@ def run_project(args: argparse.Namespace) -> int:
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
-    from service.projector import rebuild
+    from service.app.projector import rebuild
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
     with open_projections() as projections:
@@ -206,7 +206,7 @@ def _duration(seconds: float | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m service.cli_projections ...``)."""
+    """Stand-alone entry point (``python -m service.cli.projections ...``)."""
     parser = argparse.ArgumentParser(prog="hearts")
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

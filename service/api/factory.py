@@ -13,12 +13,14 @@ from flask import Flask, g, request
 from flask_smorest import Api
 
 from service import api as api_package
-from service import embedded, metrics, problems
-from service.bot_runner import start_sweep
-from service.config import Settings
-from service.games import GameService
-from service.problems import Problem
-from service.store import RedisEventStore
+from service import metrics
+from service.api import problems
+from service.api.problems import Problem
+from service.app.bot_runner import start_sweep
+from service.app.game_service import GameService
+from service.settings import Settings
+from service.store import redis_server
+from service.store.event_store import RedisEventStore
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +59,8 @@ def create_app(
     )
     if service is None:
         if redis is None:
-            url = settings.redis_url or embedded.start(settings.data_dir).url
-            redis = embedded.client_for(url)
+            url = settings.redis_url or redis_server.start(settings.data_dir).url
+            redis = redis_server.client_for(url)
         store = RedisEventStore(redis, prefix=settings.key_prefix, partitions=settings.partitions)
         service = GameService(
             store,

@@ -2,7 +2,7 @@
 
 Four checks, each over the log as stored:
 
-- ``chain``: the hash chain is intact (:func:`service.envelope.verify_chain`);
+- ``chain``: the hash chain is intact (:func:`service.store.envelope.verify_chain`);
 - ``commitment``: each hand's seed commitment is SHA-256 of the hand's seed (the seed is
   revealed when the hand ends; the commitment was public from the deal on);
 - ``deal``: each deal re-derived from its seed equals the deal recorded (explicit deals excepted);
@@ -29,9 +29,9 @@ from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
-from service.deal_plan import DEAL_PLAN, DealPlan, hand_seed, is_domain_event
-from service.envelope import SEQ_GAP, RecordedEvent, verify_chain
-from service.upcasting import UpcasterRegistry, default_registry
+from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed, is_domain_event
+from service.store.envelope import SEQ_GAP, RecordedEvent, verify_chain
+from service.store.upcasting import UpcasterRegistry, default_registry
 
 CHECKS = ("chain", "commitment", "deal", "domain")
 MAX_DISCREPANCIES = 200

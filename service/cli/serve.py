@@ -1,12 +1,11 @@
 """``hearts serve``: run the API under gunicorn.
 
-Redis: REDIS_URL if set; else the embedded default (service/embedded.py), started here in the
-master so every worker shares it. Workers are gevent workers (``sse_worker_class``: an idle live
-event stream costs a greenlet, not a thread). Metrics use prometheus_client's multiprocess
-mode in a fresh directory (service/metrics.py). The start-up sweep carries on games left on a
-bot's turn. If another module registers the ``project`` subcommand, the projector runs beside
-the API as ``hearts project`` unless ``--no-projector``.
-"""
+Redis: REDIS_URL if set; else the embedded default (service/store/redis_server.py), started here in
+the master so every worker shares it. Workers are gevent workers (``sse_worker_class``: an idle live
+event stream costs a greenlet, not a thread). Metrics use prometheus_client's multiprocess mode in a
+fresh directory (service/metrics.py). The start-up sweep carries on games left on a bot's turn. If
+another module registers the ``project`` subcommand, the projector runs beside the API as ``hearts
+project`` unless ``--no-projector``."""
 
 from __future__ import annotations
 
@@ -45,20 +44,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    # Imported here: service.config and service.embedded do not import prometheus_client, which
-    # must not be imported before PROMETHEUS_MULTIPROC_DIR is set.
-    from service import embedded
-    from service.cli_replay import sse_worker_class
-    from service.config import Settings
+    # Imported here: service.settings and service.store.redis_server do not import
+    # prometheus_client, which must not be imported before PROMETHEUS_MULTIPROC_DIR is set.
+    from service.cli.replay import sse_worker_class
+    from service.settings import Settings
+    from service.store import redis_server
 
     settings = Settings.from_env()
-    started: embedded.EmbeddedRedis | None = None
+    started: redis_server.EmbeddedRedis | None = None
     url = settings.redis_url
     if not url:
-        started = embedded.start(settings.data_dir)
+        started = redis_server.start(settings.data_dir)
         url = started.url
     workers = args.workers
-    if url == embedded.FAKE_URL and workers != 1:
+    if url == redis_server.FAKE_URL and workers != 1:
         log.warning("fakeredis lives inside one process: running 1 worker, not %d", workers)
         workers = 1
     os.environ["REDIS_URL"] = url
@@ -67,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
 
     companion = None
-    if not args.no_projector and url != embedded.FAKE_URL and _has_subcommand("project"):
+    if not args.no_projector and url != redis_server.FAKE_URL and _has_subcommand("project"):
         companion = subprocess.Popen([sys.executable, "-m", "service.cli", "project"])
-    elif not args.no_projector and url == embedded.FAKE_URL:
+    elif not args.no_projector and url == redis_server.FAKE_URL:
         # fakeredis lives inside the worker: only a thread there can project it.
         os.environ["HEARTS_PROJECTOR_IN_PROCESS"] = "1"
     try:
@@ -128,6 +127,6 @@ class HeartsGunicorn(_base()):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Any:
-        from service.app import create_app
+        from service.api.factory import create_app
 
         return create_app()

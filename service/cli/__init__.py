@@ -15,11 +15,11 @@ import sys
 from collections.abc import Sequence
 
 SUBCOMMANDS: list[tuple[str, str]] = [
-    ("serve", "service.serve"),
-    ("project", "service.cli_projections"),
-    ("projections", "service.cli_projections"),
-    ("replay", "service.cli_replay"),  # also adds audit, export and import
-    ("simulate", "service.cli_simulate"),
+    ("serve", "service.cli.serve"),
+    ("project", "service.cli.projections"),
+    ("projections", "service.cli.projections"),
+    ("replay", "service.cli.replay"),  # also adds audit, export and import
+    ("simulate", "service.cli.simulate"),
 ]
 
 
@@ -40,7 +40,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     status = args.func(args)
     return int(status or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    # Where the event store lives. None: the embedded default (see service/embedded.py).
+    # Where the event store lives. None: the embedded default (see service/store/redis_server.py).
     redis_url: str | None = None
     # Every Redis key starts with this (several deployments can share one Redis).
     key_prefix: str = "hearts"

@@ -80,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
         return _refuse(f"--seats: {exc}")
     seed = args.seed if args.seed is not None else secrets.token_hex(6)
 
-    from service.deal_plan import hand_seed
+    from service.app.deal_plan import hand_seed
 
     with contextlib.ExitStack() as stack:
         recorder = None
         if args.record:
-            from service.cli_store import open_store
+            from service.cli.connection import open_store
 
             recorder = Recorder(stack.enter_context(open_store()))
         bar = None if args.no_progress else Progress(sys.stderr)
@@ -128,9 +128,9 @@ class Recorder:
         self.game_ids: list[str] = []
 
     def record(self, game: GameResult) -> None:
-        from service.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
-        from service.envelope import NewEvent
-        from service.table import new_event
+        from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
+        from service.app.game import new_event
+        from service.store.envelope import NewEvent
 
         plan = NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan(game.deal_seed).to_payload())
         events = [new_event(game.events[0]), plan, *(new_event(e) for e in game.events[1:])]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from service.cli_store import UNUSABLE, open_store
+from service.cli.connection import UNUSABLE, open_store
 
 OK, FAILED = 0, 1
 
@@ -81,8 +81,8 @@ def _missing(game_id: str) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from service.hand_records import ALL, decode_events, hand_records
-    from service.replay_text import render_hands, render_summary, wants_colour
+    from service.app.hand_records import ALL, decode_events, hand_records
+    from service.cli.replay_text import render_hands, render_summary, wants_colour
 
     with open_store() as store:
         events = store.read(args.game)
@@ -106,8 +106,8 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from service.audit import audit_events, audit_game
-    from service.export import ImportRefused, parse_events
+    from service.app.audit import audit_events, audit_game
+    from service.app.export import ImportRefused, parse_events
 
     path = Path(args.game)
     if args.game.endswith(".json") or path.is_file():
@@ -130,7 +130,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from service.export import export_game, export_text
+    from service.app.export import export_game, export_text
 
     with open_store() as store:
         try:
@@ -149,9 +149,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from service.export import ImportRefused, import_game
-    from service.games import new_game_id
-    from service.store import ConcurrencyConflict
+    from service.app.export import ImportRefused, import_game
+    from service.app.game_service import new_game_id
+    from service.store.event_store import ConcurrencyConflict
 
     try:
         raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")

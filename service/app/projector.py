@@ -4,7 +4,7 @@ Delivery and acknowledgement go through a Redis consumer group (``projector``) o
 log; correctness does not depend on them. For the entries delivered from partition N, the
 projector makes the current generation's checkpoint reach the newest of them: it reads the log
 from the checkpoint on and applies it in order, a run of entries per atomic step (see
-:mod:`service.projection_store`), and only then XACKs. So:
+:mod:`service.store.read_models`), and only then XACKs. So:
 
 - a crash after the apply and before the XACK leaves the entries pending; whoever gets them next
   (this consumer on restart, or another one via XAUTOCLAIM once they are idle long enough) finds
@@ -36,7 +36,7 @@ from typing import Any
 
 import redis as redis_lib
 
-from service.projection_store import (
+from service.store.read_models import (
     APPLIED,
     RETIRED,
     ProjectionStore,

@@ -50,7 +50,7 @@ from typing import Any
 
 from projections.scoreboard import Scoreboard, SourceEvent, apply
 from projections.stats import COUNTERS, PlayerStats, merge_stats
-from service.store import LogEntry, RedisEventStore
+from service.store.event_store import LogEntry, RedisEventStore
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, then nd game docs, then nz recent sets
 # ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,

@@ -6,7 +6,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 
-from service.store import RedisEventStore
+from service.store.event_store import RedisEventStore
 
 UNUSABLE = 2  # exit status: no Redis to use (or no such game, unreadable file)
 
@@ -18,19 +18,19 @@ def open_store() -> Iterator[RedisEventStore]:
     Without REDIS_URL it starts the embedded redis-server on the default data dir, as
     `hearts serve` does; the in-process fakeredis fallback would hold no games, so it is refused.
     """
-    from service import embedded
-    from service.config import Settings
+    from service.settings import Settings
+    from service.store import redis_server
 
     settings = Settings.from_env()
     started = None
     url = settings.redis_url
     if url is None:
-        started = embedded.start(settings.data_dir)
+        started = redis_server.start(settings.data_dir)
         url = started.url
-    if url == embedded.FAKE_URL:
+    if url == redis_server.FAKE_URL:
         print("hearts: no Redis to use: set REDIS_URL or install redis-server", file=sys.stderr)
         raise SystemExit(UNUSABLE)
-    client = embedded.client_for(url)
+    client = redis_server.client_for(url)
     try:
         yield RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
     finally:

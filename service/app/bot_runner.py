@@ -24,12 +24,12 @@ from domain.rules import MoonScoring
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service import metrics
-from service.envelope import RecordedEvent
-from service.store import ConcurrencyConflict, Snapshot
-from service.table import Table, new_event
+from service.app.game import StoredGame, new_event
+from service.store.envelope import RecordedEvent
+from service.store.event_store import ConcurrencyConflict, Snapshot
 
 if TYPE_CHECKING:
-    from service.games import GameService
+    from service.app.game_service import GameService
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ class BotRunner:
         return bot_to_act(state) is not None
 
     def run(
-        self, game_id: str, cause: str, limit: int, snap: Snapshot[Table] | None = None
-    ) -> tuple[list[RecordedEvent], Snapshot[Table]]:
+        self, game_id: str, cause: str, limit: int, snap: Snapshot[StoredGame] | None = None
+    ) -> tuple[list[RecordedEvent], Snapshot[StoredGame]]:
         """Play bot moves (at most ``limit``) until none must act; the events and final state.
 
         Each move's command id is ``<cause>+bot<n>``, so the moves a command caused can be

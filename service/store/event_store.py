@@ -1,7 +1,7 @@
 """The event store: one Redis stream per game, one log stream per partition.
 
-Generic over event payloads: it stores :class:`~service.envelope.NewEvent` triples
-in hash-chained envelopes (see :mod:`service.envelope` for the envelope and the
+Generic over event payloads: it stores :class:`~service.store.envelope.NewEvent` triples
+in hash-chained envelopes (see :mod:`service.store.envelope` for the envelope and the
 hash scheme) and knows nothing about Hearts.
 
 Partitions
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from service.envelope import (
+from service.store.envelope import (
     GENESIS_HASH,
     ChainProblem,
     NewEvent,
@@ -58,14 +58,14 @@ from service.envelope import (
     seal,
     verify_chain,
 )
-from service.store_errors import (
+from service.store.errors import (
     ChainMismatch,
     ConcurrencyConflict,
     CorruptStore,
     IdempotencyKeyReused,
     StoreError,
 )
-from service.upcasting import UpcasterRegistry
+from service.store.upcasting import UpcasterRegistry
 
 __all__ = [
     "AppendResult",
@@ -301,7 +301,7 @@ class RedisEventStore:
 
     ``redis`` may be a ``redis.Redis`` (or ``fakeredis.FakeRedis``, which needs
     ``lupa`` for scripts) with or without ``decode_responses``. ``upcasters``
-    defaults to the global registry of :mod:`service.upcasting`. ``now`` returns
+    defaults to the global registry of :mod:`service.store.upcasting`. ``now`` returns
     the ISO-8601 UTC time used when an append is given no time.
     """
 
@@ -479,7 +479,7 @@ class RedisEventStore:
         """Events of the game with seq > ``after``, in order, at most ``limit``.
 
         Upcast to the current schema versions unless ``upcast=False`` (the
-        stored form, which is what :func:`~service.envelope.verify_chain` needs).
+        stored form, which is what :func:`~service.store.envelope.verify_chain` needs).
         """
         _check_game_id(game_id)
         _check_count("after", after, 0)

@@ -1,0 +1,1 @@
+"""The application layer: games, bots, replay, audit, export, projector. It speaks no HTTP."""

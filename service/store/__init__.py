@@ -1,0 +1,1 @@
+"""The event store and the read-model store: everything that talks to Redis."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from collections.abc import Sequence
 
 SUBCOMMANDS: list[tuple[str, str]] = [

@@ -1,0 +1,70 @@
+"""What the application layer refuses, as exceptions that speak no HTTP.
+
+Each class has a stable ``code`` (the problem type's last segment); only ``service/api`` turns
+them into RFC 9457 problems, choosing the status and headers. A rule broken inside the game is a
+``domain.errors.RuleViolation`` instead, raised by the decider and passed through untouched.
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """A request the application refuses; ``code`` is stable, ``detail`` is for people."""
+
+    code = "service-error"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class GameNotFound(ServiceError):
+    code = "game-not-found"
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"no game {game_id!r}")
+        self.game_id = game_id
+
+
+class GameAlreadyExists(ServiceError):
+    code = "game-already-created"
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id} already exists")
+        self.game_id = game_id
+
+
+class CorruptGame(ServiceError):
+    """The game's stored log cannot be folded (an event missing, altered or unreadable).
+
+    Only the audit reads such a log to the end; every other use of the game is refused.
+    """
+
+    code = "corrupt-game"
+
+    def __init__(self, game_id: str, reason: str) -> None:
+        super().__init__(f"game {game_id!r} has a damaged log ({reason}): see its audit")
+        self.game_id = game_id
+        self.reason = reason
+
+
+class StaleVersion(ServiceError):
+    """If-Match named a version the game is no longer (or not yet) at."""
+
+    code = "precondition-failed"
+
+    def __init__(self, wanted: int, current: int | None) -> None:
+        now = f" it is at version {current}" if current is not None else " it has moved on"
+        super().__init__(f"If-Match asked for version {wanted};{now}: reload the game and retry")
+        self.wanted = wanted
+        self.current = current
+
+
+class TooManyConflicts(ServiceError):
+    """Other appends kept winning the race; the client should retry shortly."""
+
+    code = "too-many-conflicts"
+    retry_after_seconds = 1
+
+    def __init__(self) -> None:
+        super().__init__("the game kept changing under this command; retry")

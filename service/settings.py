@@ -33,6 +33,12 @@ class Settings:
     data_dir: str = ".hearts"
     # Folded games kept in memory per process (never served stale: see StateCache).
     cache_games: int = 1024
+    # A live event stream (SSE) sends a keep-alive comment this often (seconds).
+    sse_keepalive_seconds: float = 15.0
+    # A live event stream ends after this long; the client reconnects with Last-Event-ID.
+    sse_max_seconds: float = 3600.0
+    # Run the projector in a thread of the app (only when no other process can reach the data).
+    projector_in_process: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -63,6 +69,13 @@ def boolean(raw: str) -> bool:
     raise ValueError(raw)
 
 
+def seconds(raw: str) -> float:
+    value = float(raw)
+    if not value > 0:
+        raise ValueError(raw)
+    return value
+
+
 def positive(raw: str) -> int:
     value = int(raw)
     if value < 1:
@@ -82,4 +95,7 @@ _VARIABLES = (
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
+    ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
+    ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
+    ("projector_in_process", "HEARTS_PROJECTOR_IN_PROCESS", boolean),
 )

@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from service.cli.connection import open_store
@@ -92,7 +92,8 @@ def open_projections() -> Iterator[Any]:
         yield ProjectionStore(store)
 
 
-def run_project(args: argparse.Namespace) -> int:
+def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | None = None) -> int:
+    """Run the projector until SIGTERM/SIGINT; ``on_applied``: see ``Projector``."""
     from service.app.projector import Projector
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -109,6 +110,7 @@ def run_project(args: argparse.Namespace) -> int:
             claim_idle_ms=args.claim_idle_ms,
             claim_interval=args.claim_interval,
             generation=args.generation,
+            on_applied=on_applied,
         )
         logging.getLogger(__name__).info(
             "projector %s running on %d partitions", projector.consumer, projections.partitions

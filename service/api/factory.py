@@ -80,7 +80,7 @@ def create_app(
 
     # Background threads start here and nowhere else.
     if settings.sweep_on_start:
-        start_sweep(service, f"{settings.key_prefix}:sweep-lock")
+        start_sweep(service.store, service.bots, f"{settings.key_prefix}:sweep-lock")
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

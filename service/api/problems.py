@@ -17,8 +17,10 @@ import redis
 from flask import Flask, Response, has_request_context, json, request
 from werkzeug.exceptions import HTTPException
 
+from bots import UnknownBot
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
+from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.store.event_store import IdempotencyKeyReused
 
@@ -123,6 +125,12 @@ _HTTP = [
         "The game changed under the command too many times in a row; retry.",
     ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
+    ProblemType(
+        "corrupt-game",
+        409,
+        "Damaged game log",
+        "The game's stored log cannot be folded (an event missing or altered); see its audit.",
+    ),
     ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
 ]
 
@@ -148,6 +156,31 @@ for _cls in ALL_VIOLATIONS:
             (_cls.__doc__ or "").strip() or "A rule of the game forbids this command.",
         )
 
+# The application's refusals (service/app/errors.py) as HTTP statuses: the one mapping table.
+# A subclass not listed gets its nearest listed base's status.
+SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
+    app_errors.GameNotFound: 404,
+    app_errors.GameAlreadyExists: 409,
+    app_errors.CorruptGame: 409,
+    app_errors.StaleVersion: 412,
+    app_errors.TooManyConflicts: 503,
+    app_errors.IdempotencyKeyReused: 422,
+    app_errors.NameReserved: 422,
+    app_errors.InvalidDeal: 422,
+    app_errors.InvalidCursor: 400,
+    app_errors.ServiceError: 400,
+}
+
+
+def _service_problem(error: app_errors.ServiceError) -> Problem:
+    status = next(s for cls, s in SERVICE_STATUS.items() if isinstance(error, cls))
+    headers = {}
+    retry_after = getattr(error, "retry_after_seconds", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return Problem(error.code, error.detail, status=status, headers=headers)
+
+
 _HTTP_CODES = {
     400: "bad-request",
     401: "unauthorized",
@@ -167,8 +200,12 @@ def to_problem(error: BaseException) -> Problem:
         return error
     if isinstance(error, RuleViolation):
         return Problem(error.code, error.message, status=KIND_STATUS.get(error.kind, 409))
+    if isinstance(error, app_errors.ServiceError):
+        return _service_problem(error)
     if isinstance(error, InvalidCard):
         return Problem("invalid-card", str(error))
+    if isinstance(error, UnknownBot):
+        return Problem("unknown-bot", str(error))
     if isinstance(error, Unauthorized):
         return Problem(
             "unauthorized", error.detail, headers={"WWW-Authenticate": 'Bearer realm="hearts"'}

@@ -7,6 +7,8 @@ them into RFC 9457 problems, choosing the status and headers. A rule broken insi
 
 from __future__ import annotations
 
+from domain.errors import RuleViolation
+
 
 class ServiceError(Exception):
     """A request the application refuses; ``code`` is stable, ``detail`` is for people."""
@@ -68,3 +70,31 @@ class TooManyConflicts(ServiceError):
 
     def __init__(self) -> None:
         super().__init__("the game kept changing under this command; retry")
+
+
+class IdempotencyKeyReused(ServiceError):
+    """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
+
+    code = "idempotency-key-reused"
+
+
+class NameReserved(ServiceError):
+    """A player asked for a bot's name: statistics are kept by name, and bots go by theirs."""
+
+    code = "name-reserved"
+
+
+class InvalidCursor(ServiceError):
+    code = "invalid-cursor"
+
+    def __init__(self) -> None:
+        super().__init__("the cursor is not one this API gave")
+
+
+class InvalidDeal(ServiceError):
+    """An explicit deal given at creation breaks a rule; ``code`` is the rule's."""
+
+    def __init__(self, number: int, violation: RuleViolation) -> None:
+        super().__init__(f"deal {number}: {violation.message}")
+        self.code = violation.code
+        self.number = number

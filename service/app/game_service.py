@@ -125,6 +125,9 @@ class Decided:
     records: list[NewEvent]
     table: StoredGame
     seat: int | None
+    # Decided on a cached game that may be behind: losing its race is no conflict with another
+    # command, so it is not counted as one.
+    maybe_behind: bool = False
 
 
 # Decides a request's command on the game as an attempt found it (raises RuleViolation, or
@@ -372,7 +375,7 @@ class GameService:
                 if behind:
                     return None  # decide again on the game as it is
                 raise
-            return Decided([new_event(e) for e in events], table.after(events), seat)
+            return Decided([new_event(e) for e in events], table.after(events), seat, behind)
 
         def lost_race() -> None:
             if if_match is not None:
@@ -487,7 +490,8 @@ class GameService:
                     game_id, snap, decided.records, decided.table, command_id, record
                 )
             except ConcurrencyConflict:
-                metrics.conflict_retried()
+                if not decided.maybe_behind:
+                    metrics.conflict_retried()
                 lost_race()
                 continue
             if after is None:

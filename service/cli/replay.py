@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from service.cli.connection import UNUSABLE, open_store
+from service.cli.progress import fail
 
 OK, FAILED = 0, 1
 
@@ -74,8 +75,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _missing(game_id: str) -> int:
-    print(f"hearts: no game {game_id!r}", file=sys.stderr)
-    return UNUSABLE
+    return fail(f"no game {game_id!r}", UNUSABLE)
 
 
 def run_replay(args: argparse.Namespace) -> int:

@@ -300,13 +300,12 @@ class GameService:
                 )
             raise GameAlreadyExists(game_id)
 
-        # A new game is decided on the empty game; losing the race means it exists already.
-        empty = Snapshot(0, "", StoredGame())
+        # A new game is decided once, on the empty game: losing the race means it exists.
         return self._execute(
             game_id,
             decide_create,
             idempotency,
-            snapshots=[empty] * (self.retries + 1),
+            snapshots=[Snapshot(0, "", StoredGame())],
             lost_race=lost_race,
         )
 

@@ -1,7 +1,8 @@
 """What the application layer refuses, as exceptions that speak no HTTP.
 
-Each class has a stable ``code`` (the problem type's last segment); only ``service/api`` turns
-them into RFC 9457 problems, choosing the status and headers. A rule broken inside the game is a
+Each class has a stable ``code`` (the problem type's last segment); only the HTTP layer turns
+them into RFC 9457 problems (one table, ``SERVICE_STATUS`` in its problems module), choosing the
+status and headers. A rule broken inside the game is a
 ``domain.errors.RuleViolation`` instead, raised by the decider and passed through untouched.
 """
 

@@ -16,7 +16,7 @@ A write is three steps (``_execute``): the idempotency guard (an earlier identic
 again), the retry-on-conflict loop (decide on the game, append at its version, again if another
 append won), and the post-append step (bots play, the response's events are gathered). Refusals
 are the application's exceptions (service/app/errors.py) or the domain's RuleViolation; only
-service/api turns them into HTTP problems.
+the HTTP layer turns them into problems.
 """
 
 from __future__ import annotations

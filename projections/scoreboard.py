@@ -36,15 +36,17 @@ STATUS_PLAYING = "playing"
 STATUS_FINISHED = "finished"
 
 # Only these change a scoreboard; every other event just moves its seq on.
-_RELEVANT = {
-    "GameCreated",
-    "PlayerJoined",
-    "SeatControlChanged",
-    "HandDealt",
-    "TrickTaken",
-    "HandScored",
-    "GameEnded",
-}
+RELEVANT = frozenset(
+    {
+        "GameCreated",
+        "PlayerJoined",
+        "SeatControlChanged",
+        "HandDealt",
+        "TrickTaken",
+        "HandScored",
+        "GameEnded",
+    }
+)
 
 
 class ProjectionGap(ValueError):
@@ -241,7 +243,7 @@ def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return Applied(board, applied=False)
     if event.seq != current + 1:
         raise ProjectionGap(f"game {event.game_id!r}: event {event.seq} arrived after {current}")
-    if event.type not in _RELEVANT:
+    if event.type not in RELEVANT:
         if board is None:
             raise ProjectionGap(f"game {event.game_id!r}: first event is a {event.type}")
         return Applied(replace(board, seq=event.seq, position=event.position))
@@ -276,6 +278,22 @@ def fold_game(events: Iterable[SourceEvent], board: Scoreboard | None = None) ->
         deltas += result.deltas
         listings += result.listings
     return Applied(board, tuple(deltas), tuple(listings))
+
+
+def skip(board: Scoreboard | None, game_id: str, first: int, last: int, position: str) -> Applied:
+    """What applying events ``first..last`` of a game, none of them :data:`RELEVANT`, does:
+    the same as :func:`apply` one by one (``position`` is the last one's), with one copy.
+
+    A projector reading a run of plays need not decode them to know they only move the seq on.
+    """
+    current = board.seq if board is not None else 0
+    if last <= current:
+        return Applied(board, applied=False)
+    if first > current + 1:
+        raise ProjectionGap(f"game {game_id!r}: event {first} arrived after {current}")
+    if board is None:
+        raise ProjectionGap(f"game {game_id!r}: its first event is not a GameCreated")
+    return Applied(replace(board, seq=last, position=position))
 
 
 def time_score(time: str) -> int:

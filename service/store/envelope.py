@@ -194,6 +194,28 @@ def envelope_json(event: RecordedEvent) -> str:
     return event.to_json()
 
 
+_TYPE_MEMBER = b',"type":"'
+
+
+def envelope_type(data: str | bytes) -> str | None:
+    """The ``type`` of a stored envelope without decoding it, or None if it cannot tell.
+
+    Stored envelopes are canonical JSON (members sorted), so ``type`` is the last member: the
+    text ends with ``,"type":"<type>"}``. An unescaped ``,"type":"`` can only be structure (a
+    quote inside a string is escaped), and nothing but the top level's last member can be
+    followed by the closing brace alone. Upcasting never changes an event's type.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    at = data.rfind(_TYPE_MEMBER)
+    if at < 0 or not data.endswith(b'"}'):
+        return None
+    name = data[at + len(_TYPE_MEMBER) : -2]
+    if b'"' in name or b"\\" in name:
+        return None
+    return name.decode("utf-8")
+
+
 def decode_envelope(
     data: str | bytes, *, upcast: bool = True, upcasters: UpcasterRegistry | None = None
 ) -> RecordedEvent:

@@ -55,6 +55,7 @@ from service.store.envelope import (
     RecordedEvent,
     decode_envelope,
     envelope_json,
+    envelope_type,
     seal,
     verify_chain,
 )
@@ -262,14 +263,67 @@ class AppendResult:
         return self.events[-1].hash if self.events else None
 
 
-@dataclass(frozen=True)
 class LogEntry:
-    """One entry of a partition log."""
+    """One entry of a partition log: ``id``, ``game_id``, ``seq``, ``type`` and ``event``.
 
-    id: str
-    game_id: str
-    seq: int
-    event: RecordedEvent
+    Read from the log, the envelope is decoded (and upcast) on the first use of ``event``; its
+    ``type`` is read from the stored text without decoding it (see
+    :func:`~service.store.envelope.envelope_type`), so a reader that skips the types it has no
+    use for (the projector: most events change no read model) pays no JSON for them.
+    """
+
+    __slots__ = ("id", "game_id", "seq", "_event", "_raw", "_decode", "_type")
+
+    def __init__(
+        self,
+        id: str,
+        game_id: str,
+        seq: int,
+        event: RecordedEvent | None = None,
+        *,
+        raw: bytes | str | None = None,
+        decode: Callable[[Any], RecordedEvent] | None = None,
+    ) -> None:
+        if event is None and (raw is None or decode is None):
+            raise ValueError("a log entry needs its event, or its stored envelope and a decoder")
+        self.id = id
+        self.game_id = game_id
+        self.seq = seq
+        self._event = event
+        self._raw = raw
+        self._decode = decode
+        self._type = event.type if event is not None else envelope_type(raw)  # type: ignore[arg-type]
+
+    @property
+    def event(self) -> RecordedEvent:
+        if self._event is None:
+            assert self._decode is not None
+            self._event = self._decode(self._raw)
+            self._raw = None
+        return self._event
+
+    @property
+    def type(self) -> str:
+        if self._type is None:
+            self._type = self.event.type
+        return self._type
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogEntry):
+            return NotImplemented
+        return (self.id, self.game_id, self.seq, self.event) == (
+            other.id,
+            other.game_id,
+            other.seq,
+            other.event,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.game_id, self.seq))
+
+    def __repr__(self) -> str:
+        where = f"id={self.id!r}, game_id={self.game_id!r}, seq={self.seq}"
+        return f"LogEntry({where}, type={self.type!r})"
 
 
 @dataclass(frozen=True)
@@ -619,15 +673,19 @@ class RedisEventStore:
             else:
                 for _, stream_entries in reply or []:
                     entries += stream_entries
-        return [
-            LogEntry(
-                id=_text(entry_id),
-                game_id=_text(_field(fields, "game_id")),
-                seq=int(_text(_field(fields, "seq"))),
-                event=self._decode(_field(fields, "event")),
-            )
-            for entry_id, fields in entries
-        ]
+        return self.log_entries(entries)
+
+    def log_entries(self, entries: Sequence[tuple[Any, dict]]) -> list[LogEntry]:
+        """Log entries from a reply's ``(id, fields)`` pairs (XRANGE, XREAD, XREADGROUP);
+        each envelope is decoded when its event is first used."""
+        decode = self._decode
+        out = []
+        for entry_id, fields in entries:
+            game_id = fields.get(b"game_id") or _field(fields, "game_id")
+            seq = fields.get(b"seq") or _field(fields, "seq")
+            raw = fields.get(b"event") or _field(fields, "event")
+            out.append(LogEntry(_text(entry_id), _text(game_id), int(seq), raw=raw, decode=decode))
+        return out
 
 
 S = TypeVar("S")

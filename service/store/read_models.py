@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from projections.scoreboard import Scoreboard, SourceEvent, apply
+from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
 from projections.stats import COUNTERS, PlayerStats, merge_stats
 from service.store.event_store import LogEntry, RedisEventStore
 
@@ -297,20 +297,44 @@ class ProjectionStore:
         changed: dict[str, bool] = defaultdict(bool)
         increments: dict[str, int] = defaultdict(int)
         listings: dict[tuple[str, str], int] = {}
+        # Per game, a run of events that change no read model (plays, passes...): their
+        # envelopes are never decoded and the board is copied once per run, not per event.
+        runs: dict[str, tuple[int, int, str]] = {}
+
+        def end_run(game_id: str) -> None:
+            first, last, position = runs.pop(game_id)
+            result = skip(boards[game_id], game_id, first, last, position)
+            if result.applied:
+                boards[game_id] = result.board
+                changed[game_id] = True
+
         for entry in entries:
+            game_id = entry.game_id
+            run = runs.get(game_id)
+            if entry.type not in RELEVANT:
+                if run is not None and entry.seq == run[1] + 1:
+                    runs[game_id] = (run[0], entry.seq, entry.id)
+                    continue
+                if run is not None:
+                    end_run(game_id)
+                runs[game_id] = (entry.seq, entry.seq, entry.id)
+                continue
+            if run is not None:
+                end_run(game_id)
             event = entry.event
-            source = SourceEvent(
-                entry.game_id, entry.seq, event.type, event.payload, event.time, entry.id
-            )
-            result = apply(boards[entry.game_id], source)
+            seq = entry.seq
+            source = SourceEvent(game_id, seq, event.type, event.payload, event.time, entry.id)
+            result = apply(boards[game_id], source)
             if not result.applied:
                 continue
-            boards[entry.game_id] = result.board
-            changed[entry.game_id] = True
+            boards[game_id] = result.board
+            changed[game_id] = True
             for delta in result.deltas:
                 increments[f"{delta.counter}:{delta.name}"] += delta.amount
             for listing in result.listings:
                 listings[(listing.name, listing.game_id)] = listing.score
+        for game_id in list(runs):
+            end_run(game_id)
         written = [g for g in game_ids if changed[g]]
         incr = [(field, amount) for field, amount in increments.items() if amount]
         keys = [

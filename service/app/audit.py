@@ -454,7 +454,8 @@ class _Walk:
             ok = False
             self.found.add(seq, "deal", f"hand {k}: its seed is not the one the game seed gives")
         listed = k <= len(plan.deals)
-        if listed != event.explicit or (listed and event.hands != plan.deals[k - 1]):
+        # A deal is a set of cards per seat: the order they were listed in is not part of it.
+        if listed != event.explicit or (listed and not _same_deal(event.hands, plan.deals[k - 1])):
             ok = False
             self.found.add(seq, "deal", f"hand {k}: not the deal listed when the game was created")
         return ok
@@ -464,6 +465,12 @@ class _CannotFollow(Exception):
     def __init__(self, seq: int, message: str) -> None:
         super().__init__(message)
         self.seq = seq
+
+
+def _same_deal(dealt: Sequence[Sequence[Any]], listed: Sequence[Sequence[Any]]) -> bool:
+    return len(dealt) == len(listed) and all(
+        frozenset(a) == frozenset(b) for a, b in zip(dealt, listed, strict=True)
+    )
 
 
 def _show(value: Any) -> str:

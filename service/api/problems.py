@@ -20,7 +20,8 @@ from werkzeug.exceptions import HTTPException
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
 from service.app.auth import Forbidden, Unauthorized
-from service.store.event_store import IdempotencyKeyReused
+from service.app.errors import CorruptGame
+from service.store.event_store import CorruptStore, IdempotencyKeyReused
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,13 @@ _HTTP = [
     ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
     ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
+    ProblemType(
+        "corrupt-game",
+        409,
+        "Damaged game log",
+        "The game's stored log cannot be read (an event missing, altered or unreadable), so "
+        "the game cannot be shown or played; GET /api/v1/games/{id}/audit names the damage.",
+    ),
 ]
 
 _DOMAIN_TITLES = {
@@ -175,6 +183,10 @@ def to_problem(error: BaseException) -> Problem:
         )
     if isinstance(error, Forbidden):
         return Problem("forbidden", error.detail)
+    if isinstance(error, CorruptGame):
+        return Problem(error.code, error.detail)
+    if isinstance(error, CorruptStore):  # the store found a stream it did not write like that
+        return Problem("corrupt-game", f"{error}: see the game's audit")
     if isinstance(error, IdempotencyKeyReused):
         return Problem(
             "idempotency-key-reused", "this Idempotency-Key was used for a different request"

@@ -375,8 +375,10 @@ CHECKPOINTS = Checkpoints()
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
     svc = service()
-    svc.snapshot(game_id)  # 404 for no such game
+    # Not folded first: the audit must read a damaged log to the end and report the damage.
     stored = svc.store.read(game_id, upcast=False)
+    if not stored:
+        raise Problem("game-not-found", f"no game {game_id!r}", status=404)
     report = audit_events(stored, game_id, svc.store.upcasters)
     return json_response(report.to_dict(), version=report.last_seq)
 
@@ -391,7 +393,7 @@ def export(query: dict[str, Any], game_id: str):
     if snap.state.state.phase is not Phase.FINISHED:
         raise Problem("game-in-progress", f"game {game_id} is not finished yet")
     stored = svc.store.read(game_id, upcast=False)
-    document = export_events(game_id, stored, svc.store.read(game_id), utc_now_iso())
+    document = export_events(game_id, stored, utc_now_iso(), svc.store.upcasters)
     filename = f"hearts-{game_id}"
     if query["format"] == "text":
         response = Response(export_text(document, svc.store.upcasters), mimetype="text/plain")

@@ -29,9 +29,10 @@ from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
-from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed, is_domain_event
+from service.app import log
+from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
 from service.store.envelope import SEQ_GAP, RecordedEvent, verify_chain
-from service.store.upcasting import UpcasterRegistry, default_registry
+from service.store.upcasting import UpcasterRegistry
 
 CHECKS = ("chain", "commitment", "deal", "domain")
 MAX_DISCREPANCIES = 200
@@ -187,30 +188,20 @@ def audit_events(
         if r.game_id != game_id:
             found.add(r.seq, "chain", f"event of game {r.game_id!r} in the log of {game_id!r}")
 
-    registry = upcasters if upcasters is not None else default_registry
     logged: list[tuple[RecordedEvent, e.Event]] = []
     plan: DealPlan | None = None
     for r in stored:
-        if r.type == DEAL_PLAN:  # the service's record of the seed and deals it was given
-            try:
-                plan = DealPlan.from_payload(
-                    registry.upcast(r.type, r.schema_version, r.payload)[1]
-                )
-            except Exception as exc:
-                found.add(r.seq, "decode", f"undecodable {r.type} record: {exc}")
-            continue
-        if not is_domain_event(r.type):
-            found.add(r.seq, "decode", f"unknown event type {r.type!r}")
-            continue
         try:
-            version, payload = registry.upcast(r.type, r.schema_version, r.payload)
-            current = e.EVENT_TYPES[r.type]
-            if version != current.schema_version:
-                raise ValueError(f"schema version {version}, current is {current.schema_version}")
-            logged.append((r, e.event_from_dict(r.type, payload)))
-        except Exception as exc:  # any malformed payload: report it, never crash the audit
-            found.add(r.seq, "decode", f"undecodable {r.type} event: {exc}")
+            record = log.decode(r, upcasters)
+        except log.Undecodable as exc:  # report it, never crash the audit
+            found.add(r.seq, "decode", str(exc))
+            if r.type == DEAL_PLAN or r.type not in e.EVENT_TYPES:
+                continue  # not a domain event: the rules can be followed past it
             break  # the rules cannot be followed past an event nobody can read
+        if isinstance(record, DealPlan):  # the service's record of the seed and deals given
+            plan = record
+        else:
+            logged.append((r, record))
 
     walk = _Walk(found, plan)
     walk.run(logged)

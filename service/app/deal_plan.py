@@ -25,6 +25,7 @@ from typing import Any
 from domain.cards import Card
 from domain.commands import Deal
 from domain.events import EVENT_TYPES
+from service.store.envelope import NewEvent
 
 DEAL_PLAN = "DealPlan"
 DEAL_PLAN_SCHEMA_VERSION = 1
@@ -66,6 +67,11 @@ class DealPlan:
         if hand_number <= len(self.deals):
             return Deal(seed=seed, hands=self.deals[hand_number - 1])
         return Deal(seed=seed)
+
+
+def plan_event(plan: DealPlan) -> NewEvent:
+    """The record to append for ``plan``, right after the game's ``GameCreated``."""
+    return NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload())
 
 
 def hand_seed(game_seed: str, hand_number: int) -> str:

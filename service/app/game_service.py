@@ -36,7 +36,7 @@ from service import metrics
 from service.api.problems import Problem, to_problem
 from service.app import auth
 from service.app.bot_runner import BotRunner
-from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Hands
+from service.app.deal_plan import DealPlan, Hands, plan_event
 from service.app.game import StoredGame, fold_events, fold_records, new_event
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import (
@@ -243,7 +243,7 @@ class GameService:
             events = decide(command, table.state)
             records = [new_event(e) for e in events]
             if not plan.empty:
-                records.append(NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload()))
+                records.append(plan_event(plan))
             return records, StoredGame(fold_events(table.state, events), plan)
 
         try:

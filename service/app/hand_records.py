@@ -17,16 +17,15 @@ from typing import Any, Literal
 from domain.cards import Card
 from domain.decider import evolve
 from domain.events import (
-    EVENT_TYPES,
     Event,
     GameEnded,
     HandDealt,
     HandScored,
     MoonScoringChosen,
     TrickTaken,
-    event_from_dict,
 )
 from domain.state import INITIAL_STATE, GameState
+from service.app import log
 from service.store.envelope import RecordedEvent
 
 # Who looks: a seat number, None for anyone (the public), or ALL for the server and auditors.
@@ -45,13 +44,9 @@ class Logged:
 
 
 def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
-    """Domain events of recorded (already upcast) envelopes; ValueError if one is malformed.
-
-    The service's own records (the deal plan) are not domain events and are left out.
-    """
-    return [
-        Logged(r.seq, event_from_dict(r.type, r.payload)) for r in recorded if r.type in EVENT_TYPES
-    ]
+    """Domain events of one game's recorded envelopes, read by :mod:`service.app.log`
+    (CorruptGame if the log is damaged). Service records (the deal plan) are left out."""
+    return [Logged(seq, event) for seq, event in log.events(log.entries(recorded))]
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,6 +130,11 @@ else
     if fields[i] == 'hash' then last_hash = fields[i + 1] end
   end
   if not last_hash then return {'corrupt', 'last entry has no hash field'} end
+  -- An entry deleted by hand (XDEL) leaves a gap that the last entry alone does not show.
+  local length = redis.call('XLEN', game)
+  if length ~= version then
+    return {'corrupt', 'game stream has ' .. length .. ' entries, the last is seq ' .. version}
+  end
 end
 
 if idem then
@@ -497,9 +502,18 @@ class RedisEventStore:
         """
         _check_game_id(game_id)
         _check_count("version", version, 1)
-        entries = self.redis.xrange(self.game_key(game_id), f"{version}-0", "+")
+        key = self.game_key(game_id)
+        # XLEN in the same round trip: an entry deleted before ``version`` (XDEL by hand) leaves
+        # the cached head intact, and only the count tells.
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.xrange(key, f"{version}-0", "+")
+        pipe.xlen(key)
+        entries, length = pipe.execute()
         if not entries or _seq_of(entries[0][0]) != version:
             return None, []
+        last = _seq_of(entries[-1][0])
+        if length != last:
+            raise CorruptStore(f"game {game_id!r}: {length} events stored, the last is seq {last}")
         head = _text(_field(entries[0][1], "hash"))
         return head, [self._decode(_field(fields, "event")) for _, fields in entries[1:]]
 

@@ -41,7 +41,9 @@ def _fresh_app_client(fake_app, key_prefix: str):
     return create_app(Settings(key_prefix=key_prefix), redis=redis).test_client()
 
 
-def test_an_event_deleted_from_the_stream_is_a_gap_in_the_audit(hearts: Hearts, client, fake_app, key_prefix):
+def test_an_event_deleted_from_the_stream_is_a_gap_in_the_audit(
+    hearts: Hearts, client, fake_app, key_prefix
+):
     game_id, tokens = hearts.new_game(4, rules=SHORT, seed="gap")
     for _ in range(4 + 6):  # passes and a few plays
         seat = hearts.view(game_id)["awaiting"][0]

@@ -1,0 +1,104 @@
+"""The game log: the one reader that turns a game's stored envelopes into typed records.
+
+Every use of a game's past goes through here: the game fold (:mod:`service.app.game`), hand
+records, the replay endpoints, the audit, export, the live stream and the projector. An entry
+carries what the envelope has (seq, time, command id, hash) and one typed record: a domain
+event (``domain.events``) or a service record (the :class:`~service.app.deal_plan.DealPlan`).
+Old schema versions are upcast here, once, with the store's upcasters; callers compare records
+by class (``isinstance(entry.record, HandDealt)``), never by type name.
+
+A log that cannot be read (an event missing from the seq order, a payload that does not decode,
+a type nobody knows) raises :class:`~service.app.errors.CorruptGame`; only the audit reads such
+a log to the end, and it uses :func:`decode` event by event to report each defect instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from domain.events import EVENT_TYPES, Event, event_from_dict
+from service.app.deal_plan import DEAL_PLAN, DealPlan
+from service.app.errors import CorruptGame
+from service.store.envelope import RecordedEvent
+from service.store.upcasting import UpcasterRegistry, default_registry
+
+Record = Event | DealPlan
+
+
+class Undecodable(ValueError):
+    """One stored event that cannot become a typed record (unknown type, bad payload)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry of a game's log: the envelope's facts and the typed record it holds."""
+
+    seq: int
+    time: str
+    command_id: str
+    hash: str
+    record: Record
+
+    @property
+    def event(self) -> Event | None:
+        """The domain event, or None for a service record."""
+        return None if isinstance(self.record, DealPlan) else self.record
+
+
+def decode(recorded: RecordedEvent, upcasters: UpcasterRegistry | None = None) -> Record:
+    """The typed record of one envelope (as stored or already upcast); Undecodable if none."""
+    registry = upcasters if upcasters is not None else default_registry
+    try:
+        version, payload = registry.upcast(recorded.type, recorded.schema_version, recorded.payload)
+        if recorded.type == DEAL_PLAN:
+            return DealPlan.from_payload(payload)
+        cls = EVENT_TYPES.get(recorded.type)
+        if cls is None:
+            raise Undecodable(f"unknown event type {recorded.type!r}")
+        if version != cls.schema_version:
+            raise Undecodable(f"schema version {version}, current is {cls.schema_version}")
+        return event_from_dict(recorded.type, payload)
+    except Undecodable:
+        raise
+    except Exception as exc:  # any malformed payload: one error type for every reader
+        raise Undecodable(f"undecodable {recorded.type} event: {exc}") from exc
+
+
+def entries(
+    recorded: Iterable[RecordedEvent],
+    game_id: str | None = None,
+    after: int | None = None,
+    upcasters: UpcasterRegistry | None = None,
+) -> Iterator[Entry]:
+    """The typed entries of ``recorded``: one game's events from seq ``after + 1`` on, in order
+    (by default from the first one given, of the game it names).
+
+    CorruptGame if a seq is missing (or repeated) or an event cannot be decoded.
+    """
+    expected = None if after is None else after + 1
+    for r in recorded:
+        if game_id is None:
+            game_id = r.game_id
+        if expected is None:
+            expected = r.seq
+        if r.seq != expected:
+            raise CorruptGame(game_id, f"seq {r.seq} where {expected} was due")
+        try:
+            record = decode(r, upcasters)
+        except Undecodable as exc:
+            raise CorruptGame(game_id, f"seq {r.seq}: {exc}") from None
+        yield Entry(r.seq, r.time, r.command_id, r.hash, record)
+        expected += 1
+
+
+def read(store, game_id: str, after: int = 0, limit: int | None = None) -> list[Entry]:
+    """The game's entries after seq ``after`` (at most ``limit``) from an event store."""
+    return list(entries(store.read(game_id, after, limit), game_id, after, store.upcasters))
+
+
+def events(log: Iterable[Entry]) -> Iterator[tuple[int, Event]]:
+    """(seq, domain event) of the entries that hold one; service records are skipped."""
+    for entry in log:
+        if not isinstance(entry.record, DealPlan):
+            yield entry.seq, entry.record

@@ -29,7 +29,7 @@ from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
-from service.app import log
+from service.app import game_log
 from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
 from service.store.envelope import SEQ_GAP, RecordedEvent, verify_chain
 from service.store.upcasting import UpcasterRegistry
@@ -192,8 +192,8 @@ def audit_events(
     plan: DealPlan | None = None
     for r in stored:
         try:
-            record = log.decode(r, upcasters)
-        except log.Undecodable as exc:  # report it, never crash the audit
+            record = game_log.decode(r, upcasters)
+        except game_log.Undecodable as exc:  # report it, never crash the audit
             found.add(r.seq, "decode", str(exc))
             if r.type == DEAL_PLAN or r.type not in e.EVENT_TYPES:
                 continue  # not a domain event: the rules can be followed past it

@@ -25,7 +25,7 @@ from domain import events as e
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
-from service.app import log
+from service.app import game_log
 from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
 from service.app.deal_plan import DealPlan, plan_event
 from service.app.hand_records import Logged, hand_records
@@ -67,7 +67,7 @@ def export_events(
     upcasters: UpcasterRegistry | None = None,
 ) -> dict[str, Any]:
     """The document of ``stored`` (as stored; CorruptGame if the log cannot be read)."""
-    state = _fold(log.entries(stored, game_id, 0, upcasters))
+    state = _fold(game_log.entries(stored, game_id, 0, upcasters))
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -88,8 +88,8 @@ def export_events(
 def export_text(document: dict[str, Any], upcasters: UpcasterRegistry | None = None) -> str:
     """A readable form of an export document: the game, then every hand trick by trick."""
     records = parse_events(document)
-    typed = log.entries(records, upcasters=upcasters)
-    hands = hand_records(Logged(seq, event) for seq, event in log.events(typed))
+    typed = game_log.entries(records, upcasters=upcasters)
+    hands = hand_records(Logged(seq, event) for seq, event in game_log.events(typed))
     head = [
         f"{FORMAT} v{document['format_version']}, exported {document.get('exported_at')}",
         render_summary(document["game_id"], document["rules"], document["seats"]),
@@ -196,7 +196,7 @@ def prepare_import(
     if not report.ok:
         first = report.discrepancies[0]
         raise ImportRefused("export-fails-audit", f"the export fails its audit: {first}", report)
-    events = redecide(list(log.entries(records, source, 0, upcasters)), game_id)
+    events = redecide(list(game_log.entries(records, source, 0, upcasters)), game_id)
     return PreparedImport(game_id, source, events, report)
 
 
@@ -224,7 +224,7 @@ def import_game(
     )
 
 
-def redecide(entries: Sequence[log.Entry], game_id: str) -> list[NewEvent]:
+def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
     """The events of the same game as ``game_id``, each decided again by the domain.
 
     ``entries`` (the game's log) must have passed the audit. Service records (the deal plan) are
@@ -260,8 +260,8 @@ def redecide(entries: Sequence[log.Entry], game_id: str) -> list[NewEvent]:
     return out
 
 
-def _fold(entries: Iterable[log.Entry]) -> GameState:
+def _fold(entries: Iterable[game_log.Entry]) -> GameState:
     state = INITIAL_STATE
-    for _, event in log.events(entries):
+    for _, event in game_log.events(entries):
         state = evolve(state, event)
     return state

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from domain.decider import evolve
 from domain.events import Event, event_to_dict, event_type
 from domain.state import INITIAL_STATE, GameState
-from service.app import log
+from service.app import game_log
 from service.app.deal_plan import DealPlan
 from service.app.errors import CorruptGame
 from service.store.envelope import NewEvent, RecordedEvent
@@ -31,7 +31,7 @@ def fold_records(table: StoredGame, events: Sequence[RecordedEvent]) -> StoredGa
         return table
     state, plan = table.state, table.plan
     game_id = events[0].game_id
-    for entry in log.entries(events):
+    for entry in game_log.entries(events):
         record = entry.record
         if isinstance(record, DealPlan):
             plan = record

@@ -25,7 +25,7 @@ from domain.events import (
     TrickTaken,
 )
 from domain.state import INITIAL_STATE, GameState
-from service.app import log
+from service.app import game_log
 from service.store.envelope import RecordedEvent
 
 # Who looks: a seat number, None for anyone (the public), or ALL for the server and auditors.
@@ -46,7 +46,7 @@ class Logged:
 def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
     """Domain events of one game's recorded envelopes, read by :mod:`service.app.log`
     (CorruptGame if the log is damaged). Service records (the deal plan) are left out."""
-    return [Logged(seq, event) for seq, event in log.events(log.entries(recorded))]
+    return [Logged(seq, event) for seq, event in game_log.events(game_log.entries(recorded))]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from domain.events import EVENT_TYPES, Event, event_from_dict
+from projections.scoreboard import SourceEvent
 from service.app.deal_plan import DEAL_PLAN, DealPlan
 from service.app.errors import CorruptGame
 from service.store.envelope import RecordedEvent
+from service.store.event_store import LogEntry
 from service.store.upcasting import UpcasterRegistry, default_registry
 
 Record = Event | DealPlan
@@ -102,3 +104,18 @@ def events(log: Iterable[Entry]) -> Iterator[tuple[int, Event]]:
     for entry in log:
         if not isinstance(entry.record, DealPlan):
             yield entry.seq, entry.record
+
+
+def sources(log_entries: Iterable[LogEntry]) -> list[SourceEvent]:
+    """Entries of a partition log as the projections take them: typed domain events (None for
+    a service record). CorruptGame if one cannot be decoded."""
+    out = []
+    for entry in log_entries:
+        r = entry.event
+        try:
+            record = decode(r)
+        except Undecodable as exc:
+            raise CorruptGame(entry.game_id, f"seq {entry.seq}: {exc}") from None
+        event = None if isinstance(record, DealPlan) else record
+        out.append(SourceEvent(entry.game_id, entry.seq, event, r.time, entry.id))
+    return out

@@ -28,6 +28,7 @@ from domain import events as e
 from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
+from domain.secrecy import SECRETS_BY_NAME
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
@@ -48,14 +49,9 @@ PRIMARY = (
     e.MoonScoringChosen,
 )
 
-# Fields whose values a report never quotes: cards someone may not see, seeds, credentials.
-_HIDDEN = {
-    "HandDealt": {"hands", "kitty", "seed"},
-    "CardsPassed": {"cards"},
-    "PassesExchanged": {"received", "kitty"},
-    "TrickTaken": {"kitty"},
-    "PlayerJoined": {"credential"},
-}
+# Fields a report never quotes: whatever domain.secrecy hides from anyone (cards, seeds,
+# credentials), whatever the hand's state.
+_HIDDEN = {name: {s.field for s in secrets} for name, secrets in SECRETS_BY_NAME.items()}
 
 
 @dataclass(frozen=True, slots=True)

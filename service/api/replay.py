@@ -28,7 +28,7 @@ from flask import Response, request, stream_with_context
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from domain.events import event_from_dict
+from domain.events import HandScored
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service.api.common import (
@@ -41,8 +41,8 @@ from service.api.common import (
     view_dict,
 )
 from service.api.problems import CATALOGUE, Problem, ProblemType
+from service.app import game_log
 from service.app.audit import audit_events
-from service.app.deal_plan import is_domain_event
 from service.app.export import ImportRefused, export_events, export_text, prepare_import
 from service.app.game import StoredGame, fold_records
 from service.app.game_service import GameService, idempotency_for, new_game_id
@@ -124,25 +124,25 @@ class Follower:
     def __init__(self, viewer: int | None) -> None:
         self.viewer = viewer
         self.tracker = HandTracker()
+        self.seq = 0  # the last event folded
 
     @property
     def state(self) -> GameState:
         return self.tracker.state
 
     def skip(self, events: list[RecordedEvent]) -> None:
-        for event in events:
-            self._fold(event)
+        for _ in self._fold(events):
+            pass
 
     def items(self, events: list[RecordedEvent], now: GameState | None = None) -> list[dict]:
         """``events`` (the next ones) as the viewer may see them, given the game ``now`` (by
         default: as it stands after them). A HandScored carries the finished hand's record."""
         hand_before = self.state.hand_number
         reveals = {}
-        for event in events:
-            self._fold(event)
-            if event.type == "HandScored":
+        for entry in self._fold(events):
+            if isinstance(entry.record, HandScored):
                 record = self.tracker.record()
-                reveals[event.seq] = record.to_dict() if record is not None else None
+                reveals[entry.seq] = record.to_dict() if record is not None else None
         disclosure = disclosure_for(now if now is not None else self.state, self.viewer)
         items = redact_events(events, disclosure, hand_before)
         for item in items:
@@ -150,9 +150,13 @@ class Follower:
                 item["revealed_hand"] = reveals[item["seq"]]
         return items
 
-    def _fold(self, event: RecordedEvent) -> None:
-        if is_domain_event(event.type):
-            self.tracker.feed(Logged(event.seq, event_from_dict(event.type, event.payload)))
+    def _fold(self, events: list[RecordedEvent]) -> Iterator[game_log.Entry]:
+        """Feed the hand tracker the next ``events``, yielding each as it is folded."""
+        for entry in game_log.entries(events, after=self.seq):
+            if entry.event is not None:
+                self.tracker.feed(Logged(entry.seq, entry.event))
+            self.seq = entry.seq
+            yield entry
 
 
 # -- the log, and the live stream -----------------------------------------------------------------
@@ -220,7 +224,7 @@ def _sse_response(svc: GameService, game_id: str, viewer: int | None, after: int
     stored = svc.store.read(game_id)
     follower = Follower(viewer)
     follower.skip(stored[:after])
-    if follower.state.phase is Phase.FINISHED or (after >= len(stored) and _finished(stored)):
+    if follower.state.phase is Phase.FINISHED:
         # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
         return Response(status=204)
     stream = sse_stream(svc, game_id, follower, after, stored[after:], keepalive, lifetime)
@@ -228,10 +232,6 @@ def _sse_response(svc: GameService, game_id: str, viewer: int | None, after: int
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
     return response
-
-
-def _finished(stored: list[RecordedEvent]) -> bool:
-    return bool(stored) and stored[-1].type == "GameEnded"
 
 
 def sse_message(item: dict[str, Any]) -> str:
@@ -249,12 +249,12 @@ def sse_stream(
 ) -> Iterator[str]:
     """The live stream: the backlog first, then each new event as it is appended.
 
-    Waits with XREAD BLOCK on the game's stream (one Redis connection per open stream; under
-    the gevent worker a parked greenlet, not a thread), at most ``keepalive`` seconds at a
-    time, sending a comment line in between so proxies and clients see the line alive.
+    Waits in the store's ``follow`` (XREAD BLOCK on the game's stream: one Redis connection per
+    open stream; under the gevent worker a parked greenlet, not a thread), at most
+    ``keepalive`` seconds at a time, sending a comment line in between so proxies and clients
+    see the line alive.
     """
     deadline = time.monotonic() + lifetime
-    key = svc.store.game_key(game_id)
     yield f"retry: 2000\n: hearts events of {game_id} after {after}\n\n"
     new = backlog
     while True:
@@ -272,9 +272,8 @@ def sse_stream(
             yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
             return
         block_ms = max(1, int(min(keepalive, remaining) * 1000))
-        woken = svc.store.redis.xread({key: f"{after}-0"}, count=1, block=block_ms)
-        new = svc.store.read(game_id, after=after) if woken else []
-        if not woken:
+        new = svc.store.follow(game_id, after, block_ms)
+        if not new:
             yield ": keep-alive\n\n"
 
 

@@ -211,6 +211,18 @@ def _seq_of(entry_id: Any) -> int:
     return int(seq)
 
 
+def _xread_entries(reply: Any) -> list:
+    """The (id, fields) entries of an XREAD reply, RESP2 or RESP3."""
+    entries: list = []
+    if isinstance(reply, dict):  # RESP3
+        for stream_entries in reply.values():
+            entries += stream_entries[0] if stream_entries else []
+    else:
+        for _, stream_entries in reply or []:
+            entries += stream_entries
+    return entries
+
+
 def _check_game_id(game_id: str) -> None:
     if not isinstance(game_id, str) or not game_id:
         raise ValueError("game_id must be a non-empty string")
@@ -517,6 +529,15 @@ class RedisEventStore:
         head = _text(_field(entries[0][1], "hash"))
         return head, [self._decode(_field(fields, "event")) for _, fields in entries[1:]]
 
+    def follow(self, game_id: str, after: int, block_ms: int) -> list[RecordedEvent]:
+        """The game's events after seq ``after``, waiting up to ``block_ms`` for the first one
+        (XREAD BLOCK: one connection parked per caller); empty if none came in time."""
+        _check_game_id(game_id)
+        _check_count("after", after, 0)
+        _check_count("block_ms", block_ms, 1)
+        reply = self.redis.xread({self.game_key(game_id): f"{after}-0"}, block=block_ms)
+        return [self._decode(_field(fields, "event")) for _, fields in _xread_entries(reply)]
+
     def version(self, game_id: str) -> int:
         """The seq of the game's last event; 0 if the game has none."""
         entries = self.redis.xrevrange(self.game_key(game_id), "+", "-", count=1)
@@ -626,13 +647,7 @@ class RedisEventStore:
         else:
             _check_count("block_ms", block_ms, 0)
             reply = self.redis.xread({key: after_id}, count=count, block=block_ms)
-            entries = []
-            if isinstance(reply, dict):  # RESP3
-                for stream_entries in reply.values():
-                    entries += stream_entries[0] if stream_entries else []
-            else:
-                for _, stream_entries in reply or []:
-                    entries += stream_entries
+            entries = _xread_entries(reply)
         return [
             LogEntry(
                 id=_text(entry_id),

@@ -20,7 +20,8 @@ from werkzeug.exceptions import HTTPException
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
 from service.app.auth import Forbidden, Unauthorized
-from service.app.errors import CorruptGame
+from service.app.errors import ServiceError
+from service.app.export import ImportRefused
 from service.store.event_store import CorruptStore, IdempotencyKeyReused
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,27 @@ _HTTP = [
     ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
     ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
+    ProblemType("hand-not-found", 404, "No such hand", "That hand has not been dealt."),
+    ProblemType("event-not-found", 404, "No such event", "The game has no event with that seq."),
+    ProblemType(
+        "game-in-progress",
+        409,
+        "Game in progress",
+        "A game is exported once it is finished: until then the export would show hidden cards.",
+    ),
+    ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
+    ProblemType(
+        "unsupported-export-version",
+        422,
+        "Unsupported export version",
+        "The export's format_version is not one this server reads.",
+    ),
+    ProblemType(
+        "export-fails-audit",
+        422,
+        "Export fails its audit",
+        "The export's events fail the audit ('discrepancies' lists them); nothing was imported.",
+    ),
     ProblemType(
         "corrupt-game",
         409,
@@ -183,7 +205,12 @@ def to_problem(error: BaseException) -> Problem:
         )
     if isinstance(error, Forbidden):
         return Problem("forbidden", error.detail)
-    if isinstance(error, CorruptGame):
+    if isinstance(error, ImportRefused):
+        extra: dict[str, Any] = {}
+        if error.report is not None:
+            extra["discrepancies"] = [d.to_dict() for d in error.report.discrepancies]
+        return Problem(error.code, error.detail, **extra)
+    if isinstance(error, ServiceError):
         return Problem(error.code, error.detail)
     if isinstance(error, CorruptStore):  # the store found a stream it did not write like that
         return Problem("corrupt-game", f"{error}: see the game's audit")

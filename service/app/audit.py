@@ -222,11 +222,6 @@ def audit_events(
     )
 
 
-def audit_game(store: Any, game_id: str) -> AuditReport:
-    """Audit a game in an event store (anything with ``read(game_id, upcast=False)``)."""
-    return audit_events(store.read(game_id, upcast=False), game_id, store.upcasters)
-
-
 # -- the walk through the log ---------------------------------------------------------------------
 
 

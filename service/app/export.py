@@ -16,7 +16,7 @@ identically: the same deals, passes, plays, tricks, scores, and views at every s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +28,10 @@ from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
 from service.app.deal_plan import DealPlan, plan_event
+from service.app.errors import ServiceError
 from service.app.hand_records import Logged, hand_records
 from service.cli.replay_text import render_hands, render_summary
 from service.store.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
-from service.store.event_store import IdempotencyRecord, RedisEventStore, utc_now_iso
 from service.store.upcasting import UpcasterRegistry
 
 FORMAT = "hearts-game-export"
@@ -39,25 +39,17 @@ FORMAT_VERSION = 1
 MAX_EVENTS = 50_000  # far beyond any real game; bounds the work one import can ask for
 
 
-class ImportRefused(Exception):
-    """The document cannot be imported; ``code`` is stable, ``report`` set if the audit failed."""
+class ImportRefused(ServiceError):
+    """The document cannot be imported; ``code`` is stable (``invalid-export``,
+    ``unsupported-export-version``, ``export-fails-audit``), ``report`` set if the audit failed."""
 
     def __init__(self, code: str, detail: str, report: AuditReport | None = None) -> None:
         super().__init__(detail)
         self.code = code
-        self.detail = detail
         self.report = report
 
 
 # -- export ---------------------------------------------------------------------------------------
-
-
-def export_game(store: RedisEventStore, game_id: str, now: Callable[[], str] = utc_now_iso) -> dict:
-    """The export document of a game in the store (KeyError if there is no such game)."""
-    stored = store.read(game_id, upcast=False)
-    if not stored:
-        raise KeyError(game_id)
-    return export_events(game_id, stored, now(), store.upcasters)
 
 
 def export_events(
@@ -107,16 +99,6 @@ def export_text(document: dict[str, Any], upcasters: UpcasterRegistry | None = N
 
 
 # -- import ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    game_id: str
-    version: int
-    source_game_id: str
-    report: AuditReport
-    replayed: bool = False  # an idempotent retry: nothing was appended
-    response: str | None = None
 
 
 def parse_events(document: Any) -> list[RecordedEvent]:
@@ -198,30 +180,6 @@ def prepare_import(
         raise ImportRefused("export-fails-audit", f"the export fails its audit: {first}", report)
     events = redecide(list(game_log.entries(records, source, 0, upcasters)), game_id)
     return PreparedImport(game_id, source, events, report)
-
-
-def import_game(
-    store: RedisEventStore,
-    document: Any,
-    game_id: str,
-    *,
-    idempotency: IdempotencyRecord | None = None,
-) -> ImportResult:
-    """Audit the document, re-decide its game as ``game_id`` and append it atomically.
-
-    Raises ImportRefused (nothing appended) if the document is malformed or fails the audit, and
-    the store's ConcurrencyConflict if ``game_id`` already exists.
-    """
-    prepared = prepare_import(document, game_id, store.upcasters)
-    result = store.append(game_id, 0, prepared.events, prepared.command_id, idempotency=idempotency)
-    return ImportResult(
-        game_id,
-        result.version,
-        prepared.source_game_id,
-        prepared.report,
-        result.replayed,
-        result.response,
-    )
 
 
 def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:

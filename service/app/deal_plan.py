@@ -2,9 +2,10 @@
 
 The domain cannot hold them (it has no such event), so the service records them in a
 ``DealPlan`` record: a service-owned entry of the game's stream, written right after
-``GameCreated`` in the same atomic append, and only when a seed or deals were given. Readers of
-the log that fold domain events skip it (``is_domain_event``). It is redacted like a deal: the
-seed is hidden until the game ends, deal ``k`` until hand ``k`` is scored.
+``GameCreated`` in the same atomic append, and only when a seed or deals were given. The game log
+(``service.app.game_log``) reads it back as a ``DealPlan``, beside the domain events. It is
+redacted like a deal: the seed is hidden until the game ends, deal ``k`` until hand ``k`` is
+scored.
 
 Seeds of hands: hand ``k`` (1-based) is dealt ``deals[k-1]`` while the listed deals last; the seed
 of hand ``k`` is ``HMAC-SHA256(key=utf8(seed), msg=utf8("hand:" + k))`` in lowercase hex when a

@@ -31,15 +31,14 @@ def fold_records(table: StoredGame, events: Sequence[RecordedEvent]) -> StoredGa
         return table
     state, plan = table.state, table.plan
     game_id = events[0].game_id
-    for entry in game_log.entries(events):
-        record = entry.record
+    for stored, record in game_log.typed(events):
         if isinstance(record, DealPlan):
             plan = record
             continue
         try:
             state = evolve(state, record)
         except Exception as exc:  # the rules cannot apply it: the log was damaged
-            raise CorruptGame(game_id, f"seq {entry.seq} does not apply: {exc!r}") from None
+            raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
     return StoredGame(state, plan)
 
 

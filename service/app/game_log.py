@@ -14,12 +14,13 @@ a log to the end, and it uses :func:`decode` event by event to report each defec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import Any, NamedTuple
 
 from domain.events import EVENT_TYPES, Event, event_from_dict
 from projections.scoreboard import SourceEvent
-from service.app.deal_plan import DEAL_PLAN, DealPlan
+from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
 from service.app.errors import CorruptGame
 from service.store.envelope import RecordedEvent
 from service.store.event_store import LogEntry
@@ -32,9 +33,11 @@ class Undecodable(ValueError):
     """One stored event that cannot become a typed record (unknown type, bad payload)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One entry of a game's log: the envelope's facts and the typed record it holds."""
+class Entry(NamedTuple):
+    """One entry of a game's log: the envelope's facts and the typed record it holds.
+
+    A named tuple rather than a frozen dataclass: one is made per event read, on every load.
+    """
 
     seq: int
     time: str
@@ -48,23 +51,66 @@ class Entry:
         return None if isinstance(self.record, DealPlan) else self.record
 
 
+# Per stored type: its current schema version and the reader of a payload at that version.
+_READERS: dict[str, tuple[int, Callable[[dict[str, Any]], Record]]] = {
+    **{
+        name: (cls.schema_version, partial(event_from_dict, name))
+        for name, cls in EVENT_TYPES.items()
+    },
+    DEAL_PLAN: (DEAL_PLAN_SCHEMA_VERSION, DealPlan.from_payload),
+}
+
+
 def decode(recorded: RecordedEvent, upcasters: UpcasterRegistry | None = None) -> Record:
     """The typed record of one envelope (as stored or already upcast); Undecodable if none."""
-    registry = upcasters if upcasters is not None else default_registry
+    reader = _READERS.get(recorded.type)
+    if reader is None:
+        raise Undecodable(f"unknown event type {recorded.type!r}")
+    current, read = reader
+    payload = recorded.payload
     try:
-        version, payload = registry.upcast(recorded.type, recorded.schema_version, recorded.payload)
-        if recorded.type == DEAL_PLAN:
-            return DealPlan.from_payload(payload)
-        cls = EVENT_TYPES.get(recorded.type)
-        if cls is None:
-            raise Undecodable(f"unknown event type {recorded.type!r}")
-        if version != cls.schema_version:
-            raise Undecodable(f"schema version {version}, current is {cls.schema_version}")
-        return event_from_dict(recorded.type, payload)
+        if recorded.schema_version != current:  # stored by an older version: upcast it
+            registry = upcasters if upcasters is not None else default_registry
+            version, payload = registry.upcast(recorded.type, recorded.schema_version, payload)
+            if version != current:
+                raise Undecodable(f"schema version {version}, current is {current}")
+        return read(payload)
     except Undecodable:
         raise
     except Exception as exc:  # any malformed payload: one error type for every reader
         raise Undecodable(f"undecodable {recorded.type} event: {exc}") from exc
+
+
+def typed(
+    recorded: Iterable[RecordedEvent],
+    game_id: str | None = None,
+    after: int | None = None,
+    upcasters: UpcasterRegistry | None = None,
+) -> Iterator[tuple[RecordedEvent, Record]]:
+    """Each envelope of ``recorded`` with its typed record: one game's events from seq
+    ``after + 1`` on, in order (by default from the first one given, of the game it names).
+
+    CorruptGame if a seq is missing (or repeated) or an event cannot be decoded. The lean form
+    of :func:`entries`, for the fold every load does.
+    """
+    expected = None if after is None else after + 1
+    for r in recorded:
+        if r.seq != expected:
+            if expected is not None:
+                raise CorruptGame(game_id or r.game_id, f"seq {r.seq} where {expected} was due")
+            expected = r.seq
+        reader = _READERS.get(r.type)
+        try:
+            # The common case inline (a current-version event): this runs on every load.
+            if reader is not None and r.schema_version == reader[0]:
+                record = reader[1](r.payload)
+            else:
+                record = decode(r, upcasters)
+        except Exception as exc:
+            why = exc if isinstance(exc, Undecodable) else f"undecodable {r.type} event: {exc}"
+            raise CorruptGame(game_id or r.game_id, f"seq {r.seq}: {why}") from None
+        yield r, record
+        expected += 1
 
 
 def entries(
@@ -73,25 +119,9 @@ def entries(
     after: int | None = None,
     upcasters: UpcasterRegistry | None = None,
 ) -> Iterator[Entry]:
-    """The typed entries of ``recorded``: one game's events from seq ``after + 1`` on, in order
-    (by default from the first one given, of the game it names).
-
-    CorruptGame if a seq is missing (or repeated) or an event cannot be decoded.
-    """
-    expected = None if after is None else after + 1
-    for r in recorded:
-        if game_id is None:
-            game_id = r.game_id
-        if expected is None:
-            expected = r.seq
-        if r.seq != expected:
-            raise CorruptGame(game_id, f"seq {r.seq} where {expected} was due")
-        try:
-            record = decode(r, upcasters)
-        except Undecodable as exc:
-            raise CorruptGame(game_id, f"seq {r.seq}: {exc}") from None
+    """The typed entries of ``recorded`` (see :func:`typed`)."""
+    for r, record in typed(recorded, game_id, after, upcasters):
         yield Entry(r.seq, r.time, r.command_id, r.hash, record)
-        expected += 1
 
 
 def read(store, game_id: str, after: int = 0, limit: int | None = None) -> list[Entry]:

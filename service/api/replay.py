@@ -3,8 +3,8 @@
 - ``GET /games/{id}/events?after=N``: the events after seq N as the caller may see them (the
   public, or the seat of the bearer token; see service/app/redaction.py). With
   ``Accept: text/event-stream``: Server-Sent Events, live, ``id:`` = seq, resumable with
-  ``Last-Event-ID``, a keep-alive comment every ``HEARTS_SSE_KEEPALIVE`` seconds (15), ending
-  with an ``end`` event when the game ends (or after ``HEARTS_SSE_MAX_SECONDS``, 3600, when the
+  ``Last-Event-ID``, a keep-alive comment every ``Settings.sse_keepalive_seconds`` (15), ending
+  with an ``end`` event when the game ends (or after ``Settings.sse_max_seconds``, 3600, when the
   client reconnects with its Last-Event-ID like after any drop).
 - ``GET /games/{id}/hands/{n}``: a hand's complete record (what the caller may see while in play).
 - ``GET /games/{id}/state?at=SEQ``: the view after event SEQ (time travel), public or seat.
@@ -16,12 +16,11 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, request, stream_with_context
+from flask import Response, current_app, request, stream_with_context
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
@@ -124,17 +123,9 @@ def _last_event_id(after: int) -> int:
     return int(raw.strip())
 
 
-def _seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) -> Response:
-    keepalive = _seconds("HEARTS_SSE_KEEPALIVE", 15.0)
-    lifetime = _seconds("HEARTS_SSE_MAX_SECONDS", 3600.0)
+    settings = current_app.extensions["hearts.settings"]
+    keepalive, lifetime = settings.sse_keepalive_seconds, settings.sse_max_seconds
     start = replay.stream(game_id, viewer, after)
     if start is None:
         # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.

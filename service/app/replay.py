@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from domain.events import HandScored
 from domain.state import GameState, Phase
@@ -26,6 +26,7 @@ from service.app.errors import (
 )
 from service.app.export import export_events, export_text, prepare_import
 from service.app.game import StoredGame, fold_records
+from service.app.game_service import Idempotency, game_id_for_key
 from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, decode_events
 from service.app.hand_records import hand_record as find_hand
 from service.app.hand_records import hand_records as all_hands
@@ -39,9 +40,6 @@ from service.store.event_store import (
     RedisEventStore,
     utc_now_iso,
 )
-
-if TYPE_CHECKING:
-    from service.app.game_service import Idempotency
 
 
 class Follower:
@@ -239,7 +237,4 @@ class Imported:
 
 def import_id_for_key(key: str) -> str:
     """The id a game imported with this Idempotency-Key gets (never one a create would get)."""
-    # Imported here: game_service still imports service.api (its problems) at module level.
-    from service.app.game_service import game_id_for_key
-
     return game_id_for_key(f"import\0{key}")

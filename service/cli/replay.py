@@ -15,22 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from service.cli.connection import UNUSABLE, open_store
+from service.cli.progress import fail
 
 OK, FAILED = 0, 1
 
 
-def sse_worker_class(env: dict[str, str] | None = None) -> str:
+def sse_worker_class(chosen: str | None = None) -> str:
     """The gunicorn worker class ``hearts serve`` runs: gevent, so that a live event stream
     (SSE) parks a greenlet on its Redis socket instead of holding a thread (docs/replay.md says
-    why). ``HEARTS_WORKER_CLASS`` overrides it; without gevent installed, gthread (streams then
-    end after HEARTS_SSE_MAX_SECONDS and clients reconnect with Last-Event-ID)."""
+    why). ``chosen`` (``Settings.worker_class``, HEARTS_WORKER_CLASS) overrides it; without
+    gevent installed, gthread (streams then end after HEARTS_SSE_MAX_SECONDS and clients
+    reconnect with Last-Event-ID)."""
     import importlib.util
-    import os
 
-    env = dict(os.environ) if env is None else env
-    chosen = env.get("HEARTS_WORKER_CLASS", "").strip()
-    if chosen:
-        return chosen
+    if chosen and chosen.strip():
+        return chosen.strip()
     if importlib.util.find_spec("gevent") is None:
         print("hearts: gevent is not installed: serving with gthread workers", file=sys.stderr)
         return "gthread"
@@ -76,8 +75,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _missing(game_id: str) -> int:
-    print(f"hearts: no game {game_id!r}", file=sys.stderr)
-    return UNUSABLE
+    return fail(f"no game {game_id!r}", UNUSABLE)
 
 
 def run_replay(args: argparse.Namespace) -> int:

@@ -251,10 +251,9 @@ def test_metrics_show_the_projection_lag(app, client):
     assert 'hearts_projection_lag_events{partition="0"} 0.0' in text
 
 
-def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(monkeypatch, key_prefix):
-    monkeypatch.setenv("HEARTS_PROJECTOR_IN_PROCESS", "1")
+def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(key_prefix):
     fake = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    app = create_app(Settings(key_prefix=key_prefix), redis=fake)
+    app = create_app(Settings(key_prefix=key_prefix, projector_in_process=True), redis=fake)
     try:
         client = app.test_client()
         game_id = Hearts(client).create(BOTS, rules={"score_limit": 10})["id"]

@@ -39,7 +39,7 @@ from projections.scoreboard import (
     fold_game,
 )
 from projections.stats import FIGURES, PlayerStats, apply_deltas, merge_stats
-from service.cli.projections import ProgressBar
+from service.cli.progress import ProgressBar
 from tests.projections.games import play_game
 
 C = Card

@@ -8,7 +8,7 @@ import threading
 
 from domain import RuleOptions
 from service.app.game_log import sources
-from service.app.projector import CRASH_ENV, GROUP, Projector, build_generation
+from service.app.projector import GROUP, Projector, build_generation
 from service.store.read_models import APPLIED, RETIRED, STALE
 from tests.projections.games import append_all, append_batch, play_game
 from tests.projections.helpers import (
@@ -47,7 +47,7 @@ def test_sigkill_between_apply_and_ack_then_restart_equals_an_uninterrupted_run(
         "doomed",
         "--batch",
         "32",
-        env={CRASH_ENV: "100"},
+        crash_after=100,
     )
     assert crashing.wait(timeout=20) == -signal.SIGKILL
 

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     budget = Budget(1_000_000)
     results: dict[str, tuple[dict[str, int], Stats]] = {}
     with (
-        tempfile.TemporaryDirectory(prefix="hearts-api-profile-") as tmp,  # KEEP
+        tempfile.TemporaryDirectory(prefix="hearts-api-profile-") as tmp,
         RedisServer() as redis_server,
         HeartsServer(
             redis_server.url, workers=args.workers, app="bench.baseline_app:create_app"
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
                 await run_phase(kind, server.port, args.clients, 2.0, warm, budget, 0)
             for kind in ("play", "baseline"):
                 stats = Stats()
-                files = sample(pids, args.seconds + 1, args.rate, Path(os.environ.get("SPYDIR", tmp)), kind)
+                files = sample(pids, args.seconds + 1, args.rate, Path(tmp), kind)
                 await run_phase(kind, server.port, args.clients, args.seconds, stats, budget, 7)
                 await asyncio.sleep(2.0)  # py-spy writes its file when its duration ends
                 samples: dict[str, int] = defaultdict(int)

@@ -50,7 +50,7 @@ from typing import Any
 
 from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
 from projections.stats import COUNTERS, PlayerStats, merge_stats
-from service.store.event_store import LogEntry, RedisEventStore
+from service.store.event_store import RedisEventStore
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, then nd game docs, then nz recent sets
 # ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,
@@ -277,9 +277,10 @@ class ProjectionStore:
         generation: str,
         partition: int,
         after: str | None,
-        entries: Sequence[LogEntry],
+        entries: Sequence[SourceEvent],
     ) -> tuple[str, str | None]:
-        """Apply consecutive log entries of ``partition`` that follow position ``after``.
+        """Apply consecutive log entries of ``partition`` that follow position ``after``, as
+        the service decoded them (``service.app.game_log.sources``).
 
         Returns ``(APPLIED, None)``, ``(STALE, current position)`` (nothing written: the
         checkpoint is not at ``after`` any more) or ``(RETIRED, None)`` (nothing written).
@@ -297,8 +298,8 @@ class ProjectionStore:
         changed: dict[str, bool] = defaultdict(bool)
         increments: dict[str, int] = defaultdict(int)
         listings: dict[tuple[str, str], int] = {}
-        # Per game, a run of events that change no read model (plays, passes...): their
-        # envelopes are never decoded and the board is copied once per run, not per event.
+        # Per game, a run of events that change no read model (plays, passes...): the board is
+        # copied once per run, not once per event.
         runs: dict[str, tuple[int, int, str]] = {}
 
         def end_run(game_id: str) -> None:
@@ -311,20 +312,17 @@ class ProjectionStore:
         for entry in entries:
             game_id = entry.game_id
             run = runs.get(game_id)
-            if entry.type not in RELEVANT:
+            if not isinstance(entry.event, RELEVANT):
                 if run is not None and entry.seq == run[1] + 1:
-                    runs[game_id] = (run[0], entry.seq, entry.id)
+                    runs[game_id] = (run[0], entry.seq, entry.position)
                     continue
                 if run is not None:
                     end_run(game_id)
-                runs[game_id] = (entry.seq, entry.seq, entry.id)
+                runs[game_id] = (entry.seq, entry.seq, entry.position)
                 continue
             if run is not None:
                 end_run(game_id)
-            event = entry.event
-            seq = entry.seq
-            source = SourceEvent(game_id, seq, event.type, event.payload, event.time, entry.id)
-            result = apply(boards[game_id], source)
+            result = apply(boards[game_id], entry)
             if not result.applied:
                 continue
             boards[game_id] = result.board
@@ -346,7 +344,7 @@ class ProjectionStore:
         ]
         args: list[Any] = [
             after or "",
-            entries[-1].id,
+            entries[-1].position,
             len(entries),
             len(written),
             len(incr),

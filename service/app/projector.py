@@ -29,13 +29,14 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis as redis_lib
 
 from service.app import game_log
+from service.store.event_store import LogEntry
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -148,7 +149,12 @@ class Projector:
                 raise
             self.ensure_groups()  # first run, or the groups were lost (e.g. a wiped Redis)
             return 0
-        return self._handle(_stream_entries(reply))
+        replies = _stream_replies(reply)
+        # New deliveries carry the entries themselves: applied as read when they follow the
+        # checkpoint, instead of reading them from the log a second time.
+        read = {key: self.store.log_entries(entries) for key, entries in replies.items()}
+        ids = {key: [entry.id for entry in entries] for key, entries in read.items()}
+        return self._handle(ids, read)
 
     def recover_own(self) -> int:
         """Entries delivered to this consumer name before (a restart under the same name)."""
@@ -190,29 +196,45 @@ class Projector:
 
     # Applying -----------------------------------------------------------------
 
-    def _handle(self, delivered: dict[str, list[str]]) -> int:
+    def _handle(
+        self, delivered: dict[str, list[str]], read: dict[str, list[LogEntry]] | None = None
+    ) -> int:
         handled = 0
         for key, ids in delivered.items():
             if not ids:
                 continue
             partition = self._partition_of_key[key]
             newest = max(ids, key=stream_id)
-            self.catch_up(partition, newest)
+            self.catch_up(partition, newest, (read or {}).get(key, ()))
             self.acked += self.redis.xack(key, self.group, *ids)
             handled += len(ids)
         return handled
 
-    def catch_up(self, partition: int, target: str | None = None) -> int:
+    def catch_up(
+        self, partition: int, target: str | None = None, delivered: Sequence[LogEntry] = ()
+    ) -> int:
         """Apply the partition's log up to ``target`` (the head if None) to the current
-        generation; returns how many entries this call applied."""
+        generation; returns how many entries this call applied.
+
+        ``delivered``: consecutive entries of the log already read (an XREADGROUP delivery),
+        used instead of reading the log again while they follow the checkpoint.
+        """
         applied = 0
         retired_seen: str | None = None
+        ahead = list(delivered)
+        # The position ``ahead`` follows: the log entry before its first one.
+        follows = self._position_before(partition, ahead[0].id) if ahead else None
         while True:
             generation = self.generation or self.projections.ensure_generation()
             checkpoint = self.projections.checkpoint(generation, partition)
             if target is not None and checkpoint.covers(target):
                 return applied
-            entries = self.store.read_log(partition, checkpoint.position or "0-0", self.batch_size)
+            if ahead and checkpoint.position == follows:
+                entries, ahead = ahead[: self.batch_size], ahead[self.batch_size :]
+            else:
+                ahead = []
+                after = checkpoint.position or "0-0"
+                entries = self.store.read_log(partition, after, self.batch_size)
             if target is not None:
                 entries = [e for e in entries if stream_id(e.id) <= stream_id(target)]
             if not entries:
@@ -221,6 +243,7 @@ class Projector:
                 generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == APPLIED:
+                follows = entries[-1].id
                 applied += len(entries)
                 self.applied += len(entries)
                 if self.on_applied is not None:
@@ -231,6 +254,24 @@ class Projector:
                     raise RuntimeError(f"generation {generation} is retired but still current")
                 retired_seen = generation
             # STALE: another projector moved the checkpoint; read it again.
+
+    def _position_before(self, partition: int, entry_id: str) -> str | None:
+        """The id of the log entry just before ``entry_id`` (None if it is the first)."""
+        before = self.redis.xrevrange(self.store.log_key(partition), f"({entry_id}", "-", count=1)
+        return _text(before[0][0]) if before else None
+
+
+def _stream_replies(reply: Any) -> dict[str, list]:
+    """``{stream key: [(entry id, fields)]}`` from an XREADGROUP reply (RESP2 or RESP3)."""
+    out: dict[str, list] = {}
+    if not reply:
+        return out
+    items: Iterable = reply.items() if isinstance(reply, dict) else reply
+    for key, entries in items:
+        if isinstance(reply, dict) and entries and isinstance(entries[0], list):
+            entries = entries[0]
+        out[_text(key)] = list(entries)
+    return out
 
 
 def _stream_entries(reply: Any) -> dict[str, list[str]]:

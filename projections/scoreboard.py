@@ -13,7 +13,7 @@ name. A seat later handed to a bot still counts for the player who joined it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,6 +28,7 @@ from domain.events import (
     SeatControlChanged,
     TrickTaken,
 )
+from domain.immutable import replacer
 
 from .stats import StatDelta
 
@@ -88,7 +89,7 @@ class SeatRecord:
         return {"seat": self.seat, "name": self.name, "bot": self.bot}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: domain.immutable.replacer copies its __dict__
 class HandRecord:
     hand_number: int
     dealer: int
@@ -161,7 +162,7 @@ class Standing:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: domain.immutable.replacer copies its __dict__
 class Scoreboard:
     game_id: str
     seq: int  # the last event of the game applied
@@ -226,6 +227,11 @@ class Scoreboard:
         )
 
 
+# Copies with changes, made on nearly every event a projector applies.
+_board = replacer(Scoreboard)
+_hand = replacer(HandRecord)
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     """What one event did: the new scoreboard and its effects on the players' figures."""
@@ -251,12 +257,12 @@ def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
     if not isinstance(domain_event, RELEVANT):
         if board is None:
             raise ProjectionGap(f"game {event.game_id!r}: first event is a {_name(domain_event)}")
-        return Applied(replace(board, seq=event.seq, position=event.position))
+        return Applied(_board(board, seq=event.seq, position=event.position))
     if isinstance(domain_event, GameCreated):
         return Applied(_created(domain_event, event))
     if board is None:
         raise ProjectionGap(f"game {event.game_id!r}: first event is a {_name(domain_event)}")
-    board = replace(board, seq=event.seq, position=event.position)
+    board = _board(board, seq=event.seq, position=event.position)
     if isinstance(domain_event, PlayerJoined):
         return Applied(_seat(board, domain_event.seat, name=domain_event.name))
     if isinstance(domain_event, SeatControlChanged):
@@ -299,7 +305,7 @@ def skip(board: Scoreboard | None, game_id: str, first: int, last: int, position
         raise ProjectionGap(f"game {game_id!r}: event {first} arrived after {current}")
     if board is None:
         raise ProjectionGap(f"game {game_id!r}: its first event is not a GameCreated")
-    return Applied(replace(board, seq=last, position=position))
+    return Applied(_board(board, seq=last, position=position))
 
 
 def time_score(time: str) -> int:
@@ -334,7 +340,7 @@ def _created(created: GameCreated, event: SourceEvent) -> Scoreboard:
 def _seat(board: Scoreboard, seat: int, *, name: str | None, bot: str | None = None) -> Scoreboard:
     seats = list(board.seats)
     seats[seat] = SeatRecord(seat, name, bot)
-    return replace(board, seats=tuple(seats))
+    return _board(board, seats=tuple(seats))
 
 
 def _dealt(board: Scoreboard, dealt: HandDealt, event: SourceEvent) -> Applied:
@@ -346,11 +352,11 @@ def _dealt(board: Scoreboard, dealt: HandDealt, event: SourceEvent) -> Applied:
         tricks_won=(0,) * n,
         penalty_cards_taken=(0,) * n,
     )
-    board = replace(board, hands=board.hands + (hand,))
+    board = _board(board, hands=board.hands + (hand,))
     if board.started_at is not None:
         return Applied(board)
     # The first deal starts the game: from here on it counts as played.
-    board = replace(board, status=STATUS_PLAYING, started_at=event.time)
+    board = _board(board, status=STATUS_PLAYING, started_at=event.time)
     score = time_score(event.time)
     names = [s.name for s in board.seats if s.name is not None]
     return Applied(
@@ -367,7 +373,7 @@ def _trick(board: Scoreboard, trick: TrickTaken) -> Applied:
     penalty = sum(1 for card in cards if card.suit is suit)
     took_queen = QUEEN_OF_SPADES in cards
     w = trick.winner
-    hand = replace(
+    hand = _hand(
         hand,
         tricks_won=_bump(hand.tricks_won, w, 1),
         penalty_cards_taken=_bump(hand.penalty_cards_taken, w, penalty),
@@ -380,11 +386,11 @@ def _trick(board: Scoreboard, trick: TrickTaken) -> Applied:
             deltas.append(StatDelta(name, "hearts_taken", penalty))
         if took_queen:
             deltas.append(StatDelta(name, "qs_taken", 1))
-    return Applied(replace(board, hands=board.hands[:-1] + (hand,)), tuple(deltas))
+    return Applied(_board(board, hands=board.hands[:-1] + (hand,)), tuple(deltas))
 
 
 def _scored(board: Scoreboard, scored: HandScored) -> Applied:
-    hand = replace(
+    hand = _hand(
         board.hands[-1],
         scored=True,
         points_taken=scored.points_taken,
@@ -406,7 +412,7 @@ def _scored(board: Scoreboard, scored: HandScored) -> Applied:
         ]
         if scored.shooter == seat and scored.shot in ("moon", "sun"):
             deltas.append(StatDelta(record.name, f"{scored.shot}s_shot", 1))
-    board = replace(board, hands=board.hands[:-1] + (hand,), totals=scored.totals)
+    board = _board(board, hands=board.hands[:-1] + (hand,), totals=scored.totals)
     return Applied(board, tuple(deltas))
 
 
@@ -421,7 +427,7 @@ def _ended(board: Scoreboard, ended: GameEnded, event: SourceEvent) -> Applied:
         ]
         if seat in ended.winners:
             deltas.append(StatDelta(record.name, "wins", 1))
-    board = replace(
+    board = _board(
         board,
         status=STATUS_FINISHED,
         totals=ended.totals,

@@ -66,7 +66,7 @@ from service.store.errors import (
     IdempotencyKeyReused,
     StoreError,
 )
-from service.store.upcasting import UpcasterRegistry
+from service.store.upcasting import UpcasterRegistry, default_registry
 
 __all__ = [
     "AppendResult",
@@ -491,8 +491,9 @@ class RedisEventStore:
             args += [idempotency.fingerprint, idempotency.response, idempotency.ttl_seconds]
         else:
             args += ["", "", 0]
-        for event in recorded:
-            args += [event.seq, event.hash, envelope_json(event)]
+        stored = [envelope_json(event) for event in recorded]
+        for event, text in zip(recorded, stored, strict=True):
+            args += [event.seq, event.hash, text]
 
         reply = self._append_script(keys=keys, args=args)
         status = _text(reply[0])
@@ -500,7 +501,7 @@ class RedisEventStore:
             return AppendResult(
                 game_id=game_id,
                 version=int(reply[1]),
-                events=tuple(self._decode(envelope_json(e)) for e in recorded),
+                events=tuple(map(self._as_read, recorded, stored)),
                 response=idempotency.response if idempotency is not None else None,
             )
         if status == "replay":
@@ -521,6 +522,14 @@ class RedisEventStore:
         if status == "corrupt":
             raise CorruptStore(f"game {game_id!r}: {_text(reply[1])}")
         raise StoreError(f"unexpected reply from the append script: {reply!r}")
+
+    def _as_read(self, event: RecordedEvent, stored: str) -> RecordedEvent:
+        """A just-appended event as a read would give it: the sealed one (its payload is
+        already a fresh copy, decoded from the canonical JSON) unless an upcaster applies."""
+        registry = self.upcasters if self.upcasters is not None else default_registry
+        if (event.type, event.schema_version) in registry:
+            return self._decode(stored)
+        return event
 
     def _hash_at(self, game_id: str, version: int) -> str:
         """Hash of the event at ``version`` (genesis for 0).

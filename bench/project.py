@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     report.add("ratio_rebuild_to_baseline", rebuild_rate / raw_rate)
     report.add("ratio_projector_to_baseline", projector_rate / raw_rate)
     report.add("players_in_leaderboard", len(players))
+    report.target("rebuild", rebuild_rate / raw_rate >= 0.7, "rebuild >= 0.7x raw XRANGE")
+    report.target("projector", projector_rate / raw_rate >= 0.7, "projector >= 0.7x raw XRANGE")
     report.note("baseline: the partition logs read with XRANGE, same batch size, undecoded")
     if args.games != 10_000:
         report.note("rebuild_seconds_per_10000_games is scaled from this run's rate")

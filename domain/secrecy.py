@@ -7,8 +7,7 @@ Every field not declared here is public the moment it is logged. A declared fiel
   received in the pass);
 - ``KITTY``: cards nobody holds (the kitty as dealt, and after a mixing pass);
 - ``SEED``: the deal's seed, which gives away every hand at once;
-- ``NOBODY``: a credential, never shown to anyone.
-
+- ``NOBODY``: a credential, never shown to anyone;
 - ``EACH_HAND``: one entry per hand, entry ``k`` being hand ``k + 1``'s (the deals a game was
   created with, in the service's deal plan): each hidden until its own hand is scored.
 
@@ -18,9 +17,10 @@ until the game is over (``GAME_OVER``), or for ever (``NEVER``). A kitty taken w
 
 One predicate decides, :func:`may_see`: whether a viewer may see the part of a secret that one
 seat owns (or that no seat owns) at a moment of the game. Who asks it: the views of the state
-(``domain.views``, for the secrets the hand in play holds: :data:`HAND`, :data:`PASSED`,
-:data:`RECEIVED`, :data:`KITTY`, :data:`SEED`), and through :func:`mask` the service's redaction
-of logged events, its hand records and its audit (which never quotes a hidden field).
+(``domain.views``, for each secret of the hand in play it shows: :data:`HAND`, :data:`PASSED`,
+:data:`RECEIVED`; it never shows :data:`KITTY` or :data:`SEED`), the service's hand records,
+and through :func:`mask` its redaction of logged events. The audit never quotes a field
+declared here.
 """
 
 from __future__ import annotations

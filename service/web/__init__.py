@@ -1,4 +1,6 @@
-"""The web table: a static browser client (plain ES modules, no build step) served at ``/`` (its files under ``/web/``).
+"""The web table: a static browser client (plain ES modules, no build step) served at ``/``.
+
+Its files are under ``/web/`` (the app's own ``/static/`` route would shadow a blueprint's).
 
 It talks to the service only through the public HTTP API and its event stream, so it is also
 the reference client for integrators (see ``static/api.js``)."""

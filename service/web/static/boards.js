@@ -39,8 +39,23 @@ export function totalsPlot(seats, hands) {
     ${ticks}${labels}${lines}</svg><figcaption class="legend">${legend}</figcaption></figure>`;
 }
 
+// The projector trails the log: a game it has not reached yet is 404 scoreboard-not-ready with
+// Retry-After, so the page says so and asks again a few times.
+async function scoreboardWhenReady(root, gameId, alive) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api.scoreboard(gameId);
+    } catch (error) {
+      if (error.problem?.code !== "scoreboard-not-ready" || attempt >= 20 || !alive()) throw error;
+      root.innerHTML = `<p class="muted">${escapeHtml(error.problem.detail)}; retrying…</p>`;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 export async function showScoreboard(root, gameId) {
-  const board = await api.scoreboard(gameId);
+  const hash = location.hash;
+  const board = await scoreboardWhenReady(root, gameId, () => location.hash === hash);
   const seats = board.seats;
   const head = seats.map((_, s) => `<th>${nameHtml(seats, s)}</th>`).join("");
   const rows = board.hands

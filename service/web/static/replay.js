@@ -72,7 +72,7 @@ function auditHtml(report) {
 export async function showReplay(root, gameId, number) {
   const [record, game] = await Promise.all([api.hand(gameId, number), api.view(gameId)]);
   const steps = replaySteps(record);
-  let at = record.finished ? steps.length - 1 : 0;
+  let at = 0; // the deal: once the hand is over, all four hands are shown
   const hands = game.phase === "finished" ? game.hand_number : game.hand_number - 1;
   const picker = Array.from({ length: Math.max(hands, number) }, (_, i) => i + 1)
     .map((n) => `<a href="#/replay/${gameId}/${n}" class="${n === number ? "current" : ""}">${n}</a>`)
@@ -84,11 +84,11 @@ export async function showReplay(root, gameId, number) {
         <a href="#/watch/${gameId}">table</a> · <a href="#/scoreboard/${gameId}">scoreboard</a></div>
       <div class="felt"></div>
       <div class="controls">
-        <button type="button" data-step="first" aria-label="First">⏮</button>
+        <button type="button" data-step="first" aria-label="First">|◀</button>
         <button type="button" data-step="back" aria-label="Back">◀</button>
         <input type="range" min="0" max="${steps.length - 1}" value="${at}" aria-label="Step">
         <button type="button" data-step="forward" aria-label="Forward">▶</button>
-        <button type="button" data-step="last" aria-label="Last">⏭</button>
+        <button type="button" data-step="last" aria-label="Last">▶|</button>
       </div>
       <div class="caption" aria-live="polite"></div>
       <aside class="audit"><p class="muted">Auditing…</p></aside>
@@ -107,7 +107,7 @@ export async function showReplay(root, gameId, number) {
     const total = step.scored ? ` · total ${record.totals[seat]}` : "";
     return `<div class="seat pos-${position}${winner}" data-seat="${seat}">
       <div class="name">${nameHtml(record.seats, seat)}</div>
-      <div class="figures"><span>🂠 ${step.taken[seat]}</span><span>♥ ${step.points[seat]}</span>${total}</div>
+      <div class="figures"><span>tricks ${step.taken[seat]}</span><span>pts ${step.points[seat]}</span>${total}</div>
       <div class="minihand">${shown}</div></div>`;
   }
 

@@ -144,10 +144,10 @@ export async function showTable(root, gameId, { watch }) {
     const passed = view.phase === "passing" && info.has_passed ? ` <span class="tag">passed</span>` : "";
     return `<div class="${classes.join(" ")}" data-seat="${seat}">
       <div class="name">${nameHtml(view.seats, seat)}${passed}</div>
-      <div class="figures"><span title="total score">${view.scores[seat]}</span>
-        <span title="tricks taken this hand">🂠 ${tricks}</span>
-        <span title="points taken this hand">♥ ${info.points_this_hand}</span>
-        <span title="cards in hand">${info.hand_size} left</span></div></div>`;
+      <div class="figures"><span title="total score">score <b>${view.scores[seat]}</b></span>
+        <span title="tricks taken this hand">tricks ${tricks}</span>
+        <span title="points taken this hand">pts ${info.points_this_hand}</span>
+        <span title="cards in hand">${info.hand_size} cards</span></div></div>`;
   }
 
   function trickHtml(base) {

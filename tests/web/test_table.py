@@ -1,0 +1,269 @@
+"""The web table in a real browser against ``hearts serve``: create a game with three bots, pass,
+play a whole hand by clicking (and with the keyboard), reload mid-hand and carry on, watch it
+from a second browser context that never holds another seat's card, then replay the hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.replay.live import request
+
+# Set to a folder to write the README's screenshots there (docs/web-*.png).
+SHOTS_ENV = "HEARTS_WEB_SCREENSHOTS"
+
+LABELS = {"♣": "C", "♦": "D", "♠": "S", "♥": "H"}
+
+# Records, in the spectator's page, every card that is ever in its DOM (as data-card, or as
+# text such as "10♦") with the game version the page showed then.
+RECORD_CARDS = """
+(() => {
+  const seen = new Set();
+  window.__cardsSeen = seen;
+  const scan = () => {
+    const version = document.body?.dataset.version ?? "0";
+    for (const el of document.querySelectorAll("[data-card]")) {
+      seen.add(el.dataset.card + "@" + version);
+    }
+    const text = document.body?.textContent ?? "";
+    for (const m of text.matchAll(/(10|[2-9JQKA])([♣♦♠♥])/g)) {
+      seen.add("text:" + m[0] + "@" + version);
+    }
+  };
+  new MutationObserver(scan).observe(document, {
+    subtree: true, childList: true, attributes: true, characterData: true,
+  });
+})();
+"""
+
+
+def api(base: str, path: str, token: str | None = None):
+    port = urlsplit(base).port
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    status, _, body = request(port, "GET", f"/api/v1{path}", headers=headers)
+    assert status == 200, body
+    return body
+
+
+def screenshot(page: Page, name: str) -> None:
+    folder = os.environ.get(SHOTS_ENV)
+    if folder:
+        page.screenshot(path=str(Path(folder) / name), full_page=True)
+
+
+def game_id_of(page: Page) -> str:
+    match = re.search(r"#/game/(g[0-9a-f]+)", page.url)
+    assert match, page.url
+    return match.group(1)
+
+
+def token_of(page: Page, game_id: str) -> str:
+    seats = json.loads(page.evaluate("localStorage.getItem('hearts.seats')"))
+    return seats[game_id]["token"]
+
+
+def hand_codes(page: Page, selector: str = ".hand .card") -> list[str]:
+    return page.locator(selector).evaluate_all("els => els.map(e => e.dataset.card)")
+
+
+def card_code(text: str) -> str:
+    rank, suit = text[:-1], text[-1]
+    return f"{'T' if rank == '10' else rank}{LABELS[suit]}"
+
+
+def check_spectator_saw_only_public_cards(base: str, game_id: str, seen: list[str]) -> None:
+    """Every card the spectator's DOM ever held had been played by the version it showed
+    (or its hand was over: then the whole hand is public)."""
+    log = api(base, f"/games/{game_id}/events?limit=1000")
+    assert not log["more"]
+    played: dict[str, int] = {}
+    scored_at: dict[int, int] = {}
+    dealt_in: dict[str, int] = {}
+    hand = 0
+    for item in log["events"]:
+        if item["type"] == "HandDealt":
+            hand = item["payload"]["hand_number"]
+        elif item["type"] == "CardPlayed":
+            played[item["payload"]["card"]] = item["seq"]
+            dealt_in[item["payload"]["card"]] = hand
+        elif item["type"] == "HandScored":
+            scored_at[item["payload"]["hand_number"]] = item["seq"]
+    assert len(seen) >= 52, "the spectator saw too little for the check to mean anything"
+    for entry in seen:
+        shown, _, version_text = entry.rpartition("@")
+        version = int(version_text)
+        card = card_code(shown.removeprefix("text:")) if shown.startswith("text:") else shown
+        assert card in played, f"the spectator was shown {card}, never played"
+        public_at = min(played[card], scored_at.get(dealt_in[card], played[card]))
+        assert public_at <= version, f"{card} shown at version {version}, public at {public_at}"
+
+
+def create_game(page: Page, base: str, name: str = "ann") -> str:
+    page.goto(base + "/")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_label("Play to").fill("1")  # one hand is the whole game
+    page.get_by_role("button", name="Create and sit down").click()
+    expect(page.locator(".hand .card")).to_have_count(13)
+    return game_id_of(page)
+
+
+def test_play_watch_reload_and_replay_a_hand(browser: Browser, web_server: str):
+    base = web_server
+    player = browser.new_context(viewport={"width": 1100, "height": 820})
+    watcher = browser.new_context(viewport={"width": 900, "height": 760})
+    watcher.add_init_script(RECORD_CARDS)
+    try:
+        page = player.new_page()
+        game_id = create_game(page, base)
+        token = token_of(page, game_id)
+        spectator = watcher.new_page()
+        spectator.goto(f"{base}/#/watch/{game_id}")
+        expect(spectator.locator(".banner")).to_contain_text("Watching")
+        expect(spectator.locator("#connection")).to_have_attribute("data-state", "live")
+
+        # Pass: only three cards can be chosen; the Pass button waits for the third.
+        expect(page.locator(".status")).to_contain_text("your pass")
+        cards = page.locator(".hand .card")
+        for index in range(3):
+            expect(page.locator("#pass")).to_be_disabled()
+            cards.nth(index * 4).click()
+        cards.nth(1).click()  # a fourth is refused
+        expect(page.locator(".hand .card.selected")).to_have_count(3)
+        page.locator("#pass").click()
+        expect(page.locator(".hand .card.received")).to_have_count(3)
+        seat = api(base, f"/games/{game_id}", token)
+        assert sorted(hand_codes(page, ".hand .card.received")) == sorted(seat["received_cards"])
+
+        played = 0
+        reloaded = False
+        while True:
+            page.wait_for_function(
+                "document.querySelector('#table')?.dataset.phase === 'finished'"
+                " || document.querySelector('.hand .card.legal:not(:disabled)')"
+            )
+            if page.locator("#table").get_attribute("data-phase") == "finished":
+                break
+            view = api(base, f"/games/{game_id}", token)
+            if view["phase"] != "playing" or view["turn"] != view["seat"]:
+                continue  # the page is ahead of nothing: wait for the next render
+            # Exactly the legal cards are enabled; the hand is sorted by suit.
+            enabled = hand_codes(page, ".hand .card:not(:disabled)")
+            assert sorted(enabled) == sorted(view["legal_cards"])
+            held = hand_codes(page)
+            assert sorted(held) == sorted(view["hand"])
+            suits = [c[-1] for c in held]
+            assert suits == sorted(suits, key="CDSH".index)
+            if played == 6:
+                screenshot(page, "web-table.png")
+            if played % 2:
+                # Keyboard: the first legal card has the focus on your turn; End, then Enter.
+                page.keyboard.press("End")
+                expect(page.locator(".hand .card:focus")).to_have_attribute(
+                    "data-card", enabled[-1]
+                )
+                page.keyboard.press("Enter")
+            else:
+                page.locator(".hand .card.legal:not(:disabled)").first.click()
+            played += 1
+            expect(page.locator(".hand .card")).to_have_count(13 - played)
+            if played == 5 and not reloaded:
+                # A reload resumes the seat from localStorage and carries on.
+                page.reload()
+                expect(page.locator(".hand .card")).to_have_count(8)
+                expect(page.locator(".seat.me")).to_contain_text("ann")
+                reloaded = True
+        assert played == 13 and reloaded
+        expect(page.locator(".banner.over")).to_contain_text("Game over")
+        expect(page.locator(".lasthand")).to_contain_text("Hand 1 over")
+        expect(spectator.locator("#table")).to_have_attribute("data-phase", "finished")
+        assert spectator.locator(".hand").count() == 0
+        seen = spectator.evaluate("[...window.__cardsSeen]")
+        check_spectator_saw_only_public_cards(base, game_id, seen)
+
+        # Replay: the deal shows all four hands; step, slide, and the audit's checks.
+        page.get_by_role("link", name="Replay the last hand").click()
+        replay = page.locator("#replay")
+        expect(replay).to_have_attribute("data-step", "0")
+        record = api(base, f"/games/{game_id}/hands/1")
+        for seat_number, dealt in enumerate(record["dealt"]):
+            shown = hand_codes(page, f'#replay .seat[data-seat="{seat_number}"] .card')
+            assert sorted(shown) == sorted(dealt)
+        page.get_by_role("button", name="Forward").click()
+        expect(replay).to_have_attribute("data-step", "1")
+        expect(page.locator("#replay > .caption")).to_contain_text("Pass left")
+        page.get_by_role("button", name="Last").click()
+        last = 2 + 52  # deal, pass, 52 cards, the score
+        expect(replay).to_have_attribute("data-step", str(last))
+        expect(page.locator("#replay > .caption")).to_contain_text("scored")
+        page.get_by_role("button", name="Back").click()
+        expect(replay).to_have_attribute("data-step", str(last - 1))
+        expect(page.locator("#replay .trick .card")).to_have_count(4)
+        page.get_by_label("Step").fill("5")  # the slider: the first trick, complete
+        expect(replay).to_have_attribute("data-step", "5")
+        first = [play["card"] for play in record["tricks"][0]["cards"]]
+        assert hand_codes(page, "#replay .trick .card") == first
+        page.keyboard.press("Home")
+        expect(replay).to_have_attribute("data-step", "0")
+        for check in ("chain", "commitment", "deal", "domain"):
+            expect(page.locator(f'.audit [data-check="{check}"]')).to_have_class("ok")
+        screenshot(page, "web-replay.png")
+
+        # The scoreboard, from the projector: a line per seat.
+        page.get_by_role("link", name="scoreboard").click()
+        expect(page.locator(".plot polyline")).to_have_count(4)
+        expect(page.locator(".standings")).to_contain_text("1.")
+    finally:
+        player.close()
+        watcher.close()
+
+
+def test_a_phone_sized_screen_fits_the_hand_and_the_table(browser: Browser, web_server: str):
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        page = phone.new_page()
+        create_game(page, web_server, "pat")
+        cards = page.locator(".hand .card")
+        for index in (0, 5, 10):
+            cards.nth(index).click()
+        page.locator("#pass").click()
+        expect(page.locator(".hand .card.received")).to_have_count(3)
+        page.locator(".hand .card.legal:not(:disabled)").first.click()
+        expect(cards).to_have_count(12)
+        # Nothing runs off the side of the screen: no horizontal scrolling.
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390
+        rights = cards.evaluate_all("els => els.map(e => e.getBoundingClientRect().right)")
+        assert max(rights) <= 390
+        screenshot(page, "web-table-phone.png")
+    finally:
+        phone.close()
+
+
+def test_api_problems_are_shown_not_a_blank_page(browser: Browser, web_server: str):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{web_server}/#/watch/gnosuchgame")
+        expect(page.locator("#problem")).to_be_visible()
+        expect(page.locator("#problem .title")).to_have_text("No such game")
+        expect(page.locator("#page")).to_contain_text("Back to the lobby")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", ["/", "/web/app.js", "/web/style.css"])
+def test_the_page_is_served_from_the_app(web_server: str, path: str):
+    status, headers, _ = request(urlsplit(web_server).port, "GET", path)
+    assert status == 200
+    assert headers["Content-Type"].split(";")[0] in {
+        "text/html",
+        "text/javascript",
+        "application/javascript",
+        "text/css",
+    }

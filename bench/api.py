@@ -1,7 +1,7 @@
 """api: play many concurrent games over HTTP against ``hearts serve``, and its one-XADD ceiling.
 
 Starts a throwaway redis-server and ``hearts serve`` (gunicorn, its default config and worker
-class, 2 workers, no projector) with ``HEARTS_BENCH_BASELINE=1``, all on 127.0.0.1. A small asyncio
+class, 2 workers, no projector) serving bench/baseline_app.py, all on 127.0.0.1. A small asyncio
 client with keep-alive connections runs ``--clients`` virtual players at once:
 
 - play phases: each client creates a game with four open seats, joins all four, then plays it
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
     with (
         RedisServer() as redis_server,
         HeartsServer(
-            redis_server.url, workers=args.workers, env={"HEARTS_BENCH_BASELINE": "1"}
+            redis_server.url, workers=args.workers, app="bench.baseline_app:create_app"
         ) as server,
     ):
 

@@ -197,6 +197,9 @@ def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15.0) 
     raise RuntimeError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
 # -- a throwaway ``hearts serve`` ----------------------------------------------------------------
 
 
@@ -204,14 +207,22 @@ class HeartsServer:
     """``hearts serve`` (gunicorn, its default worker class) on a free loopback port.
 
     Runs in its own session so that stopping it stops the master and its workers; talks to the
-    Redis at ``redis_url`` (a throwaway one), never the shared one. ``env`` adds variables (e.g.
-    ``HEARTS_BENCH_BASELINE=1``). Its output goes to a log file, shown if it fails to start.
+    Redis at ``redis_url`` (a throwaway one), never the shared one. ``env`` adds variables;
+    ``app`` is serve's ``--app`` (e.g. bench/baseline_app.py's). Its output goes to a log file,
+    shown if it fails to start.
     """
 
-    def __init__(self, redis_url: str, workers: int = 2, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        workers: int = 2,
+        env: dict[str, str] | None = None,
+        app: str | None = None,
+    ) -> None:
         self.redis_url = redis_url
         self.workers = workers
         self.env = env or {}
+        self.app = app
         self.port = 0
         self.process: subprocess.Popen | None = None
         # Lives as long as the server; read back only if it fails to start.
@@ -228,9 +239,12 @@ class HeartsServer:
         }
         command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--workers", str(self.workers), "--no-projector"]
+        if self.app is not None:
+            command += ["--app", self.app]
         self.process = subprocess.Popen(
             command,
             env=env,
+            cwd=ROOT,  # the workers import bench.* from the repository's root
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,

@@ -20,11 +20,11 @@ import time
 
 from bench.common import Report, alternate, median, parser
 from bench.randomplay import new_game, play_hand
-from domain.commands import ChooseMoonScoring, Deal, PassCards, PlayCard
+from bots import bot_command
+from domain.commands import Deal
 from domain.decider import decide, evolve
 from domain.rules import PRESETS, RuleOptions
 from domain.state import GameState, Phase
-from domain.views import seat_view
 
 TARGET_HANDS_PER_SECOND = 2000
 
@@ -82,18 +82,15 @@ class BotTable(DomainTable):
         while state.phase is Phase.PASSING:
             assert state.hand is not None
             seat = next(s for s, p in enumerate(state.hand.passed) if p is None)
-            cards = self.bot.choose_pass(seat_view(state, seat), state.rules, self._seed())
-            state = _apply(state, PassCards(seat, cards))
+            state = _apply(state, bot_command(self.bot, state, seat, self._seed()))
         while state.phase is Phase.PLAYING:
             assert state.hand is not None and state.hand.turn is not None
             seat = state.hand.turn
-            card = self.bot.choose_play(seat_view(state, seat), state.rules, self._seed())
-            state = _apply(state, PlayCard(seat, card))
+            state = _apply(state, bot_command(self.bot, state, seat, self._seed()))
         if state.phase is Phase.MOON_CHOICE:
             seat = state.moon_shooter
             assert seat is not None
-            choice = self.bot.choose_moon_scoring(seat_view(state, seat), state.rules, "moon")
-            state = _apply(state, ChooseMoonScoring(seat, choice))
+            state = _apply(state, bot_command(self.bot, state, seat, "moon"))
         return state
 
 

@@ -8,5 +8,6 @@ Every choice takes a seed, so the same seed gives the same choice.
 from __future__ import annotations
 
 from .base import Bot, UnknownBot, bot_names, get_bot
+from .commands import bot_command
 
-__all__ = ["Bot", "UnknownBot", "bot_names", "get_bot"]
+__all__ = ["Bot", "UnknownBot", "bot_command", "bot_names", "get_bot"]

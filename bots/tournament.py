@@ -19,15 +19,15 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from domain.commands import ChooseMoonScoring, Command, CreateGame, Deal, PassCards, PlayCard
+from domain.commands import Command, CreateGame, Deal
 from domain.decider import decide, fold, is_terminal
 from domain.errors import RuleViolation
 from domain.events import Event, GameEnded, HandScored
 from domain.rules import RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
-from domain.views import seat_view
 
 from .base import Bot, get_bot
+from .commands import bot_command
 
 
 class IllegalMove(RuntimeError):
@@ -113,17 +113,10 @@ def play_game(
             continue
         seat = _seat_to_act(state)
         name = strategies[seat]
-        bot = bots[name]
-        view = seat_view(state, seat)
         seed = f"{game_id}/{hand_number}/{seat}/{count}"
         count += 1
         started = clock()
-        if state.phase is Phase.PASSING:
-            command = PassCards(seat, tuple(bot.choose_pass(view, rules, seed)))
-        elif state.phase is Phase.PLAYING:
-            command = PlayCard(seat, bot.choose_play(view, rules, seed))
-        else:
-            command = ChooseMoonScoring(seat, bot.choose_moon_scoring(view, rules, seed))
+        command = bot_command(bots[name], state, seat, seed)
         spent = clock() - started
         result.decisions[seat] += 1
         result.decision_seconds[seat] += spent

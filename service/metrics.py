@@ -10,7 +10,6 @@ process's own registry is used. Other modules add scrape-time figures (e.g. proj
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
 
@@ -23,8 +22,6 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import Metric
-
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 REQUESTS = Counter(
     "hearts_http_requests_total", "HTTP requests answered.", ["method", "route", "status"]
@@ -75,9 +72,10 @@ def observe_request(method: str, route: str, status: int, started: float) -> Non
     LATENCY.labels(method, route).observe(time.perf_counter() - started)
 
 
-def exposition() -> tuple[bytes, str]:
-    """The metrics text and its content type."""
-    if os.environ.get(MULTIPROC_ENV):
+def exposition(multiprocess_dir: str | None = None) -> tuple[bytes, str]:
+    """The metrics text and its content type; summed over the workers' files in
+    ``multiprocess_dir`` (``Settings.metrics_dir``) when there is one."""
+    if multiprocess_dir:
         from prometheus_client import multiprocess
 
         registry = CollectorRegistry()

@@ -27,8 +27,9 @@ class Settings:
     conflict_retries: int = 8
     # Safety cap on the bot moves one request makes (a game of bots only stops at the end).
     bot_moves_per_request: int = 5000
-    # Carry on games left on a bot's turn (by a crash) when the app starts.
-    sweep_on_start: bool = False
+    # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
+    # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
+    sweep_on_start: bool | None = None
     # Where the embedded redis-server keeps its append-only file.
     data_dir: str = ".hearts"
     # Folded games kept in memory per process (never served stale: see StateCache).
@@ -39,6 +40,17 @@ class Settings:
     sse_max_seconds: float = 3600.0
     # Run the projector in a thread of the app (only when no other process can reach the data).
     projector_in_process: bool = False
+    # ``hearts serve``: where it listens, its gunicorn workers, threads and worker class (None:
+    # gevent if installed, see service/cli/replay.py).
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 2
+    threads: int = 8
+    worker_class: str | None = None
+    # prometheus_client's multiprocess directory (set by ``hearts serve`` for its workers).
+    metrics_dir: str | None = None
+    # NO_COLOR (https://no-color.org): any non-empty value turns colour off in the CLI's output.
+    no_color: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -59,6 +71,26 @@ class Settings:
             raise ConfigError(f"unknown settings: {sorted(unknown)}")
         return cls(**values)  # type: ignore[arg-type]
 
+    def child_env(self) -> dict[str, str]:
+        """The environment for a child process (gunicorn's, a projector) that should read these
+        same settings: this process's environment with every set field written back."""
+        env = dict(os.environ)
+        for name, var, _ in _VARIABLES:
+            value = getattr(self, name)
+            if value is None:
+                env.pop(var, None)
+            elif isinstance(value, bool):
+                env[var] = "1" if value else ("" if var == "NO_COLOR" else "0")
+            else:
+                env[var] = str(value)
+        return env
+
+
+def publish_metrics_dir(directory: str) -> None:
+    """prometheus_client reads its multiprocess directory from the environment when a metric is
+    created, so ``hearts serve`` must put it there before any worker imports service.metrics."""
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+
 
 def boolean(raw: str) -> bool:
     value = raw.strip().lower()
@@ -74,6 +106,11 @@ def seconds(raw: str) -> float:
     if not value > 0:
         raise ValueError(raw)
     return value
+
+
+def flag(raw: str) -> bool:
+    """Set to anything non-empty: on (the NO_COLOR convention)."""
+    return bool(raw)
 
 
 def positive(raw: str) -> int:
@@ -98,4 +135,11 @@ _VARIABLES = (
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("projector_in_process", "HEARTS_PROJECTOR_IN_PROCESS", boolean),
+    ("host", "HEARTS_HOST", str),
+    ("port", "HEARTS_PORT", positive),
+    ("workers", "HEARTS_WORKERS", positive),
+    ("threads", "HEARTS_THREADS", positive),
+    ("worker_class", "HEARTS_WORKER_CLASS", str),
+    ("metrics_dir", "PROMETHEUS_MULTIPROC_DIR", str),
+    ("no_color", "NO_COLOR", flag),
 )

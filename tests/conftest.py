@@ -8,14 +8,26 @@ or starts its own with :func:`tests.redis_helpers.start_redis_server`.
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import fakeredis
 import pytest
 import redis
+from hypothesis import settings
 
 from service.store.event_store import RedisEventStore
 from tests.redis_helpers import RedisServerMissing, start_redis_server, stop_redis_server
+
+# --- Hypothesis profiles -------------------------------------------------
+
+# CI runs the same examples every time (a failure there reproduces, and print_blob says how);
+# a local run keeps exploring new ones. HYPOTHESIS_PROFILE picks another profile by name.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", derandomize=False)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
+)
 
 # --- Redis ----------------------------------------------------------------
 

@@ -1,11 +1,10 @@
 """The Flask application: ``create_app()`` wires settings, Redis, the event store, the game
-service and the API together."""
+service and the API together, and starts the app's background threads (sweep, projector)."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ from service import api as api_package
 from service import metrics
 from service.api import problems
 from service.api.problems import Problem
+from service.api.projections import start_in_process_projector
 from service.app.bot_runner import start_sweep
 from service.app.game_service import GameService
 from service.settings import Settings
@@ -77,15 +77,14 @@ def create_app(
     problems.register(app)
     api_package.register(app, api)
     app.register_blueprint(web_table)  # the browser client at / (service/web)
-    if os.environ.get("HEARTS_BENCH_BASELINE") == "1":  # bench/api.py's ceiling only
-        from service.api import bench_baseline
-
-        app.register_blueprint(bench_baseline.bp)
     app.before_request(_before)
     app.after_request(_after)
 
+    # Background threads start here and nowhere else.
     if settings.sweep_on_start:
-        start_sweep(service, f"{settings.key_prefix}:sweep-lock")
+        start_sweep(service.store, service.bots, f"{settings.key_prefix}:sweep-lock")
+    if settings.projector_in_process:
+        start_in_process_projector(app)
     return app
 
 

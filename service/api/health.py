@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, current_app
 
 from service.api.common import json_response, service
 from service.api.problems import CATALOGUE, Problem, describe
@@ -22,7 +22,7 @@ def healthz():
 
 @bp.get("/metrics")
 def metrics():
-    body, content_type = exposition()
+    body, content_type = exposition(current_app.extensions["hearts.settings"].metrics_dir)
     return Response(body, mimetype=None, content_type=content_type)
 
 

@@ -17,10 +17,13 @@ import redis
 from flask import Flask, Response, has_request_context, json, request
 from werkzeug.exceptions import HTTPException
 
+from bots import UnknownBot
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
+from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
-from service.store.event_store import IdempotencyKeyReused
+from service.app.export import ImportRefused
+from service.store.event_store import CorruptStore, IdempotencyKeyReused
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +127,34 @@ _HTTP = [
     ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
     ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
+    ProblemType("hand-not-found", 404, "No such hand", "That hand has not been dealt."),
+    ProblemType("event-not-found", 404, "No such event", "The game has no event with that seq."),
+    ProblemType(
+        "game-in-progress",
+        409,
+        "Game in progress",
+        "A game is exported once it is finished: until then the export would show hidden cards.",
+    ),
+    ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
+    ProblemType(
+        "unsupported-export-version",
+        422,
+        "Unsupported export version",
+        "The export's format_version is not one this server reads.",
+    ),
+    ProblemType(
+        "export-fails-audit",
+        422,
+        "Export fails its audit",
+        "The export's events fail the audit ('discrepancies' lists them); nothing was imported.",
+    ),
+    ProblemType(
+        "corrupt-game",
+        409,
+        "Damaged game log",
+        "The game's stored log cannot be read (an event missing, altered or unreadable), so "
+        "the game cannot be shown or played; GET /api/v1/games/{id}/audit names the damage.",
+    ),
 ]
 
 _DOMAIN_TITLES = {
@@ -148,6 +179,38 @@ for _cls in ALL_VIOLATIONS:
             (_cls.__doc__ or "").strip() or "A rule of the game forbids this command.",
         )
 
+# The application's refusals (service/app/errors.py) as HTTP statuses: the one mapping table.
+# A subclass not listed gets its nearest listed base's status.
+SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
+    app_errors.GameNotFound: 404,
+    app_errors.GameAlreadyExists: 409,
+    app_errors.CorruptGame: 409,
+    app_errors.StaleVersion: 412,
+    app_errors.TooManyConflicts: 503,
+    app_errors.IdempotencyKeyReused: 422,
+    app_errors.NameReserved: 422,
+    app_errors.InvalidDeal: 422,
+    app_errors.InvalidCursor: 400,
+    app_errors.HandNotFound: 404,
+    app_errors.EventNotFound: 404,
+    app_errors.GameInProgress: 409,
+    ImportRefused: 422,
+    app_errors.ServiceError: 400,
+}
+
+
+def _service_problem(error: app_errors.ServiceError) -> Problem:
+    status = next(s for cls, s in SERVICE_STATUS.items() if isinstance(error, cls))
+    headers = {}
+    retry_after = getattr(error, "retry_after_seconds", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    extra: dict[str, Any] = {}
+    if isinstance(error, ImportRefused) and error.report is not None:
+        extra["discrepancies"] = [d.to_dict() for d in error.report.discrepancies]
+    return Problem(error.code, error.detail, status=status, headers=headers, **extra)
+
+
 _HTTP_CODES = {
     400: "bad-request",
     401: "unauthorized",
@@ -167,14 +230,20 @@ def to_problem(error: BaseException) -> Problem:
         return error
     if isinstance(error, RuleViolation):
         return Problem(error.code, error.message, status=KIND_STATUS.get(error.kind, 409))
+    if isinstance(error, app_errors.ServiceError):
+        return _service_problem(error)
     if isinstance(error, InvalidCard):
         return Problem("invalid-card", str(error))
+    if isinstance(error, UnknownBot):
+        return Problem("unknown-bot", str(error))
     if isinstance(error, Unauthorized):
         return Problem(
             "unauthorized", error.detail, headers={"WWW-Authenticate": 'Bearer realm="hearts"'}
         )
     if isinstance(error, Forbidden):
         return Problem("forbidden", error.detail)
+    if isinstance(error, CorruptStore):  # the store found a stream it did not write like that
+        return Problem("corrupt-game", f"{error}: see the game's audit")
     if isinstance(error, IdempotencyKeyReused):
         return Problem(
             "idempotency-key-reused", "this Idempotency-Key was used for a different request"

@@ -8,11 +8,10 @@ every event up to those positions.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
-from flask import current_app, has_app_context, request
+from flask import Flask, current_app, has_app_context, request
 from flask_smorest import Blueprint
 from prometheus_client.core import GaugeMetricFamily
 
@@ -41,8 +40,6 @@ blp = Blueprint(
 
 MAX_RECENT = 50
 DEFAULT_RECENT = 10
-# Set by ``hearts serve`` with the fakeredis fallback: the projector runs as a thread of the app.
-IN_PROCESS_ENV = "HEARTS_PROJECTOR_IN_PROCESS"
 
 for _problem in (
     ProblemType(
@@ -75,17 +72,17 @@ def projections() -> ProjectionStore:
     return found
 
 
-@blp.record_once
-def _start_in_process_projector(state: Any) -> None:
-    """With fakeredis no other process can reach the data: project in a daemon thread."""
-    if os.environ.get(IN_PROCESS_ENV) != "1":
-        return
-    store = ProjectionStore(state.app.extensions["hearts"].store)
-    state.app.extensions["hearts.projections"] = store
+def start_in_process_projector(app: Flask) -> threading.Thread:
+    """With fakeredis no other process can reach the data: project in a daemon thread of the
+    app (``create_app`` starts it when ``Settings.projector_in_process``)."""
+    store = ProjectionStore(app.extensions["hearts"].store)
+    app.extensions["hearts.projections"] = store
     projector = Projector(store, consumer="in-process")
     stop = threading.Event()
-    state.app.extensions["hearts.projector_stop"] = stop  # set it to stop the thread
-    threading.Thread(target=projector.run, args=(stop,), name="projector", daemon=True).start()
+    app.extensions["hearts.projector_stop"] = stop  # set it to stop the thread
+    thread = threading.Thread(target=projector.run, args=(stop,), name="projector", daemon=True)
+    thread.start()
+    return thread
 
 
 def _figure_docs() -> str:

@@ -13,9 +13,9 @@ import hashlib
 import logging
 import threading
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from bots import UnknownBot, get_bot
+from bots import UnknownBot, bot_command, get_bot
 from domain.commands import ChooseMoonScoring, Command, PassCards, PlayCard
 from domain.decider import decide
 from domain.errors import RuleViolation
@@ -25,13 +25,19 @@ from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service import metrics
 from service.app.game import StoredGame, new_event
-from service.store.envelope import RecordedEvent
-from service.store.event_store import ConcurrencyConflict, Snapshot
-
-if TYPE_CHECKING:
-    from service.app.game_service import GameService
+from service.store.envelope import NewEvent, RecordedEvent
+from service.store.event_store import AppendResult, ConcurrencyConflict, RedisEventStore, Snapshot
 
 log = logging.getLogger(__name__)
+
+# The game service's two steps a bot move needs: load a game, and append decided events at a
+# snapshot's version (adding a deal if one is due). Passed in, so the runner and the service do
+# not import each other.
+Load = Callable[[str], Snapshot[StoredGame]]
+AppendDecided = Callable[
+    [str, Snapshot[StoredGame], list[NewEvent], StoredGame, str],
+    tuple[AppendResult, "Snapshot[StoredGame] | None"],
+]
 
 
 def bot_seed(game_id: str, version: int, seat: int) -> str:
@@ -46,23 +52,11 @@ def bot_to_act(state: GameState) -> int | None:
     return None
 
 
-def bot_command(state: GameState, seat: int, seed: str) -> Command:
-    """The bot's move; a legal fallback if the strategy is unknown or errs."""
-    return bot_move(state, seat, seed)[0]
-
-
 def bot_move(state: GameState, seat: int, seed: str) -> tuple[Command, list[Event]]:
-    """The bot's move (a legal fallback if the strategy is unknown or errs) and its events."""
-    view = seat_view(state, seat)
+    """The seat's bot's move (a legal fallback if the strategy is unknown or errs), decided."""
     name = state.seats[seat].bot or "random"
     try:
-        bot = get_bot(name)
-        if state.phase is Phase.PASSING:
-            command: Command = PassCards(seat, tuple(bot.choose_pass(view, state.rules, seed)))
-        elif state.phase is Phase.MOON_CHOICE:
-            command = ChooseMoonScoring(seat, bot.choose_moon_scoring(view, state.rules, seed))
-        else:
-            command = PlayCard(seat, bot.choose_play(view, state.rules, seed))
+        command = bot_command(get_bot(name), state, seat, seed)
         # Decided here: a bot that breaks a rule must not stop the game.
         return command, decide(command, state)
     except (UnknownBot, RuleViolation, ValueError, IndexError) as error:
@@ -81,29 +75,36 @@ def fallback_command(state: GameState, seat: int) -> Command:
 
 
 class BotRunner:
-    def __init__(self, service: GameService) -> None:
-        self.service = service
+    """Plays bot moves through the game service's ``load`` and ``append`` steps."""
+
+    def __init__(
+        self, load: Load, append: AppendDecided, *, conflict_limit: int, moves_per_run: int
+    ) -> None:
+        self.load = load
+        self.append = append
+        self.conflict_limit = conflict_limit
+        self.moves_per_run = moves_per_run
 
     @staticmethod
     def must_act(state: GameState) -> bool:
         return bot_to_act(state) is not None
 
     def run(
-        self, game_id: str, cause: str, limit: int, snap: Snapshot[StoredGame] | None = None
+        self, game_id: str, cause: str, snap: Snapshot[StoredGame] | None = None
     ) -> tuple[list[RecordedEvent], Snapshot[StoredGame]]:
-        """Play bot moves (at most ``limit``) until none must act; the events and final state.
+        """Play bot moves (at most ``moves_per_run``) until none must act; the events and the
+        final state.
 
         Each move's command id is ``<cause>+bot<n>``, so the moves a command caused can be
         found in the log (an idempotent replay rebuilds its response from them). ``snap`` is
         the game as the caller last loaded or appended it (else it is loaded); each move is
         appended with its version as the expected one, so a stale one only costs a conflict.
         """
-        service = self.service
         appended: list[RecordedEvent] = []
         moves = conflicts = 0
         if snap is None:
-            snap = service.cache.get(game_id)
-        while moves < limit:
+            snap = self.load(game_id)
+        while moves < self.moves_per_run:
             state = snap.state.state
             seat = bot_to_act(state)
             if seat is None:
@@ -111,7 +112,7 @@ class BotRunner:
             _, events = bot_move(state, seat, bot_seed(game_id, snap.version, seat))
             table = snap.state.after(events)
             try:
-                result, after = service.append_decided(
+                result, after = self.append(
                     game_id,
                     snap,
                     [new_event(e) for e in events],
@@ -122,12 +123,12 @@ class BotRunner:
                 # Someone else moved (a human, or another process playing this very bot move).
                 metrics.conflict_retried()
                 conflicts += 1
-                if conflicts > service.retries * 4:
+                if conflicts > self.conflict_limit:
                     log.warning(
                         "game %s: giving up bot moves after %d conflicts", game_id, conflicts
                     )
                     break
-                snap = service.cache.get(game_id)
+                snap = self.load(game_id)
                 continue
             appended += result.events
             moves += 1
@@ -137,19 +138,17 @@ class BotRunner:
         return appended, snap
 
 
-def sweep(service: GameService, page_size: int = 200) -> int:
+def sweep(store: RedisEventStore, runner: BotRunner, page_size: int = 200) -> int:
     """Carry on every game waiting on a bot (e.g. after a crash). Returns games carried on."""
     carried = 0
     cursor = None
     while True:
-        page = service.store.list_games(cursor, limit=page_size)
+        page = store.list_games(cursor, limit=page_size)
         for game_id in page.game_ids:
             try:
-                snap = service.cache.get(game_id)
+                snap = runner.load(game_id)
                 if bot_to_act(snap.state.state) is not None:
-                    service.bots.run(
-                        game_id, f"sweep-{uuid.uuid4().hex}", service.bot_moves_per_request
-                    )
+                    runner.run(game_id, f"sweep-{uuid.uuid4().hex}", snap)
                     carried += 1
             except Exception:  # one broken game must not stop the sweep of the others
                 log.exception("sweep: cannot carry on game %s", game_id)
@@ -158,17 +157,19 @@ def sweep(service: GameService, page_size: int = 200) -> int:
             return carried
 
 
-def start_sweep(service: GameService, lock_key: str, lock_seconds: int = 60) -> threading.Thread:
+def start_sweep(
+    store: RedisEventStore, runner: BotRunner, lock_key: str, lock_seconds: int = 60
+) -> threading.Thread:
     """Sweep in a background thread; a Redis lock keeps several workers from sweeping at once."""
 
     def run() -> None:
         try:
-            if not service.store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
+            if not store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
                 return
             try:
-                carried = sweep(service)
+                carried = sweep(store, runner)
             finally:
-                service.store.redis.delete(lock_key)
+                store.redis.delete(lock_key)
             if carried:
                 log.warning("start-up sweep carried on %d game(s) waiting on a bot", carried)
         except Exception:

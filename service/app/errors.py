@@ -1,11 +1,14 @@
 """What the application layer refuses, as exceptions that speak no HTTP.
 
-Each class has a stable ``code`` (the problem type's last segment); only ``service/api`` turns
-them into RFC 9457 problems, choosing the status and headers. A rule broken inside the game is a
+Each class has a stable ``code`` (the problem type's last segment); only the HTTP layer turns
+them into RFC 9457 problems (one table, ``SERVICE_STATUS`` in its problems module), choosing the
+status and headers. A rule broken inside the game is a
 ``domain.errors.RuleViolation`` instead, raised by the decider and passed through untouched.
 """
 
 from __future__ import annotations
+
+from domain.errors import RuleViolation
 
 
 class ServiceError(Exception):
@@ -68,3 +71,54 @@ class TooManyConflicts(ServiceError):
 
     def __init__(self) -> None:
         super().__init__("the game kept changing under this command; retry")
+
+
+class HandNotFound(ServiceError):
+    code = "hand-not-found"
+
+    def __init__(self, game_id: str, number: int) -> None:
+        super().__init__(f"game {game_id} has no hand {number}")
+
+
+class EventNotFound(ServiceError):
+    code = "event-not-found"
+
+    def __init__(self, game_id: str, version: int, at: int) -> None:
+        super().__init__(f"game {game_id} has {version} events, not {at}")
+
+
+class GameInProgress(ServiceError):
+    """Exported once finished: until then the export would show hidden cards."""
+
+    code = "game-in-progress"
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id} is not finished yet")
+
+
+class IdempotencyKeyReused(ServiceError):
+    """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
+
+    code = "idempotency-key-reused"
+
+
+class NameReserved(ServiceError):
+    """A player asked for a bot's name: statistics are kept by name, and bots go by theirs."""
+
+    code = "name-reserved"
+
+
+class InvalidCursor(ServiceError):
+    code = "invalid-cursor"
+
+    def __init__(self) -> None:
+        super().__init__("the cursor is not one this API gave")
+
+
+class InvalidDeal(ServiceError):
+    """An explicit deal given at creation breaks a rule; ``code`` is the rule's."""
+
+    def __init__(self, number: int, violation: RuleViolation) -> None:
+        super().__init__(f"deal {number}: {violation.message}")
+        self.code = violation.code
+        self.number = number

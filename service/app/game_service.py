@@ -11,6 +11,12 @@ Idempotency: a request with an ``Idempotency-Key`` stores a receipt in the same 
 its events (the store's idempotency record, kept ``idempotency_ttl`` seconds). A retry with the
 same key and body finds the receipt and rebuilds the first response from the log, appending
 nothing; another body under the same key is refused (``IdempotencyKeyReused``).
+
+A write is three steps (``_execute``): the idempotency guard (an earlier identical request answers
+again), the retry-on-conflict loop (decide on the game, append at its version, again if another
+append won), and the post-append step (bots play, the response's events are gathered). Refusals
+are the application's exceptions (service/app/errors.py) or the domain's RuleViolation; only
+the HTTP layer turns them into problems.
 """
 
 from __future__ import annotations
@@ -20,30 +26,39 @@ import json
 import logging
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bots import UnknownBot, bot_names, get_bot
+from bots import bot_names, get_bot
 from domain.cards import Card
 from domain.commands import Command, CreateGame, JoinGame
 from domain.dealing import check_explicit_deal
 from domain.decider import decide
 from domain.errors import RuleViolation
+from domain.events import PlayerJoined
 from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
-from service.api.problems import Problem, to_problem
 from service.app import auth
 from service.app.bot_runner import BotRunner
-from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Hands
+from service.app.deal_plan import DealPlan, Hands, plan_event
+from service.app.errors import (
+    GameAlreadyExists,
+    GameNotFound,
+    IdempotencyKeyReused,
+    InvalidCursor,
+    InvalidDeal,
+    NameReserved,
+    StaleVersion,
+    TooManyConflicts,
+)
 from service.app.game import StoredGame, fold_events, fold_records, new_event
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import (
     AppendResult,
     ChainMismatch,
     ConcurrencyConflict,
-    IdempotencyKeyReused,
     IdempotencyRecord,
     RedisEventStore,
     Snapshot,
@@ -102,6 +117,34 @@ class Outcome:
         return self.table.state
 
 
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A command decided on a game: the records to append, the game after them, and the seat
+    that acted (for a join: the seat taken)."""
+
+    records: list[NewEvent]
+    table: StoredGame
+    seat: int | None
+    # Decided on a cached game that may be behind: losing its race is no conflict with another
+    # command, so it is not counted as one.
+    maybe_behind: bool = False
+
+
+# Decides a request's command on the game as an attempt found it (raises RuleViolation, or
+# returns None to go on to the next attempt: the game it was given may be behind).
+Decider = Callable[[Snapshot[StoredGame]], Decided | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """One attempt that won: the game it decided on, the append, and the game just after it."""
+
+    before: Snapshot[StoredGame]
+    result: AppendResult
+    after: Snapshot[StoredGame]
+    seat: int | None
+
+
 # -- the service --------------------------------------------------------------------------------
 
 
@@ -124,7 +167,12 @@ class GameService:
         self.cache: StateCache[StoredGame] = StateCache(
             store, fold_records, StoredGame, max_games=cache_games
         )
-        self.bots = BotRunner(self)
+        self.bots = BotRunner(
+            self.cache.get,
+            self.append_decided,
+            conflict_limit=conflict_retries * 4,
+            moves_per_run=bot_moves_per_request,
+        )
 
     # -- reading --------------------------------------------------------------------------
 
@@ -137,10 +185,10 @@ class GameService:
         return self.cache.peek(game_id)
 
     def snapshot(self, game_id: str) -> Snapshot[StoredGame]:
-        """The game at its current version; 404 problem if there is no such game."""
+        """The game at its current version; GameNotFound if there is no such game."""
         snap = self.cache.get(game_id)
         if snap.version == 0:
-            raise Problem("game-not-found", f"no game {game_id!r}", status=404)
+            raise GameNotFound(game_id)
         return snap
 
     def load(self, game_id: str, *, carry_on: bool = True) -> Snapshot[StoredGame]:
@@ -148,7 +196,7 @@ class GameService:
         snap = self.snapshot(game_id)
         if carry_on and self.bots.must_act(snap.state.state):
             cause = f"resume-{uuid.uuid4().hex}"
-            _, snap = self.bots.run(game_id, cause, self.bot_moves_per_request, snap)
+            _, snap = self.bots.run(game_id, cause, snap)
         return snap
 
     def seat_of_token(self, snap: Snapshot[StoredGame], token: str | None) -> int:
@@ -182,7 +230,7 @@ class GameService:
             try:
                 page = self.store.list_games(cursor, limit=limit - len(found))
             except ValueError:
-                raise Problem("invalid-cursor", "the cursor is not one this API gave") from None
+                raise InvalidCursor() from None
             for game_id in page.game_ids:
                 scanned += 1
                 snap = self.cache.get(game_id)
@@ -231,56 +279,60 @@ class GameService:
     ) -> Outcome:
         for bot in seats or ():
             if bot is not None:
-                try:
-                    get_bot(bot)
-                except UnknownBot as error:
-                    raise Problem("unknown-bot", str(error)) from None
+                get_bot(bot)  # bots.UnknownBot names the strategy the server lacks
         options = RuleOptions.from_dict(rules)
         command = CreateGame(game_id, options, tuple(seats) if seats is not None else None)
         _check_deals(options, plan)
 
-        def decide_create(table: StoredGame) -> tuple[list[NewEvent], StoredGame]:
+        def decide_create(at: Snapshot[StoredGame]) -> Decided:
+            table = at.state
             events = decide(command, table.state)
             records = [new_event(e) for e in events]
             if not plan.empty:
-                records.append(NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload()))
-            return records, StoredGame(fold_events(table.state, events), plan)
+                records.append(plan_event(plan))
+            return Decided(records, StoredGame(fold_events(table.state, events), plan), None)
 
-        try:
-            return self._execute(
-                game_id, decide_create, seat=None, idempotency=idempotency, creating=True
-            )
-        except Problem as problem:
-            if problem.code == "game-already-created" and idempotency is not None:
+        def lost_race() -> None:
+            if idempotency is not None:
                 # The key created this game earlier and its record has expired.
-                raise Problem(
-                    "idempotency-key-reused",
-                    "this Idempotency-Key already created a game; use a fresh key",
-                ) from None
-            raise
+                raise IdempotencyKeyReused(
+                    "this Idempotency-Key already created a game; use a fresh key"
+                )
+            raise GameAlreadyExists(game_id)
+
+        # A new game is decided once, on the empty game: losing the race means it exists.
+        return self._execute(
+            game_id,
+            decide_create,
+            idempotency,
+            snapshots=[Snapshot(0, "", StoredGame())],
+            lost_race=lost_race,
+        )
 
     def join(
         self, game_id: str, *, name: str, seat: int | None, idempotency: Idempotency | None
     ) -> Outcome:
         if isinstance(name, str) and name.strip().lower() in bot_names():
             # Statistics are kept by name, and bots appear under their strategy's name.
-            raise Problem("name-reserved", f"{name.strip()!r} is a bot's name: choose another")
+            raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
         token, credential = auth.new_token()
 
-        def decide_join(table: StoredGame) -> tuple[list[NewEvent], StoredGame]:
+        def decide_join(at: Snapshot[StoredGame]) -> Decided:
+            table = at.state
             events = decide(JoinGame(name, seat, credential), table.state)
-            return [new_event(e) for e in events], table.after(events)
+            taken = next(e.seat for e in events if isinstance(e, PlayerJoined))
+            return Decided([new_event(e) for e in events], table.after(events), taken)
 
-        sealed = None
+        receipt: dict[str, Any] = {}
         if idempotency is not None:
             sealed = auth.seal_token(token, idempotency.key, idempotency.scope)
+            receipt = {"token": sealed, "scope": idempotency.scope}
         outcome = self._execute(
             game_id,
             decide_join,
-            seat=None,
-            idempotency=idempotency,
-            receipt_extra={"token": sealed, "scope": idempotency.scope if idempotency else None},
-            seat_from_events=True,
+            idempotency,
+            snapshots=self._attempts(game_id),
+            receipt=receipt,
         )
         if outcome.replayed:
             return outcome
@@ -305,18 +357,35 @@ class GameService:
         only reported after loading the game.
         """
 
-        def decide_command(table: StoredGame) -> tuple[list[NewEvent], StoredGame]:
-            events = decide(make(table.state), table.state)
-            return [new_event(e) for e in events], table.after(events)
+        # The first attempt decides on ``snap`` if given; unchecked, it may be behind.
+        maybe_behind = snap is not None and not checked
+
+        def decide_command(at: Snapshot[StoredGame]) -> Decided | None:
+            nonlocal maybe_behind
+            behind, maybe_behind = maybe_behind, False
+            if if_match is not None and at.version != if_match:
+                if behind:
+                    return None  # compare with the game as it is
+                raise StaleVersion(if_match, at.version)
+            table = at.state
+            try:
+                events = decide(make(table.state), table.state)
+            except RuleViolation:
+                if behind:
+                    return None  # decide again on the game as it is
+                raise
+            return Decided([new_event(e) for e in events], table.after(events), seat, behind)
+
+        def lost_race() -> None:
+            if if_match is not None:
+                raise StaleVersion(if_match, None)
 
         return self._execute(
             game_id,
             decide_command,
-            seat=seat,
-            idempotency=idempotency,
-            if_match=if_match,
-            snap=snap,
-            checked=checked,
+            idempotency,
+            snapshots=self._attempts(game_id, snap, checked),
+            lost_race=lost_race,
         )
 
     def append_decided(
@@ -365,110 +434,131 @@ class GameService:
         events = decide(deal, state)
         return records + [new_event(e) for e in events], table.after(events)
 
+    # -- the three steps of a write -------------------------------------------------------
+
     def _execute(
         self,
         game_id: str,
-        decide_fn: Callable[[StoredGame], tuple[list[NewEvent], StoredGame]],
-        *,
-        seat: int | None,
+        decider: Decider,
         idempotency: Idempotency | None,
-        if_match: int | None = None,
-        receipt_extra: dict[str, Any] | None = None,
-        seat_from_events: bool = False,
-        creating: bool = False,
-        snap: Snapshot[StoredGame] | None = None,
-        checked: bool = True,
+        *,
+        snapshots: Iterable[Snapshot[StoredGame]],
+        lost_race: Callable[[], None] = lambda: None,
+        receipt: dict[str, Any] | None = None,
     ) -> Outcome:
+        """Guard, decide-and-append (retrying), then let bots play: see the module's docstring.
+
+        ``snapshots``: the game each attempt decides on, at most one per attempt.
+        ``lost_race``: called when an append loses to another; it raises to give up.
+        ``receipt``: extra fields of the idempotency receipt (a join's sealed token).
+        """
         if idempotency is not None:
-            replay = self._replay(game_id, idempotency)
-            if replay is not None:
-                return replay
+            earlier = self._replay(game_id, idempotency)
+            if earlier is not None:
+                return earlier
         command_id = uuid.uuid4().hex
-        # The first attempt decides on the caller's snapshot, if it has one; an unchecked one
-        # (maybe behind) gets an extra attempt, since losing it is no race with another command.
-        loaded = snap
-        attempts = self.retries + 1 + (snap is not None and not checked)
-        for _attempt in range(attempts):
-            snap, loaded = loaded, None
-            unchecked = snap is not None and not checked
-            if snap is None and not creating:
-                snap = self.cache.get(game_id)
-            if snap is None:
-                snap = Snapshot(0, "", StoredGame())
-            elif snap.version == 0:
-                raise Problem("game-not-found", f"no game {game_id!r}", status=404)
-            if if_match is not None and snap.version != if_match:
-                if unchecked:
-                    continue  # compare with the game as it is
-                raise _stale(snap.version, if_match)
-            try:
-                records, table = decide_fn(snap.state)
-            except RuleViolation as error:
-                if unchecked:
-                    continue  # the game may have moved on: decide again on it as it is
-                raise to_problem(error) from None
+        appended = self._append_retrying(
+            game_id, decider, command_id, idempotency, snapshots, lost_race, receipt or {}
+        )
+        if isinstance(appended, Outcome):
+            return appended  # an identical request's record won the append: its response
+        return self._after_append(game_id, command_id, appended)
+
+    def _append_retrying(
+        self,
+        game_id: str,
+        decider: Decider,
+        command_id: str,
+        idempotency: Idempotency | None,
+        snapshots: Iterable[Snapshot[StoredGame]],
+        lost_race: Callable[[], None],
+        receipt: dict[str, Any],
+    ) -> Appended | Outcome:
+        """Decide on each snapshot in turn and append at its version until an append wins."""
+        for snap in snapshots:
+            decided = decider(snap)
+            if decided is None:
+                continue
             record = None
-            joined_seat = seat
-            if seat_from_events:
-                joined_seat = next(r.payload["seat"] for r in records if r.type == "PlayerJoined")
             if idempotency is not None:
-                receipt = {"from": snap.version, "command_id": command_id, "seat": joined_seat}
-                receipt.update(receipt_extra or {})
-                record = IdempotencyRecord(
-                    idempotency.scope,
-                    idempotency.fingerprint,
-                    json.dumps(receipt, sort_keys=True),
-                    self.idempotency_ttl,
+                record = self._receipt_record(
+                    idempotency, snap.version, command_id, decided.seat, receipt
                 )
             try:
                 result, after = self.append_decided(
-                    game_id, snap, records, table, command_id, record
+                    game_id, snap, decided.records, decided.table, command_id, record
                 )
             except ConcurrencyConflict:
-                if not unchecked:
+                if not decided.maybe_behind:
                     metrics.conflict_retried()
-                if creating:
-                    raise Problem(
-                        "game-already-created", f"game {game_id} already exists", status=409
-                    ) from None
-                if if_match is not None:
-                    raise _stale(None, if_match) from None
+                lost_race()
                 continue
             if after is None:
+                assert idempotency is not None  # only a receipt can replay an append
                 return self.outcome_of(
                     game_id, json.loads(result.response or "{}"), idempotency.key
-                )  # type: ignore[union-attr]
-            break
-        else:
-            raise Problem(
-                "too-many-conflicts",
-                "the game kept changing under this command; retry",
-                headers={"Retry-After": "1"},
-            )
-        appended = list(result.events)
-        # The game as this append left it: the response is at that version unless bots play on
-        # (a later append by another request is that request's to report, as if it came later).
-        final = after
+                )
+            return Appended(snap, result, after, decided.seat)
+        raise TooManyConflicts()
+
+    def _after_append(self, game_id: str, command_id: str, appended: Appended) -> Outcome:
+        """Bots play on from the game this append left, then the response is gathered."""
+        result = appended.result
+        events = list(result.events)
+        # The response is at this append's version unless bots play on (a later append by
+        # another request is that request's to report, as if it came later).
+        final = appended.after
         if self.bots.must_act(final.state.state):
-            bot_events, final = self.bots.run(
-                game_id, command_id, self.bot_moves_per_request, final
-            )
+            bot_events, final = self.bots.run(game_id, command_id, final)
             if [e.seq for e in bot_events] == list(range(result.version + 1, final.version + 1)):
-                appended += bot_events  # nothing else came in between: no need to read them
-        if appended[-1].seq != final.version:
+                events += bot_events  # nothing else came in between: no need to read them
+        if events[-1].seq != final.version:
             # Everything from this command on, without gaps: the bots' moves and anything another
             # request appended in between. Redaction needs the run unbroken (to know each
             # event's hand), and the view is at the end of it.
-            appended = list(result.events) + self.store.read(
+            events = list(result.events) + self.store.read(
                 game_id, after=result.version, limit=final.version - result.version
             )
         return Outcome(
             game_id,
             final.version,
             final.state,
-            tuple(appended),
-            snap.state.state.hand_number,
-            seat=joined_seat,
+            tuple(events),
+            appended.before.state.state.hand_number,
+            seat=appended.seat,
+        )
+
+    def _attempts(
+        self, game_id: str, first: Snapshot[StoredGame] | None = None, checked: bool = True
+    ) -> Iterator[Snapshot[StoredGame]]:
+        """The game as each attempt should decide on it: ``first`` if given, then loaded.
+
+        An unchecked ``first`` (maybe behind) is an extra attempt: losing it is no race with
+        another command.
+        """
+        attempts = self.retries + 1
+        if first is not None:
+            attempts -= checked
+            if first.version == 0:
+                raise GameNotFound(game_id)
+            yield first
+        for _ in range(attempts):
+            yield self.snapshot(game_id)
+
+    def _receipt_record(
+        self,
+        idempotency: Idempotency,
+        version: int,
+        command_id: str,
+        seat: int | None,
+        extra: dict[str, Any],
+    ) -> IdempotencyRecord:
+        receipt = {"from": version, "command_id": command_id, "seat": seat, **extra}
+        return IdempotencyRecord(
+            idempotency.scope,
+            idempotency.fingerprint,
+            json.dumps(receipt, sort_keys=True),
+            self.idempotency_ttl,
         )
 
     def _replay(self, game_id: str, idempotency: Idempotency) -> Outcome | None:
@@ -477,17 +567,8 @@ class GameService:
             return None
         fingerprint, response = stored
         if fingerprint != idempotency.fingerprint:
-            raise IdempotencyKeyReused(idempotency.scope)
+            raise IdempotencyKeyReused("this Idempotency-Key was used for a different request")
         return self.outcome_of(game_id, json.loads(response), idempotency.key)
-
-
-def _stale(current: int | None, wanted: int) -> Problem:
-    now = f" it is at version {current}" if current is not None else " it has moved on"
-    return Problem(
-        "precondition-failed",
-        f"If-Match asked for version {wanted};{now}: reload the game and retry",
-        status=412,
-    )
 
 
 def _check_deals(rules: RuleOptions, plan: DealPlan) -> None:
@@ -495,7 +576,7 @@ def _check_deals(rules: RuleOptions, plan: DealPlan) -> None:
         try:
             check_explicit_deal(rules, deal, None)
         except RuleViolation as error:
-            raise Problem(error.code, f"deal {k}: {error.message}", status=422) from None
+            raise InvalidDeal(k, error) from None
 
 
 def _matches(state: GameState, status: str | None, player: str | None) -> bool:

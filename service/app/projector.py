@@ -18,15 +18,14 @@ from the checkpoint on and applies it in order, a run of entries per atomic step
 ``rebuild`` folds the whole log into a fresh generation with the same apply step, then swaps it
 in (see :func:`rebuild`).
 
-Debug hook: with ``HEARTS_PROJECTOR_CRASH_AFTER_APPLY=k`` the process SIGKILLs itself right after
-the atomic step that applies its k-th log entry, before acknowledging anything (crash tests).
+``on_applied`` (optional) is called with the running count of applied entries right after each
+atomic step, before anything is acknowledged: the crash tests kill the process from there.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -36,6 +35,7 @@ from typing import Any
 
 import redis as redis_lib
 
+from service.app import game_log
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -47,7 +47,6 @@ from service.store.read_models import (
 log = logging.getLogger(__name__)
 
 GROUP = "projector"
-CRASH_ENV = "HEARTS_PROJECTOR_CRASH_AFTER_APPLY"
 # A consumer with nothing pending and idle this long is removed from the group (a dead process).
 DEAD_CONSUMER_IDLE_MS = 3600 * 1000
 
@@ -58,11 +57,6 @@ def _text(value: Any) -> str:
 
 def default_consumer_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
-
-
-def _crash_after_from_env() -> int | None:
-    raw = os.environ.get(CRASH_ENV)
-    return int(raw) if raw else None
 
 
 class Projector:
@@ -78,7 +72,7 @@ class Projector:
         block_ms: int = 1000,
         claim_idle_ms: int = 30_000,
         claim_interval: float = 5.0,
-        crash_after: int | None = None,
+        on_applied: Callable[[int], None] | None = None,
         generation: str | None = None,
     ) -> None:
         self.projections = projections
@@ -92,7 +86,7 @@ class Projector:
         self.block_ms = block_ms
         self.claim_idle_ms = claim_idle_ms
         self.claim_interval = claim_interval
-        self.crash_after = crash_after if crash_after is not None else _crash_after_from_env()
+        self.on_applied = on_applied
         self.applied = 0  # log entries this projector applied (not counting no-ops)
         self.acked = 0
         self._keys = self.store.partition_log_keys()
@@ -224,23 +218,19 @@ class Projector:
             if not entries:
                 return applied
             status, _ = self.projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+                generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == APPLIED:
                 applied += len(entries)
                 self.applied += len(entries)
-                self._maybe_crash()
+                if self.on_applied is not None:
+                    self.on_applied(self.applied)
             elif status == RETIRED:
                 # A rebuild swapped generations between our read of the pointer and the step.
                 if retired_seen == generation or self.generation is not None:
                     raise RuntimeError(f"generation {generation} is retired but still current")
                 retired_seen = generation
             # STALE: another projector moved the checkpoint; read it again.
-
-    def _maybe_crash(self) -> None:
-        if self.crash_after is not None and self.applied >= self.crash_after:
-            log.warning("projector: %s reached; killing myself before XACK", CRASH_ENV)
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _stream_entries(reply: Any) -> dict[str, list[str]]:
@@ -306,7 +296,7 @@ def build_generation(
             if not entries:
                 break
             status, _ = projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+                generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == RETIRED:
                 return applied

@@ -1,4 +1,4 @@
-"""The ``hearts`` command.
+"""The ``hearts`` command: one subcommand per module, listed in SUBCOMMANDS.
 
 Subcommands live in their own modules. To add one, append ``(name, module)`` to SUBCOMMANDS; the
 module defines ``add_parser(subparsers)``, which adds a parser named ``name`` with

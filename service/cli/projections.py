@@ -14,11 +14,11 @@ import logging
 import signal
 import sys
 import threading
-import time
-from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from service.cli.connection import open_store
+from service.cli.progress import ProgressBar, non_negative, positive
 
 OK = 0
 
@@ -31,10 +31,10 @@ def add_parser(subparsers: Any) -> None:
             "project", help="run the projector: keep scoreboards and statistics up to date"
         )
         p.add_argument("--consumer", help="consumer name in the group (default: host-pid)")
-        p.add_argument("--batch", type=_positive, default=256, help="log entries per step")
+        p.add_argument("--batch", type=positive, default=256, help="log entries per step")
         p.add_argument(
             "--claim-idle-ms",
-            type=_positive,
+            type=positive,
             default=30_000,
             help="reclaim entries another projector left pending this long",
         )
@@ -42,7 +42,7 @@ def add_parser(subparsers: Any) -> None:
             "--claim-interval", type=float, default=5.0, help="seconds between reclaim passes"
         )
         p.add_argument(
-            "--block-ms", type=_positive, default=1000, help="longest wait for new entries"
+            "--block-ms", type=positive, default=1000, help="longest wait for new entries"
         )
         p.add_argument("--group", default="projector", help="consumer group name")
         p.add_argument(
@@ -56,10 +56,10 @@ def add_parser(subparsers: Any) -> None:
         r = sub.add_parser(
             "rebuild", help="fold the whole log into fresh read models and swap them in"
         )
-        r.add_argument("--batch", type=_positive, default=1000, help="log entries per step")
+        r.add_argument("--batch", type=positive, default=1000, help="log entries per step")
         r.add_argument(
             "--grace",
-            type=_non_negative,
+            type=non_negative,
             default=60,
             help="seconds the old read models stay readable after the swap",
         )
@@ -67,20 +67,6 @@ def add_parser(subparsers: Any) -> None:
         r.set_defaults(func=run_rebuild)
         s = sub.add_parser("status", help="the current generation, positions and lag (JSON)")
         s.set_defaults(func=run_status)
-
-
-def _positive(raw: str) -> int:
-    value = int(raw)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{raw} is not a positive integer")
-    return value
-
-
-def _non_negative(raw: str) -> int:
-    value = int(raw)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{raw} is negative")
-    return value
 
 
 @contextlib.contextmanager
@@ -92,7 +78,8 @@ def open_projections() -> Iterator[Any]:
         yield ProjectionStore(store)
 
 
-def run_project(args: argparse.Namespace) -> int:
+def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | None = None) -> int:
+    """Run the projector until SIGTERM/SIGINT; ``on_applied``: see ``Projector``."""
     from service.app.projector import Projector
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -109,6 +96,7 @@ def run_project(args: argparse.Namespace) -> int:
             claim_idle_ms=args.claim_idle_ms,
             claim_interval=args.claim_interval,
             generation=args.generation,
+            on_applied=on_applied,
         )
         logging.getLogger(__name__).info(
             "projector %s running on %d partitions", projector.consumer, projections.partitions
@@ -142,67 +130,6 @@ def run_status(args: argparse.Namespace) -> int:
     with open_projections() as projections:
         print(json.dumps(projections.as_of().to_dict(), indent=2))
     return OK
-
-
-class ProgressBar:
-    """``[#####.....] 1,234/5,678 events  4,321/s  1s left`` on a terminal, redrawn in place;
-    elsewhere one such line every few seconds."""
-
-    def __init__(self, stream: TextIO, width: int = 30, clock=time.monotonic) -> None:
-        self.stream = stream
-        self.width = width
-        self.clock = clock
-        self.started = clock()
-        self.tty = stream.isatty()
-        self.interval = 0.1 if self.tty else 2.0
-        self.last_draw = -1e9
-        self.done = 0
-        self.total = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-        now = self.clock()
-        if now - self.last_draw >= self.interval:
-            self.last_draw = now
-            self._draw(now)
-
-    def line(self, now: float | None = None) -> str:
-        now = self.clock() if now is None else now
-        elapsed = max(now - self.started, 1e-9)
-        rate = self.done / elapsed
-        total = max(self.total, self.done)
-        filled = self.width if total == 0 else self.width * self.done // total
-        left = (total - self.done) / rate if rate > 0 else None
-        return (
-            f"[{'#' * filled}{'.' * (self.width - filled)}] "
-            f"{self.done:,}/{total:,} events  {rate:,.0f}/s  {_duration(left)} left"
-        )
-
-    def _draw(self, now: float) -> None:
-        if self.tty:
-            self.stream.write("\r" + self.line(now))
-        else:
-            self.stream.write(self.line(now) + "\n")
-        self.stream.flush()
-
-    def finish(self) -> None:
-        self._draw(self.clock())
-        if self.tty:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,22 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from service.cli.connection import UNUSABLE, open_store
+from service.cli.progress import fail
 
 OK, FAILED = 0, 1
 
 
-def sse_worker_class(env: dict[str, str] | None = None) -> str:
+def sse_worker_class(chosen: str | None = None) -> str:
     """The gunicorn worker class ``hearts serve`` runs: gevent, so that a live event stream
     (SSE) parks a greenlet on its Redis socket instead of holding a thread (docs/replay.md says
-    why). ``HEARTS_WORKER_CLASS`` overrides it; without gevent installed, gthread (streams then
-    end after HEARTS_SSE_MAX_SECONDS and clients reconnect with Last-Event-ID)."""
+    why). ``chosen`` (``Settings.worker_class``, HEARTS_WORKER_CLASS) overrides it; without
+    gevent installed, gthread (streams then end after HEARTS_SSE_MAX_SECONDS and clients
+    reconnect with Last-Event-ID)."""
     import importlib.util
-    import os
 
-    env = dict(os.environ) if env is None else env
-    chosen = env.get("HEARTS_WORKER_CLASS", "").strip()
-    if chosen:
-        return chosen
+    if chosen and chosen.strip():
+        return chosen.strip()
     if importlib.util.find_spec("gevent") is None:
         print("hearts: gevent is not installed: serving with gthread workers", file=sys.stderr)
         return "gthread"
@@ -76,20 +75,21 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _missing(game_id: str) -> int:
-    print(f"hearts: no game {game_id!r}", file=sys.stderr)
-    return UNUSABLE
+    return fail(f"no game {game_id!r}", UNUSABLE)
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from service.app.hand_records import ALL, decode_events, hand_records
+    from service.app.errors import GameNotFound
+    from service.app.hand_records import ALL
+    from service.app.replay import Replay
     from service.cli.replay_text import render_hands, render_summary, wants_colour
 
-    with open_store() as store:
-        events = store.read(args.game)
-    if not events:
-        return _missing(args.game)
     viewer = ALL if args.all else args.seat
-    records = hand_records(decode_events(events), viewer)
+    with open_store() as store:
+        try:
+            records = Replay(store).hands(args.game, viewer)
+        except GameNotFound:
+            return _missing(args.game)
     if args.hand is not None:
         records = [r for r in records if r.number == args.hand]
         if not records:
@@ -106,7 +106,8 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from service.app.audit import audit_events, audit_game
+    from service.app.audit import audit_events
+    from service.app.errors import GameNotFound
     from service.app.export import ImportRefused, parse_events
 
     path = Path(args.game)
@@ -121,23 +122,28 @@ def run_audit(args: argparse.Namespace) -> int:
             return UNUSABLE
         report = audit_events(records)
     else:
+        from service.app.replay import Replay
+
         with open_store() as store:
-            if not store.exists(args.game):
+            try:
+                report = Replay(store).audit(args.game)
+            except GameNotFound:
                 return _missing(args.game)
-            report = audit_game(store, args.game)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_text())
     return OK if report.ok else FAILED
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from service.app.export import export_game, export_text
+    from service.app.errors import GameNotFound
+    from service.app.replay import Replay
 
     with open_store() as store:
+        replay = Replay(store)
         try:
-            document = export_game(store, args.game)
-        except KeyError:
+            document = replay.export(args.game, finished_only=False)
+        except GameNotFound:
             return _missing(args.game)
-        text = export_text(document, store.upcasters) if args.text else None
+        text = replay.export_text(document) if args.text else None
     if text is None:
         text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     if args.output:
@@ -149,9 +155,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from service.app.export import ImportRefused, import_game
+    from service.app.errors import GameAlreadyExists
+    from service.app.export import ImportRefused
     from service.app.game_service import new_game_id
-    from service.store.event_store import ConcurrencyConflict
+    from service.app.replay import Replay
 
     try:
         raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
@@ -162,18 +169,19 @@ def run_import(args: argparse.Namespace) -> int:
     game_id = args.game_id or new_game_id()
     with open_store() as store:
         try:
-            result = import_game(store, document, game_id)
+            result = Replay(store).import_(document, game_id)
         except ImportRefused as refused:
             print(f"hearts: import refused ({refused.code}): {refused.detail}", file=sys.stderr)
             if refused.report is not None:
                 print(refused.report.to_text(), file=sys.stderr)
             return FAILED
-        except ConcurrencyConflict:
+        except GameAlreadyExists:
             print(f"hearts: game {game_id!r} already exists", file=sys.stderr)
             return FAILED
-    print(result.game_id)
+    body = result.body
+    print(body["id"])
     print(
-        f"imported game {result.source_game_id} as {result.game_id} ({result.version} events)",
+        f"imported game {body['source_game_id']} as {body['id']} ({body['version']} events)",
         file=sys.stderr,
     )
     return OK

@@ -6,12 +6,12 @@ Colour follows the usual conventions: only when the output is a terminal, and ne
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from domain.cards import Card, Suit
 from service.app.hand_records import HandRecord
+from service.settings import Settings
 
 _RESET = "\033[0m"
 _RED = "\033[31m"
@@ -20,8 +20,7 @@ _DIM = "\033[2m"
 
 
 def wants_colour(stream: IO[str], env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    if env.get("NO_COLOR", ""):
+    if Settings.from_env(env).no_color:
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())

@@ -10,33 +10,37 @@ project`` unless ``--no-projector``."""
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 log = logging.getLogger(__name__)
 
+DEFAULT_APP = "service.api.factory:create_app"
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("serve", help="run the HTTP API (gunicorn)")
-    env = os.environ
-    parser.add_argument("--host", default=env.get("HEARTS_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(env.get("HEARTS_PORT", "8000")))
-    parser.add_argument(
-        "--workers", type=int, default=int(env.get("HEARTS_WORKERS", "2")), help="processes"
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=int(env.get("HEARTS_THREADS", "8")),
-        help="threads per worker",
-    )
+    # Defaults None: Settings (HEARTS_HOST, HEARTS_PORT, HEARTS_WORKERS, HEARTS_THREADS) decide.
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default 8000)")
+    parser.add_argument("--workers", type=int, help="processes (default 2)")
+    parser.add_argument("--threads", type=int, help="threads per worker (default 8)")
     parser.add_argument(
         "--no-projector", action="store_true", help="do not start the projector beside the API"
+    )
+    parser.add_argument(
+        "--app",
+        default=DEFAULT_APP,
+        help="module:function that builds the Flask app from Settings (bench/ serves its own)",
     )
     parser.set_defaults(func=run)
     return parser
@@ -45,9 +49,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Imported here: service.settings and service.store.redis_server do not import
-    # prometheus_client, which must not be imported before PROMETHEUS_MULTIPROC_DIR is set.
+    # prometheus_client, which must not be imported before its multiprocess directory is set.
     from service.cli.replay import sse_worker_class
-    from service.settings import Settings
+    from service.settings import Settings, publish_metrics_dir
     from service.store import redis_server
 
     settings = Settings.from_env()
@@ -56,33 +60,41 @@ def run(args: argparse.Namespace) -> int:
     if not url:
         started = redis_server.start(settings.data_dir)
         url = started.url
-    workers = args.workers
+    workers = args.workers or settings.workers
     if url == redis_server.FAKE_URL and workers != 1:
         log.warning("fakeredis lives inside one process: running 1 worker, not %d", workers)
         workers = 1
-    os.environ["REDIS_URL"] = url
-    os.environ.setdefault("HEARTS_SWEEP_ON_START", "1")
     metrics_dir = tempfile.mkdtemp(prefix="hearts-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-
+    publish_metrics_dir(metrics_dir)
+    in_process = settings.projector_in_process
     companion = None
+    # The workers get these settings as they are; the companion projector reads them again.
+    settings = replace(
+        settings,
+        redis_url=url,
+        metrics_dir=metrics_dir,
+        sweep_on_start=settings.sweep_on_start is not False,  # serve sweeps unless told not to
+    )
     if not args.no_projector and url != redis_server.FAKE_URL and _has_subcommand("project"):
-        companion = subprocess.Popen([sys.executable, "-m", "service.cli", "project"])
+        companion = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "project"], env=settings.child_env()
+        )
     elif not args.no_projector and url == redis_server.FAKE_URL:
-        # fakeredis lives inside the worker: only a thread there can project it.
-        os.environ["HEARTS_PROJECTOR_IN_PROCESS"] = "1"
+        in_process = True  # fakeredis lives inside the worker: only a thread there can project it
+    settings = replace(settings, projector_in_process=in_process)
     try:
         HeartsGunicorn(
             {
-                "bind": f"{args.host}:{args.port}",
+                "bind": f"{args.host or settings.host}:{args.port or settings.port}",
                 "workers": workers,
-                "worker_class": sse_worker_class(),  # gevent: see docs/replay.md
-                "threads": args.threads,
+                "worker_class": sse_worker_class(settings.worker_class),  # see docs/replay.md
+                "threads": args.threads or settings.threads,
                 "timeout": 60,
                 "graceful_timeout": 10,
                 "accesslog": "-",
-                "child_exit": _child_exit,
-            }
+                "child_exit": functools.partial(_child_exit, metrics_dir),
+            },
+            lambda: _app_factory(args.app)(settings),
         ).run()
     finally:
         if companion is not None and companion.poll() is None:
@@ -94,18 +106,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _app_factory(spec: str) -> Callable[[Any], Any]:
+    module_name, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module_name), name or "create_app")
+
+
 def _has_subcommand(name: str) -> bool:
     from service.cli import SUBCOMMANDS
 
     return any(entry == name for entry, _ in SUBCOMMANDS)
 
 
-def _child_exit(server: Any, worker: Any) -> None:
+def _child_exit(directory: str, server: Any, worker: Any) -> None:
     # Not service.metrics: importing it here would make the master a metrics writer too.
     from prometheus_client import multiprocess
 
-    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if directory and os.path.isdir(directory):
+    if os.path.isdir(directory):
         multiprocess.mark_process_dead(worker.pid, directory)
 
 
@@ -118,8 +134,9 @@ def _base() -> type:
 class HeartsGunicorn(_base()):  # type: ignore[misc]
     """gunicorn run in-process; each worker builds its own app (and Redis connections)."""
 
-    def __init__(self, options: dict[str, Any]) -> None:
+    def __init__(self, options: dict[str, Any], build_app: Callable[[], Any]) -> None:
         self.options = options
+        self.build_app = build_app
         super().__init__()
 
     def load_config(self) -> None:
@@ -127,6 +144,4 @@ class HeartsGunicorn(_base()):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Any:
-        from service.api.factory import create_app
-
-        return create_app()
+        return self.build_app()

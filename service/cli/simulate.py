@@ -23,6 +23,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from service.cli.progress import ProgressBar, fail, positive
+
 if TYPE_CHECKING:  # the heavy imports wait until the subcommand runs
     from bots.tournament import GameResult, TournamentResult
     from domain.rules import RuleOptions
@@ -35,7 +37,7 @@ def add_parser(subparsers: Any) -> None:
         "simulate", help="play bots against each other in process and compare them"
     )
     p.add_argument(
-        "--games", type=_positive, default=10, help="duplicate games (each played per rotation)"
+        "--games", type=positive, default=10, help="duplicate games (each played per rotation)"
     )
     p.add_argument(
         "--seats",
@@ -46,18 +48,11 @@ def add_parser(subparsers: Any) -> None:
         "--rules", default="{}", help='rule options as JSON, e.g. \'{"preset": "omnibus"}\''
     )
     p.add_argument("--seed", help="the tournament's seed (default: a fresh one, printed)")
-    p.add_argument("--max-hands", type=_positive, help="stop each game after this many hands")
+    p.add_argument("--max-hands", type=positive, help="stop each game after this many hands")
     p.add_argument("--record", action="store_true", help="store every game in the event store")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
-
-
-def _positive(raw: str) -> int:
-    value = int(raw)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             from service.cli.connection import open_store
 
             recorder = Recorder(stack.enter_context(open_store()))
-        bar = None if args.no_progress else Progress(sys.stderr)
+        bar = None if args.no_progress else GameProgress(sys.stderr)
         started = time.perf_counter()
         try:
             result = run_tournament(
@@ -128,19 +123,17 @@ class Recorder:
         self.game_ids: list[str] = []
 
     def record(self, game: GameResult) -> None:
-        from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
+        from service.app.deal_plan import DealPlan, plan_event
         from service.app.game import new_event
-        from service.store.envelope import NewEvent
 
-        plan = NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan(game.deal_seed).to_payload())
+        plan = plan_event(DealPlan(game.deal_seed))
         events = [new_event(game.events[0]), plan, *(new_event(e) for e in game.events[1:])]
         self.store.append(game.game_id, 0, events, command_id=f"simulate:{game.game_id}")
         self.game_ids.append(game.game_id)
 
 
 def _refuse(message: str) -> int:
-    print(f"hearts simulate: {message}", file=sys.stderr)
-    return BAD
+    return fail(message, BAD, "hearts simulate")
 
 
 def _as_json(
@@ -221,61 +214,23 @@ def report(
     return "\n".join(lines)
 
 
-class Progress:
-    """``[####......] 12/40 games  3,456 events  45.6 hands/s  ETA 1m02s`` on stderr."""
+class GameProgress(ProgressBar):
+    """``[####......] 12/40 games  3,456 events  45.6 hands/s  1m02s left`` on stderr."""
 
-    def __init__(self, stream: TextIO, width: int = 24) -> None:
-        self.stream = stream
-        self.width = width
-        self.started = time.monotonic()
-        self.tty = stream.isatty()
-        self.last = -1e9
-        self.state = (0, 0, 0, 0)
-        self.drawn = self.state
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream, width=24, unit="games")
+        self.events = self.hands = 0
 
-    def __call__(self, done: int, total: int, events: int, hands: int) -> None:
-        self.state = (done, total, events, hands)
-        now = time.monotonic()
-        if now - self.last >= (0.2 if self.tty else 5.0) or done == total:
-            self.last = now
-            self._draw(now)
+    def __call__(self, done: int, total: int, events: int = 0, hands: int = 0) -> None:
+        self.events, self.hands = events, hands
+        super().__call__(done, total)
 
-    def line(self, now: float) -> str:
-        done, total, events, hands = self.state
-        elapsed = max(now - self.started, 1e-9)
-        filled = self.width * done // total if total else 0
-        eta = (total - done) * elapsed / done if done else None
-        return (
-            f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} games  "
-            f"{events:,} events  {hands / elapsed:,.1f} hands/s  ETA {_duration(eta)}"
-        )
-
-    def _draw(self, now: float) -> None:
-        self.drawn = self.state
-        self.stream.write(("\r" if self.tty else "") + self.line(now) + ("" if self.tty else "\n"))
-        self.stream.flush()
-
-    def finish(self) -> None:
-        if self.state[1] and self.drawn != self.state:
-            self._draw(time.monotonic())
-        if self.tty:
-            self.stream.write("\n")
-        self.stream.flush()
+    def detail(self, elapsed: float) -> str:
+        return f"{self.events:,} events  {self.hands / elapsed:,.1f} hands/s"
 
 
 def _percent(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.1%}"
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
 
 
 def main(argv: list[str] | None = None) -> int:

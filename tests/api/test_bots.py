@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from domain.decider import decide
 from service.api.factory import create_app
-from service.app.bot_runner import bot_command, bot_seed, bot_to_act, sweep
+from service.app.bot_runner import bot_move, bot_seed, bot_to_act, sweep
 from service.app.game import StoredGame, fold_records, new_event
 from service.settings import Settings
 from tests.api.helpers import Hearts
@@ -39,7 +39,7 @@ def test_the_sweep_carries_on_every_game_waiting_on_a_bot(redis_client, key_pref
     stuck = [crashed.new_game(1)[0] for _ in range(3)]
     fresh = create_app(Settings(key_prefix=key_prefix), redis=redis_client)
     service = fresh.extensions["hearts"]
-    assert sweep(service) == 3
+    assert sweep(service.store, service.bots) == 3
     for game_id in stuck:
         assert (
             bot_to_act(
@@ -49,7 +49,7 @@ def test_the_sweep_carries_on_every_game_waiting_on_a_bot(redis_client, key_pref
             )
             is None
         )
-    assert sweep(service) == 0
+    assert sweep(service.store, service.bots) == 0
 
 
 def test_bot_moves_replay_from_the_log(hearts: Hearts, service):
@@ -65,7 +65,7 @@ def test_bot_moves_replay_from_the_log(hearts: Hearts, service):
         if "+bot" in group[0].command_id:
             state = table.state
             seat = bot_to_act(state)
-            command = bot_command(state, seat, bot_seed(game_id, group[0].seq - 1, seat))
+            command, _ = bot_move(state, seat, bot_seed(game_id, group[0].seq - 1, seat))
             events = [new_event(e) for e in decide(command, state)]
             assert [(e.type, e.payload) for e in events] == [
                 (g.type, g.payload) for g in group[: len(events)]

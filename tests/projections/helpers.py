@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import redis
 
@@ -34,18 +35,24 @@ def pending(projections: ProjectionStore, group: str = GROUP) -> int:
     return total
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def spawn_projector(
-    url: str, prefix: str, *args: str, env: dict[str, str] | None = None
+    url: str, prefix: str, *args: str, crash_after: int | None = None
 ) -> subprocess.Popen:
-    """`hearts project` in its own process, on the test's server and key prefix."""
-    full_env = {
-        **os.environ,
-        "REDIS_URL": url,
-        "HEARTS_KEY_PREFIX": prefix,
-        **(env or {}),
-    }
+    """`hearts project` in its own process, on the test's server and key prefix.
+
+    ``crash_after``: the process SIGKILLs itself once it has applied that many log entries,
+    before acknowledging them (tests/projections/crashing_projector.py).
+    """
+    full_env = {**os.environ, "REDIS_URL": url, "HEARTS_KEY_PREFIX": prefix}
+    command = ["-m", "service.cli", "project"]
+    if crash_after is not None:
+        command = ["-m", "tests.projections.crashing_projector", str(crash_after)]
     return subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "project", "--block-ms", "100", *args],
+        [sys.executable, *command, "--block-ms", "100", *args],
+        cwd=ROOT,  # python -m finds the tests package from the repository's root
         env=full_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

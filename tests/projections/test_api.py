@@ -14,7 +14,6 @@ import pytest
 from projections.stats import FIGURES
 from service.api.factory import create_app
 from service.api.projections import projections as app_projections
-from service.app.deal_plan import is_domain_event
 from service.app.hand_records import decode_events, hand_records
 from service.app.projector import Projector
 from service.settings import Settings
@@ -67,7 +66,7 @@ def _play_games(client) -> list[str]:
 
 
 def _records(store, game_id: str):
-    return hand_records(decode_events(r for r in store.read(game_id) if is_domain_event(r.type)))
+    return hand_records(decode_events(store.read(game_id)))
 
 
 def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
@@ -252,10 +251,9 @@ def test_metrics_show_the_projection_lag(app, client):
     assert 'hearts_projection_lag_events{partition="0"} 0.0' in text
 
 
-def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(monkeypatch, key_prefix):
-    monkeypatch.setenv("HEARTS_PROJECTOR_IN_PROCESS", "1")
+def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(key_prefix):
     fake = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    app = create_app(Settings(key_prefix=key_prefix), redis=fake)
+    app = create_app(Settings(key_prefix=key_prefix, projector_in_process=True), redis=fake)
     try:
         client = app.test_client()
         game_id = Hearts(client).create(BOTS, rules={"score_limit": 10})["id"]

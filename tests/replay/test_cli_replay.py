@@ -135,5 +135,5 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(store):
 
 
 def test_the_worker_class(monkeypatch):
-    assert sse_worker_class({}) == "gevent"
-    assert sse_worker_class({"HEARTS_WORKER_CLASS": "gthread"}) == "gthread"
+    assert sse_worker_class(None) == "gevent"
+    assert sse_worker_class("gthread") == "gthread"

@@ -28,7 +28,9 @@ async function problemOf(response) {
 
 export async function call(method, path, { token, body, idempotent = true } = {}) {
   const headers = { Accept: "application/json", ...bearer(token) };
-  const init = { method, headers };
+  // no-store: the API's ETag is the game's version whoever asks, so a revalidated copy of the
+  // public view could come back (304) for a request that now carries a seat's token.
+  const init = { method, headers, cache: "no-store" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);

@@ -4,9 +4,12 @@ from a second browser context that never holds another seat's card, then replay 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import socket
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -315,3 +318,82 @@ def test_the_page_is_served_from_the_app(web_server: str, path: str):
         "application/javascript",
         "text/css",
     }
+
+
+class CuttableProxy:
+    """A TCP proxy in front of the server whose connections the test can cut (and refuse until
+    restored): a network drop, as the browser sees one."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.allowed = threading.Event()
+        self.allowed.set()
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            if not self.allowed.is_set():
+                client.close()
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            self.sockets += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self.allowed.clear()
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self.sockets = []
+
+    def restore(self) -> None:
+        self.allowed.set()
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+
+def test_a_lost_connection_is_shown_and_retried_without_losing_events(
+    browser: Browser, web_server: str
+):
+    seats = [None, {"bot": "random"}, {"bot": "random"}, {"bot": "random"}]
+    game = post(web_server, "/games", {"seats": seats})
+    proxy = CuttableProxy(urlsplit(web_server).port)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{proxy.port}/#/watch/{game['id']}")
+        badge = page.locator("#connection")
+        expect(badge).to_have_attribute("data-state", "live")
+        proxy.cut()
+        expect(badge).to_have_attribute("data-state", "lost")
+        expect(badge).to_contain_text("retrying")
+        # Meanwhile someone joins and the hand is dealt; the page learns it on reconnecting.
+        post(web_server, f"/games/{game['id']}/seats", {"name": "zoe"})
+        proxy.restore()
+        expect(badge).to_have_attribute("data-state", "live", timeout=15000)
+        expect(page.locator('.seat[data-seat="0"]')).to_contain_text("zoe")
+        expect(page.locator(".status")).to_contain_text("Hand 1")
+    finally:
+        context.close()
+        proxy.close()

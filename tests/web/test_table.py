@@ -260,7 +260,12 @@ def test_join_from_the_table_shoot_the_moon_and_choose_how_it_scores(
         expect(page.locator(".hand .card")).to_have_count(13)
         for played in range(1, 14):
             expect(page.locator(".status")).to_contain_text("your turn")
-            page.keyboard.press("End")  # the highest legal card: the hand is sorted
+            # On your turn the keyboard is on your first legal card; End takes the highest.
+            expect(page.locator(".hand .card.legal:focus")).to_have_count(1)
+            page.keyboard.press("End")
+            expect(page.locator(".hand .card.legal:focus")).to_have_attribute(
+                "data-card", hand_codes(page, ".hand .card.legal")[-1]
+            )
             page.keyboard.press("Enter")
             expect(page.locator(".hand .card")).to_have_count(13 - played)
         expect(page.locator(".status")).to_contain_text("shot the moon")

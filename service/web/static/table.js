@@ -52,9 +52,12 @@ export async function showTable(root, gameId, { watch }) {
 
   function accept(next) {
     if (view && next.version < view.version) return; // an older answer overtaken by events
+    if (view && next.version === view.version && next.seat === view.seat) return; // no news
     if (view && next.hand_number !== view.hand_number) selected = new Set();
     view = next;
-    render();
+    // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
+    // half-way redraw that would take the keyboard focus away from your hand.
+    if (!busy) render();
   }
 
   // Events say the game moved on: fetch the view once, however many events arrived meanwhile.
@@ -108,9 +111,8 @@ export async function showTable(root, gameId, { watch }) {
     if (result?.view) {
       for (const item of result.events ?? []) if (item.type === "HandScored") lastHand = item.payload;
       accept(result.view);
-    } else {
-      render();
     }
+    render(); // the hand was drawn disabled while busy, even if the view is the same version
   }
 
   function statusLine() {
@@ -225,6 +227,9 @@ export async function showTable(root, gameId, { watch }) {
 
   function render() {
     const focused = document.activeElement?.closest?.(".hand .card")?.dataset.card;
+    // A name being typed into the join form survives the re-render.
+    const typing = $(".join input", table);
+    const typed = typing ? { value: typing.value, focus: document.activeElement === typing } : null;
     const base = view.seat ?? 0;
     document.body.dataset.version = String(view.version);
     table.dataset.phase = view.phase;
@@ -237,6 +242,11 @@ export async function showTable(root, gameId, { watch }) {
       <div class="actions">${actionHtml()}</div>
       ${handHtml()}
       <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`;
+    const joinInput = $(".join input", table);
+    if (joinInput && typed) {
+      joinInput.value = typed.value;
+      if (typed.focus) joinInput.focus();
+    }
     // Keep the keyboard where it was: the same card, else the first legal one on your turn.
     const hand = $(".hand", table);
     if (hand && (focused || view.awaiting.includes(view.seat))) {

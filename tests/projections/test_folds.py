@@ -37,6 +37,7 @@ from projections.scoreboard import (
     SourceEvent,
     apply,
     fold_game,
+    skip,
 )
 from projections.stats import FIGURES, PlayerStats, apply_deltas, merge_stats
 from service.cli.progress import ProgressBar
@@ -263,3 +264,18 @@ def test_progress_bar_shows_events_done_rate_and_time_left():
     bar(100, 100)
     bar.finish()
     assert stream.getvalue().endswith("\r[##########] 100/100 events  10/s  0s left\n")
+
+
+def test_skipping_a_run_of_ignored_events_is_applying_them_one_by_one():
+    # The projector copies a board once for a run of plays: the same board as one step each.
+    events = _scripted_game()
+    board = fold_game(events[:5]).board
+    plays = [SourceEvent("g", seq, None, "", f"{seq}-0") for seq in range(6, 10)]
+    one_by_one = fold_game(plays, board).board
+    assert skip(board, "g", 6, 9, "9-0").board == one_by_one
+    assert skip(one_by_one, "g", 6, 9, "9-0").applied is False  # delivered again: a no-op
+    assert skip(board, "g", 4, 7, "7-0").board == fold_game(plays[:2], board).board
+    with pytest.raises(ProjectionGap):
+        skip(board, "g", 7, 9, "9-0")
+    with pytest.raises(ProjectionGap):
+        skip(None, "g", 1, 3, "3-0")

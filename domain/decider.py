@@ -12,7 +12,7 @@ from typing import Any
 
 from . import commands as c
 from . import events as e
-from .cards import QUEEN_OF_SPADES, Card, InvalidCard
+from .cards import QUEEN_OF_SPADES, Card, InvalidCard, mask_of
 from .dealing import check_explicit_deal, deal_from_seed, dealer_of
 from .errors import (
     AlreadyPassed,
@@ -32,7 +32,7 @@ from .errors import (
     WrongNumberOfCards,
     WrongPhase,
 )
-from .immutable import replacer
+from .immutable import build, replacer
 from .legal import lowest_club, play_violation
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
@@ -167,7 +167,8 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
         raise PassingNotOptional(f"you must pass {need} cards {hand.pass_direction.value}")
     if cards and len(cards) != need:
         raise WrongNumberOfCards(f"pass exactly {need} cards, not {len(cards)}")
-    missing = [card for card in cards if card not in hand.hands[seat]]
+    held = hand.held[seat]
+    missing = [card for card in cards if not card.bit & held]
     if missing:
         raise CardNotInHand(f"you do not hold {missing[0]}")
     events: list[e.Event] = [e.CardsPassed(seat, cards)]
@@ -192,7 +193,7 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if hand.turn != seat:
         raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
-    if card not in hand.hands[seat]:
+    if not card.bit & hand.held[seat]:
         raise CardNotInHand(f"you do not hold {card}")
     violation = play_violation(state.rules, hand, seat, card)
     if violation is not None:
@@ -210,7 +211,7 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
         and not hand.kitty_taken
         and any(rules.is_penalty_card(x) for x in trick_cards)
     )
-    last_trick = sum(map(len, hand.hands)) == 1  # the card played was the last one held
+    last_trick = sum(h.bit_count() for h in hand.held) == 1  # the card played was the last
     if last_trick and not hand.kitty_taken:
         takes_kitty = True  # defensive: the kitty always ends up with someone
     kitty = hand.kitty if takes_kitty else ()
@@ -352,7 +353,7 @@ def _dealt(state: GameState, event: e.HandDealt) -> GameState:
         number=event.hand_number,
         dealer=event.dealer,
         pass_direction=event.pass_direction,
-        hands=tuple(frozenset(h) for h in event.hands),
+        held=tuple([mask_of(h) for h in event.hands]),
         kitty=event.kitty,
         seed=event.seed,
         seed_commitment=event.seed_commitment,
@@ -376,7 +377,7 @@ def _start_play(state: GameState, hand: HandState) -> HandState:
 def first_leader(state: GameState, hand: HandState) -> int:
     """The holder of the lowest club leads, or the dealer's left, as the rules say."""
     if state.rules.first_lead is FirstLead.LOWEST_CLUB:
-        holders = [(lowest_club(h), s) for s, h in enumerate(hand.hands)]
+        holders = [(lowest_club(h), s) for s, h in enumerate(hand.held)]
         held = [(card.rank, s) for card, s in holders if card is not None]
         if held:
             return min(held)[1]
@@ -385,34 +386,38 @@ def first_leader(state: GameState, hand: HandState) -> int:
 
 def _passed(state: GameState, event: e.CardsPassed) -> GameState:
     hand = _hand(state)
-    hands = _put(hand.hands, event.seat, hand.hands[event.seat] - frozenset(event.cards))
+    held = _put(hand.held, event.seat, hand.held[event.seat] & ~mask_of(event.cards))
     passed = _put(hand.passed, event.seat, event.cards)
-    return _replace_game(state, hand=_replace_hand(hand, hands=hands, passed=passed))
+    return _replace_game(state, hand=_replace_hand(hand, held=held, passed=passed))
 
 
 def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
     hand = _hand(state)
-    hands = tuple(h | frozenset(r) for h, r in zip(hand.hands, event.received, strict=True))
-    hand = _replace_hand(hand, hands=hands, received=event.received, kitty=event.kitty)
+    held = tuple([h | mask_of(r) for h, r in zip(hand.held, event.received, strict=True)])
+    hand = _replace_hand(hand, held=held, received=event.received, kitty=event.kitty)
     return _replace_game(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
 
 
 def _played(state: GameState, event: e.CardPlayed) -> GameState:
+    # The commonest event: the copies are assembled here, field by field, without replacer's
+    # keyword arguments (a third of this event's cost).
     hand = state.hand
     assert hand is not None
     rules = state.rules
     card: Card = event.card
-    broken = hand.hearts_broken or card.suit is rules.penalty_suit
-    if rules.queen_breaks_hearts and card is QUEEN_OF_SPADES:
-        broken = True
-    hand = _replace_hand(
-        hand,
-        hands=_put(hand.hands, event.seat, hand.hands[event.seat] - {card}),
-        trick=hand.trick + ((event.seat, card),),
-        turn=(event.seat + 1) % rules.players,
-        hearts_broken=broken,
-    )
-    return _replace_game(state, hand=hand)
+    seat = event.seat
+    attributes = {**hand.__dict__}
+    held = hand.held
+    attributes["held"] = held[:seat] + (held[seat] & ~card.bit,) + held[seat + 1 :]
+    attributes["trick"] = hand.trick + ((seat, card),)
+    attributes["turn"] = (seat + 1) % rules.players
+    if not hand.hearts_broken and (
+        card.suit is rules.penalty_suit or (card is QUEEN_OF_SPADES and rules.queen_breaks_hearts)
+    ):
+        attributes["hearts_broken"] = True
+    game = {**state.__dict__}
+    game["hand"] = build(HandState, attributes)
+    return build(GameState, game)
 
 
 def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
@@ -422,7 +427,7 @@ def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
         event.trick_number, event.plays[0][0], event.plays, event.winner, event.points, event.kitty
     )
     won = hand.taken[event.winner] + tuple([card for _, card in event.plays]) + event.kitty
-    hand_over = not any(hand.hands)
+    hand_over = not any(hand.held)
     hand = _replace_hand(
         hand,
         trick=(),

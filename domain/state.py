@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .cards import Card
+from .cards import Card, cards_of
 from .events import Play
 from .rules import PassDirection, RuleOptions
 
@@ -47,7 +47,7 @@ class HandState:
     number: int
     dealer: int
     pass_direction: PassDirection
-    hands: tuple[frozenset[Card], ...]
+    held: tuple[int, ...]  # per seat, the cards it holds now as a mask (domain/cards.py)
     kitty: tuple[Card, ...]
     seed: str
     seed_commitment: str
@@ -64,13 +64,18 @@ class HandState:
     kitty_taken: bool = False
 
     @property
+    def hands(self) -> tuple[frozenset[Card], ...]:
+        """The cards each seat holds now (built from ``held`` on each read)."""
+        return tuple(frozenset(cards_of(m)) for m in self.held)
+
+    @property
     def first_trick(self) -> bool:
         return not self.tricks
 
     @property
     def tricks_won(self) -> list[int]:
         """How many of this hand's tricks each seat took."""
-        won = [0] * len(self.hands)
+        won = [0] * len(self.held)
         for trick in self.tricks:
             won[trick.winner] += 1
         return won

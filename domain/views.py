@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cards import Card, sort_cards
-from .legal import legal_plays
+from .cards import Card, cards_of
+from .legal import legal_cards
 from .state import CompletedTrick, GameState, Phase
 
 
@@ -135,7 +135,7 @@ def public_view(state: GameState) -> PublicView:
                 seat=i,
                 name=info.name,
                 bot=info.bot,
-                hand_size=len(hand.hands[i]) if hand is not None else 0,
+                hand_size=hand.held[i].bit_count() if hand is not None else 0,
                 points_this_hand=sum(rules.card_points(c) for c in taken),
                 has_passed=hand is not None and hand.passed[i] is not None,
             )
@@ -173,14 +173,14 @@ def seat_view(state: GameState, seat: int) -> SeatView:
     received: tuple[Card, ...] = ()
     to_pass = 0
     if hand is not None:
-        own = sort_cards(hand.hands[seat])
+        own = cards_of(hand.held[seat])
         passed = hand.passed[seat]
         received = hand.received[seat] if hand.received is not None else ()
         if state.phase is Phase.PASSING and passed is None:
             legal = own
             to_pass = state.rules.cards_to_pass(hand.pass_direction)
         elif state.phase is Phase.PLAYING and hand.turn == seat:
-            legal = sort_cards(legal_plays(state.rules, hand, seat))
+            legal = legal_cards(state.rules, hand, seat)
     return SeatView(public_view(state), seat, own, legal, passed, received, to_pass)
 
 

@@ -36,13 +36,3 @@ def replacer(cls: type[T]) -> Callable[..., T]:
 
     return replace
 
-
-def build(cls: type[T], attributes: dict[str, Any]) -> T:
-    """An instance of a frozen dataclass (without slots) whose ``__dict__`` is ``attributes``.
-
-    For the evolvers of the hottest events, which assemble a copy's fields themselves; the
-    caller passes exactly the class's fields.
-    """
-    obj = object.__new__(cls)
-    object.__setattr__(obj, "__dict__", attributes)
-    return obj

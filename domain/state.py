@@ -32,7 +32,7 @@ class SeatInfo:
         return self.name is None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: built from a dict when a trick is taken (domain/immutable.py)
 class CompletedTrick:
     number: int
     leader: int

@@ -33,12 +33,13 @@ from .errors import (
     WrongPhase,
 )
 from .immutable import replacer
-from .legal import lowest_club, play_violation
+from .legal import hand_legal_mask, lowest_club, play_violation
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
-from .scoring import needs_shooters_choice, score_hand, trick_winner
+from .scoring import needs_shooters_choice, score_hand
 from .shuffle import seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
+from .tablerules import table_rules
 
 MAX_NAME_LENGTH = 64
 
@@ -190,36 +191,48 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
 
 
 def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
-    _require_phase(state, Phase.PLAYING, "play a card")
+    if state.phase is not Phase.PLAYING:
+        _require_phase(state, Phase.PLAYING, "play a card")
     hand = _hand(state)
     seat, card = command.seat, _card(command.card)
-    _require_seat(state, seat)
+    rules = state.rules
+    if type(seat) is not int or not 0 <= seat < rules.players:
+        _require_seat(state, seat)
     if hand.turn != seat:
         raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
     if not card.bit & hand.held[seat]:
         raise CardNotInHand(f"you do not hold {card}")
-    violation = play_violation(state.rules, hand, seat, card)
-    if violation is not None:
-        raise violation
-    events: list[e.Event] = [e.CardPlayed(seat, card)]
+    if not hand_legal_mask(rules, hand, seat) & card.bit:
+        raise play_violation(rules, hand, seat, card)  # type: ignore[misc]
+    played = e.CardPlayed(seat, card)
     plays = hand.trick + ((seat, card),)
-    if len(plays) < state.players:
-        return events
-    rules = state.rules
-    winner = trick_winner(plays)
-    trick_cards = [card for _, card in plays]
+    if len(plays) < rules.players:
+        return [played]
+    r = table_rules(rules)
+    points = r.points
+    # The highest card of the suit led wins; the trick's points and whether it holds a penalty.
+    winner, best = plays[0]
+    led = best.suit
+    total = 0
+    penalty = False
+    for s, x in plays:
+        if x.suit is led and x.rank > best.rank:
+            winner, best = s, x
+        total += points[x.index]
+        if x.bit & r.penalty_mask:
+            penalty = True
     # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
-    takes_kitty = (
-        bool(hand.kitty)
-        and not hand.kitty_taken
-        and any(rules.is_penalty_card(x) for x in trick_cards)
-    )
+    takes_kitty = penalty and bool(hand.kitty) and not hand.kitty_taken
     last_trick = sum(h.bit_count() for h in hand.held) == 1  # the card played was the last
     if last_trick and not hand.kitty_taken:
         takes_kitty = True  # defensive: the kitty always ends up with someone
     kitty = hand.kitty if takes_kitty else ()
-    points = sum(rules.card_points(x) for x in trick_cards + list(kitty))
-    events.append(e.TrickTaken(len(hand.tricks) + 1, winner, plays, points, kitty))
+    for x in kitty:
+        total += points[x.index]
+    events: list[e.Event] = [
+        played,
+        e.TrickTaken(len(hand.tricks) + 1, winner, plays, total, kitty),
+    ]
     if last_trick:
         after = fold(events, state)
         events.extend(_end_of_hand(after, None))

@@ -35,4 +35,3 @@ def replacer(cls: type[T]) -> Callable[..., T]:
         return copy
 
     return replace
-

@@ -56,6 +56,12 @@ def sample_state(k: Knowledge, rng: random.Random) -> PlayState:
         slack[subset] = sum(room[s] for s in slots if reach[subset] >> s & 1) - sum(
             left[u] for u in range(4) if subset >> u & 1
         )
+    # A set of suits that every slot may take never closes a slot (its slack exceeds the cards
+    # of any other suit still to place), so only the others are checked: none, without voids.
+    everyone = 0
+    for s in slots:
+        everyone |= 1 << s
+    checked = [subset for subset in _SUBSETS if reach[subset] != everyone]
     hands = [k.holds[s] for s in range(n)] + [0]
     rng.shuffle(free)
     # The most constrained cards first: those that fewer slots could hold.
@@ -65,7 +71,7 @@ def sample_state(k: Knowledge, rng: random.Random) -> PlayState:
         suit_bit = 1 << u
         # A slot is closed to this card if some tight set of suits without u needs its room.
         closed = 0
-        for subset in _SUBSETS:
+        for subset in checked:
             if slack[subset] == 0 and not subset & suit_bit:
                 closed |= reach[subset]
         open_slots = takes[u] & ~closed
@@ -77,7 +83,7 @@ def sample_state(k: Knowledge, rng: random.Random) -> PlayState:
                 break
         hands[s] |= 1 << c
         room[s] -= 1
-        for subset in _SUBSETS:
+        for subset in checked:
             slack[subset] += (subset >> u & 1) - (reach[subset] >> s & 1)
     for s in range(n):
         if s != k.seat:

@@ -34,14 +34,14 @@ from .simulation import PlayState, legal_mask, outcome, play, table_rules
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    plays: int = 5000  # simulated plays per decision, over every sample and candidate
+    plays: int = 3500  # simulated plays per decision, over every sample and candidate
     min_samples: int = 6
     max_samples: int = 60
     seconds: float | None = None  # optional wall-clock cap (then a seed no longer fixes the choice)
     margin: float = 0.25  # points per hand another card must beat the heuristic's choice by
     # Stop sampling once no card is within this many standard errors of beating the heuristic's
     # card by the margin (see _settled); 0 or less: always play ``samples`` deals.
-    settle_z: float = 2.0
+    settle_z: float = 1.5
 
 
 DEFAULT_BUDGET = Budget()
@@ -117,7 +117,8 @@ def best_card(k: Knowledge, legal: int, rng: random.Random, budget: Budget) -> i
 
 def _settled(gaps: list[float], squares: list[float], done: int, budget: Budget) -> bool:
     """Whether more deals would hardly change the choice: the heuristic's card stands, since no
-    other card is within two standard errors of beating it by the margin (paired, deal by deal).
+    other card is within ``settle_z`` standard errors of beating it by the margin (paired, deal
+    by deal).
 
     Most decisions settle after ``min_samples`` deals (every card scores alike, or the
     heuristic's card is clearly best); the budget goes to the close ones.

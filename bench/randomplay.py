@@ -57,7 +57,7 @@ def play_hand(
         assert hand is not None
         need = state.rules.cards_to_pass(hand.pass_direction)
         for seat in range(state.players):
-            cards = tuple(rng.sample(cards_of(hand.held[seat]), need))
+            cards = tuple(rng.sample(cards_of(hand.held_by(seat)), need))
             state = apply(state, PassCards(seat, cards), log)
     while state.phase is Phase.PLAYING:
         hand = state.hand

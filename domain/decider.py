@@ -171,7 +171,7 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
         raise PassingNotOptional(f"you must pass {need} cards {hand.pass_direction.value}")
     if cards and len(cards) != need:
         raise WrongNumberOfCards(f"pass exactly {need} cards, not {len(cards)}")
-    held = hand.held[seat]
+    held = hand.held_by(seat)
     missing = [card for card in cards if not card.bit & held]
     if missing:
         raise CardNotInHand(f"you do not hold {missing[0]}")
@@ -200,7 +200,7 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
         _require_seat(state, seat)
     if hand.turn != seat:
         raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
-    if not card.bit & hand.held[seat]:
+    if not hand.cards >> (52 * seat) & card.bit:
         raise CardNotInHand(f"you do not hold {card}")
     if not hand_legal_mask(rules, hand, seat) & card.bit:
         raise play_violation(rules, hand, seat, card)  # type: ignore[misc]
@@ -223,7 +223,7 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
             penalty = True
     # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
     takes_kitty = penalty and bool(hand.kitty) and not hand.kitty_taken
-    last_trick = sum(h.bit_count() for h in hand.held) == 1  # the card played was the last
+    last_trick = hand.cards.bit_count() == 1  # the card played was the last one held
     if last_trick and not hand.kitty_taken:
         takes_kitty = True  # defensive: the kitty always ends up with someone
     kitty = hand.kitty if takes_kitty else ()
@@ -369,7 +369,7 @@ def _dealt(state: GameState, event: e.HandDealt) -> GameState:
         number=event.hand_number,
         dealer=event.dealer,
         pass_direction=event.pass_direction,
-        held=tuple([mask_of(h) for h in event.hands]),
+        cards=sum(mask_of(h) << (52 * s) for s, h in enumerate(event.hands)),
         kitty=event.kitty,
         seed=event.seed,
         seed_commitment=event.seed_commitment,
@@ -402,15 +402,15 @@ def first_leader(state: GameState, hand: HandState) -> int:
 
 def _passed(state: GameState, event: e.CardsPassed) -> GameState:
     hand = _hand(state)
-    held = _put(hand.held, event.seat, hand.held[event.seat] & ~mask_of(event.cards))
+    cards = hand.cards & ~(mask_of(event.cards) << (52 * event.seat))
     passed = _put(hand.passed, event.seat, event.cards)
-    return _replace_game(state, hand=_replace_hand(hand, held=held, passed=passed))
+    return _replace_game(state, hand=_replace_hand(hand, cards=cards, passed=passed))
 
 
 def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
     hand = _hand(state)
-    held = tuple([h | mask_of(r) for h, r in zip(hand.held, event.received, strict=True)])
-    hand = _replace_hand(hand, held=held, received=event.received, kitty=event.kitty)
+    cards = hand.cards | sum(mask_of(r) << (52 * s) for s, r in enumerate(event.received))
+    hand = _replace_hand(hand, cards=cards, received=event.received, kitty=event.kitty)
     return _replace_game(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
 
 
@@ -423,8 +423,7 @@ def _played(state: GameState, event: e.CardPlayed) -> GameState:
     card: Card = event.card
     seat = event.seat
     attributes = {**hand.__dict__}
-    held = hand.held
-    attributes["held"] = held[:seat] + (held[seat] & ~card.bit,) + held[seat + 1 :]
+    attributes["cards"] = hand.cards & ~(card.bit << (52 * seat))
     attributes["trick"] = hand.trick + ((seat, card),)
     attributes["turn"] = (seat + 1) % rules.players
     if not hand.hearts_broken and (
@@ -461,7 +460,7 @@ def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
     )
     taken = hand.taken
     won = taken[winner] + tuple([card for _, card in plays]) + kitty
-    hand_over = not any(hand.held)
+    hand_over = not hand.cards
     attributes = {**hand.__dict__}
     attributes["trick"] = ()
     attributes["tricks"] = hand.tricks + (done,)

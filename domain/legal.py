@@ -8,7 +8,7 @@ play breaks.
 
 from __future__ import annotations
 
-from .cards import DECK, SUIT_MASKS, Card, cards_of
+from .cards import ALL_CARDS, DECK, SUIT_MASKS, Card, cards_of
 from .errors import (
     HeartsNotBroken,
     MustFollowSuit,
@@ -67,13 +67,15 @@ def hand_legal_mask(rules: RuleOptions, hand: HandState, seat: int) -> int:
     r = table_rules(rules)
     trick = hand.trick
     if not trick:
-        return legal_mask(r, hand.held[seat], -1, not hand.tricks, hand.hearts_broken, 0)
+        held = hand.cards >> (52 * seat) & ALL_CARDS
+        return legal_mask(r, held, -1, not hand.tricks, hand.hearts_broken, 0)
     cards = 0
     if r.must_play_queen_when_safe:
         for _, card in trick:
             cards |= card.bit
     led = trick[0][1].suit_index
-    return legal_mask(r, hand.held[seat], led, not hand.tricks, hand.hearts_broken, cards)
+    held = hand.cards >> (52 * seat) & ALL_CARDS
+    return legal_mask(r, held, led, not hand.tricks, hand.hearts_broken, cards)
 
 
 def legal_plays(rules: RuleOptions, hand: HandState, seat: int) -> frozenset[Card]:
@@ -93,7 +95,7 @@ def play_violation(
     if hand_legal_mask(rules, hand, seat) & card.bit:
         return None
     r = table_rules(rules)
-    held = hand.held[seat]
+    held = hand.held_by(seat)
     bit = card.bit
     first_trick = not hand.tricks
     if hand.trick:

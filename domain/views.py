@@ -135,7 +135,7 @@ def public_view(state: GameState) -> PublicView:
                 seat=i,
                 name=info.name,
                 bot=info.bot,
-                hand_size=hand.held[i].bit_count() if hand is not None else 0,
+                hand_size=hand.held_by(i).bit_count() if hand is not None else 0,
                 points_this_hand=sum(rules.card_points(c) for c in taken),
                 has_passed=hand is not None and hand.passed[i] is not None,
             )
@@ -173,7 +173,7 @@ def seat_view(state: GameState, seat: int) -> SeatView:
     received: tuple[Card, ...] = ()
     to_pass = 0
     if hand is not None:
-        own = cards_of(hand.held[seat])
+        own = cards_of(hand.held_by(seat))
         passed = hand.passed[seat]
         received = hand.received[seat] if hand.received is not None else ()
         if state.phase is Phase.PASSING and passed is None:

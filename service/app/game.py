@@ -6,10 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.decider import evolve
-from domain.events import Event, event_from_dict, event_to_dict, event_type
+from domain.events import Event, event_to_dict, event_type
 from domain.state import INITIAL_STATE, GameState
-from service.app.deal_plan import DEAL_PLAN, DealPlan, is_domain_event
+from service.app import game_log
+from service.app.deal_plan import DealPlan
+from service.app.errors import CorruptGame
 from service.store.envelope import NewEvent, RecordedEvent
+from service.store.upcasting import UpcasterRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,14 +25,26 @@ class StoredGame:
         return StoredGame(fold_events(self.state, events), self.plan)
 
 
-def fold_records(table: StoredGame, events: Sequence[RecordedEvent]) -> StoredGame:
+def fold_records(
+    table: StoredGame,
+    events: Sequence[RecordedEvent],
+    upcasters: UpcasterRegistry | None = None,
+) -> StoredGame:
+    """``table`` after the stored ``events`` (consecutive seqs, decoded by the game log);
+    CorruptGame if they do not read or do not follow the rules' order (an event deleted or
+    altered by hand)."""
+    if not events:
+        return table
     state, plan = table.state, table.plan
-    for event in events:
-        if event.type == DEAL_PLAN:
-            plan = DealPlan.from_payload(event.payload)
-        elif is_domain_event(event.type):
-            state = evolve(state, event_from_dict(event.type, event.payload))
-        # Any other service record is not part of the game's state.
+    game_id = events[0].game_id
+    for stored, record in game_log.typed(events, upcasters=upcasters):
+        if isinstance(record, DealPlan):
+            plan = record
+            continue
+        try:
+            state = evolve(state, record)
+        except Exception as exc:  # the rules cannot apply it: the log was damaged
+            raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
     return StoredGame(state, plan)
 
 

@@ -17,16 +17,18 @@ from typing import Any, Literal
 from domain.cards import Card
 from domain.decider import evolve
 from domain.events import (
-    EVENT_TYPES,
+    CardsPassed,
     Event,
     GameEnded,
     HandDealt,
     HandScored,
     MoonScoringChosen,
+    PassesExchanged,
     TrickTaken,
-    event_from_dict,
 )
+from domain.secrecy import Moment, Owner, may_see, secret
 from domain.state import INITIAL_STATE, GameState
+from service.app import game_log
 from service.store.envelope import RecordedEvent
 
 # Who looks: a seat number, None for anyone (the public), or ALL for the server and auditors.
@@ -44,14 +46,15 @@ class Logged:
     event: Event
 
 
-def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
-    """Domain events of recorded (already upcast) envelopes; ValueError if one is malformed.
+def logged(entries: Iterable[game_log.Entry]) -> list[Logged]:
+    """The domain events of a game log's entries; service records (the deal plan) left out."""
+    return [Logged(seq, event) for seq, event in game_log.events(entries)]
 
-    The service's own records (the deal plan) are not domain events and are left out.
-    """
-    return [
-        Logged(r.seq, event_from_dict(r.type, r.payload)) for r in recorded if r.type in EVENT_TYPES
-    ]
+
+def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
+    """Domain events of one game's stored envelopes, decoded by :mod:`service.app.game_log`
+    (CorruptGame if the log is damaged). Service records (the deal plan) are left out."""
+    return logged(game_log.entries(recorded))
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,23 +303,35 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
 # -- visibility -----------------------------------------------------------------------------------
 
 
+# Each field of a record that holds a secret, and the event field it comes from.
+_SECRET_FIELDS = {
+    "seed": secret(HandDealt, "seed"),
+    "dealt": secret(HandDealt, "hands"),
+    "kitty_dealt": secret(HandDealt, "kitty"),
+    "passed": secret(CardsPassed, "cards"),  # one seat's per event: per seat in a record
+    "received": secret(PassesExchanged, "received"),
+    "kitty_after_pass": secret(PassesExchanged, "kitty"),
+}
+
+
 def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
-    """The record as ``viewer`` may see it: a finished hand in full; else public facts only
-    (the plays and tricks, a kitty taken with a trick included, as service/app/redaction.py shows
-    them), plus, for a seat, its own dealt, passed and received cards."""
-    if viewer == ALL or record.finished:
+    """The record as ``viewer`` may see it (as domain.secrecy declares): a finished hand in
+    full; else public facts only (the plays and tricks, a kitty taken with a trick included),
+    plus, for a seat, its own dealt, passed and received cards."""
+    if viewer == ALL:
         return record
+    hand = record.number
+    moment = Moment(hand if record.finished else hand - 1)
     seats = range(len(record.dealt))
-
-    def own(values: Sequence[Cards | None]) -> tuple[Cards | None, ...]:
-        return tuple(values[s] if s == viewer else None for s in seats)
-
-    return replace(
-        record,
-        seed=None,
-        dealt=own(record.dealt),
-        kitty_dealt=None,
-        passed=own(record.passed),
-        received=None if record.received is None else own(record.received),
-        kitty_after_pass=None,
-    )
+    hidden: dict[str, Any] = {}
+    for name, s in _SECRET_FIELDS.items():
+        value = getattr(record, name)
+        if value is None:
+            continue
+        if s.owner in (Owner.SEAT, Owner.EACH_SEAT):  # one entry per seat in a record
+            shown = tuple(value[i] if may_see(s, viewer, i, hand, moment) else None for i in seats)
+        else:
+            shown = value if may_see(s, viewer, None, hand, moment) else None
+        if shown != value:
+            hidden[name] = shown
+    return replace(record, **hidden) if hidden else record

@@ -35,6 +35,7 @@ from typing import Any
 
 import redis as redis_lib
 
+from service.app import game_log
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -211,9 +212,10 @@ class Projector:
             checkpoint = self.projections.checkpoint(generation, partition)
             if target is not None and checkpoint.covers(target):
                 return applied
-            entries = self.store.read_log(partition, checkpoint.position or "0-0", self.batch_size)
+            position = checkpoint.position or "0-0"
+            entries = game_log.read_partition(self.store, partition, position, self.batch_size)
             if target is not None:
-                entries = [e for e in entries if stream_id(e.id) <= stream_id(target)]
+                entries = [e for e in entries if stream_id(e.position) <= stream_id(target)]
             if not entries:
                 return applied
             status, _ = self.projections.apply_entries(
@@ -291,7 +293,8 @@ def build_generation(
     for partition in range(projections.partitions):
         while True:
             checkpoint = projections.checkpoint(generation, partition)
-            entries = store.read_log(partition, checkpoint.position or "0-0", batch_size)
+            position = checkpoint.position or "0-0"
+            entries = game_log.read_partition(store, partition, position, batch_size)
             if not entries:
                 break
             status, _ = projections.apply_entries(

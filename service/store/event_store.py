@@ -65,7 +65,6 @@ from service.store.errors import (
     IdempotencyKeyReused,
     StoreError,
 )
-from service.store.upcasting import UpcasterRegistry
 
 __all__ = [
     "AppendResult",
@@ -130,6 +129,11 @@ else
     if fields[i] == 'hash' then last_hash = fields[i + 1] end
   end
   if not last_hash then return {'corrupt', 'last entry has no hash field'} end
+  -- An entry deleted by hand (XDEL) leaves a gap that the last entry alone does not show.
+  local length = redis.call('XLEN', game)
+  if length ~= version then
+    return {'corrupt', 'game stream has ' .. length .. ' entries, the last is seq ' .. version}
+  end
 end
 
 if idem then
@@ -204,6 +208,18 @@ def _seq_of(entry_id: Any) -> int:
     if sub != "0" or not seq.isdigit():
         raise CorruptStore(f"unexpected game stream entry id {text!r}")
     return int(seq)
+
+
+def _xread_entries(reply: Any) -> list:
+    """The (id, fields) entries of an XREAD reply, RESP2 or RESP3."""
+    entries: list = []
+    if isinstance(reply, dict):  # RESP3
+        for stream_entries in reply.values():
+            entries += stream_entries[0] if stream_entries else []
+    else:
+        for _, stream_entries in reply or []:
+            entries += stream_entries
+    return entries
 
 
 def _check_game_id(game_id: str) -> None:
@@ -300,9 +316,9 @@ class RedisEventStore:
     """Event store on Redis streams; see the module docstring for the layout.
 
     ``redis`` may be a ``redis.Redis`` (or ``fakeredis.FakeRedis``, which needs
-    ``lupa`` for scripts) with or without ``decode_responses``. ``upcasters``
-    defaults to the global registry of :mod:`service.store.upcasting`. ``now`` returns
-    the ISO-8601 UTC time used when an append is given no time.
+    ``lupa`` for scripts) with or without ``decode_responses``. ``now`` returns
+    the ISO-8601 UTC time used when an append is given no time. Every read returns events
+    as stored (:class:`RecordedEvent`, never upcast): ``service.app.game_log`` decodes them.
     """
 
     def __init__(
@@ -311,7 +327,6 @@ class RedisEventStore:
         prefix: str = "hearts",
         partitions: int = 16,
         *,
-        upcasters: UpcasterRegistry | None = None,
         now: Callable[[], str] = utc_now_iso,
     ) -> None:
         if not isinstance(prefix, str) or not prefix or "{" in prefix or "}" in prefix:
@@ -320,7 +335,6 @@ class RedisEventStore:
         self.redis = redis
         self.prefix = prefix
         self.partitions = partitions
-        self.upcasters = upcasters
         self._now = now
         self._append_script = redis.register_script(_APPEND_LUA)
 
@@ -429,7 +443,7 @@ class RedisEventStore:
             return AppendResult(
                 game_id=game_id,
                 version=int(reply[1]),
-                events=tuple(self._decode(envelope_json(e)) for e in recorded),
+                events=tuple(recorded),  # sealed from a copy: as the store holds them
                 response=idempotency.response if idempotency is not None else None,
             )
         if status == "replay":
@@ -467,26 +481,20 @@ class RedisEventStore:
 
     # Reads ----------------------------------------------------------------
 
-    def _decode(self, data: Any, *, upcast: bool = True) -> RecordedEvent:
+    def _decode(self, data: Any) -> RecordedEvent:
         try:
-            return decode_envelope(data, upcast=upcast, upcasters=self.upcasters)
+            return decode_envelope(data)
         except (ValueError, KeyError) as exc:
             raise CorruptStore(f"undecodable envelope: {exc}") from exc
 
-    def read(
-        self, game_id: str, after: int = 0, limit: int | None = None, *, upcast: bool = True
-    ) -> list[RecordedEvent]:
-        """Events of the game with seq > ``after``, in order, at most ``limit``.
-
-        Upcast to the current schema versions unless ``upcast=False`` (the
-        stored form, which is what :func:`~service.store.envelope.verify_chain` needs).
-        """
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[RecordedEvent]:
+        """Events of the game with seq > ``after``, in order, at most ``limit``, as stored."""
         _check_game_id(game_id)
         _check_count("after", after, 0)
         if limit is not None:
             _check_count("limit", limit, 1)
         entries = self.redis.xrange(self.game_key(game_id), f"{after + 1}-0", "+", count=limit)
-        return [self._decode(_field(fields, "event"), upcast=upcast) for _, fields in entries]
+        return [self._decode(_field(fields, "event")) for _, fields in entries]
 
     def read_since(self, game_id: str, version: int) -> tuple[str | None, list[RecordedEvent]]:
         """The hash recorded at ``version`` and the events after it, in one round trip.
@@ -497,11 +505,29 @@ class RedisEventStore:
         """
         _check_game_id(game_id)
         _check_count("version", version, 1)
-        entries = self.redis.xrange(self.game_key(game_id), f"{version}-0", "+")
+        key = self.game_key(game_id)
+        # XLEN in the same round trip: an entry deleted before ``version`` (XDEL by hand) leaves
+        # the cached head intact, and only the count tells.
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.xrange(key, f"{version}-0", "+")
+        pipe.xlen(key)
+        entries, length = pipe.execute()
         if not entries or _seq_of(entries[0][0]) != version:
             return None, []
+        last = _seq_of(entries[-1][0])
+        if length != last:
+            raise CorruptStore(f"game {game_id!r}: {length} events stored, the last is seq {last}")
         head = _text(_field(entries[0][1], "hash"))
         return head, [self._decode(_field(fields, "event")) for _, fields in entries[1:]]
+
+    def follow(self, game_id: str, after: int, block_ms: int) -> list[RecordedEvent]:
+        """The game's events after seq ``after``, waiting up to ``block_ms`` for the first one
+        (XREAD BLOCK: one connection parked per caller); empty if none came in time."""
+        _check_game_id(game_id)
+        _check_count("after", after, 0)
+        _check_count("block_ms", block_ms, 1)
+        reply = self.redis.xread({self.game_key(game_id): f"{after}-0"}, block=block_ms)
+        return [self._decode(_field(fields, "event")) for _, fields in _xread_entries(reply)]
 
     def version(self, game_id: str) -> int:
         """The seq of the game's last event; 0 if the game has none."""
@@ -518,7 +544,7 @@ class RedisEventStore:
         events = []
         problems = []
         for entry_id, fields in entries:
-            event = self._decode(_field(fields, "event"), upcast=False)
+            event = self._decode(_field(fields, "event"))
             if _text(entry_id) != f"{event.seq}-0":
                 problems.append(
                     ChainProblem(event.seq, "entry id mismatch", f"entry id {_text(entry_id)}")
@@ -612,13 +638,7 @@ class RedisEventStore:
         else:
             _check_count("block_ms", block_ms, 0)
             reply = self.redis.xread({key: after_id}, count=count, block=block_ms)
-            entries = []
-            if isinstance(reply, dict):  # RESP3
-                for stream_entries in reply.values():
-                    entries += stream_entries[0] if stream_entries else []
-            else:
-                for _, stream_entries in reply or []:
-                    entries += stream_entries
+            entries = _xread_entries(reply)
         return [
             LogEntry(
                 id=_text(entry_id),

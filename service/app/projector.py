@@ -52,7 +52,7 @@ from typing import Any
 
 import redis as redis_lib
 
-from service.store.redis_server import is_cluster
+from service.app import game_log
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -60,6 +60,7 @@ from service.store.read_models import (
     new_generation_id,
     stream_id,
 )
+from service.store.redis_server import is_cluster
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +343,7 @@ class Projector:
             if not entries:
                 return applied
             status, _ = self.projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+                generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == APPLIED:
                 applied += len(entries)
@@ -420,7 +421,7 @@ def build_generation(
             if not entries:
                 break
             status, _ = projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+                generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == RETIRED:
                 return applied

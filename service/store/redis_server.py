@@ -33,9 +33,7 @@ log = logging.getLogger(__name__)
 FAKE_URL = "fakeredis://"
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 WARNING = (
-    "\n"
-    + "!" * 78
-    + "\n!! --ephemeral: every game lives in this process's memory (fakeredis).\n"
+    "\n" + "!" * 78 + "\n!! --ephemeral: every game lives in this process's memory (fakeredis).\n"
     "!! NOTHING SURVIVES A RESTART, and only one worker can run. Install redis-server\n"
     "!! (apt-get install redis-server) or set REDIS_URL for real use.\n" + "!" * 78 + "\n"
 )

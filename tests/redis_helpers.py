@@ -149,6 +149,7 @@ class LocalCluster:
     directory: Path
     nodes: dict[int, subprocess.Popen]  # port -> process, masters first
     masters: int
+    node_args: dict[int, tuple[str, ...]]  # port -> its redis-server arguments beyond the defaults
 
     @property
     def url(self) -> str:
@@ -181,7 +182,8 @@ class LocalCluster:
         raise RuntimeError(f"no live node knows slot {slot}")
 
     def wait_ok(self, timeout: float = 30.0) -> None:
-        """Until every live node says cluster_state:ok and agrees on every slot's master."""
+        """Until every live node says cluster_state:ok and agrees on every slot's master, and
+        every replica's link to its master is up."""
         deadline = time.monotonic() + timeout
         while True:
             views = []
@@ -193,7 +195,12 @@ class LocalCluster:
                     info = node.execute_command("CLUSTER", "INFO")
                     info = info.decode() if isinstance(info, bytes) else str(info)
                     slots = node.execute_command("CLUSTER", "SLOTS")
-                    ok = "cluster_state:ok" in info
+                    replication = node.info("replication")
+                    # A replica counts once its link to the master is up (WAIT needs it).
+                    ok = "cluster_state:ok" in info and (
+                        replication.get("role") != "slave"
+                        or replication.get("master_link_status") == "up"
+                    )
                     views.append(
                         (ok, sorted((s, e, int(m[1])) for s, e, m, *_ in slots))
                         if ok
@@ -208,6 +215,12 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"cluster in {self.directory} not ok: {views}")
             time.sleep(0.05)
+
+    def restart(self, port: int) -> None:
+        """Start a stopped node again on its port with its node config: it rejoins the cluster
+        (a master that was failed over comes back as a replica of its replacement)."""
+        process, _ = start_redis_server(self.directory, port=port, extra_args=self.node_args[port])
+        self.nodes[port] = process
 
     def stop(self) -> None:
         for process in self.nodes.values():
@@ -224,23 +237,24 @@ def start_redis_cluster(
     Failover is made quick (``cluster-node-timeout`` 1 s) so a test can kill a master."""
     directory = Path(tmpdir)
     nodes: dict[int, subprocess.Popen] = {}
+    node_args: dict[int, tuple[str, ...]] = {}
     try:
         for _ in range(masters * (1 + replicas)):
-            process, url = start_redis_server(
-                directory,
-                extra_args=(
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-node-timeout",
-                    "1000",
-                    "--cluster-config-file",
-                    f"nodes-{len(nodes)}.conf",
-                    "--cluster-replica-validity-factor",
-                    "0",
-                ),
+            args = (
+                "--cluster-enabled",
+                "yes",
+                "--cluster-node-timeout",
+                "1000",
+                "--cluster-config-file",
+                f"nodes-{len(nodes)}.conf",
+                "--cluster-replica-validity-factor",
+                "0",
             )
-            nodes[int(url.rsplit(":", 1)[1].split("/")[0])] = process
-        cluster = LocalCluster(directory, nodes, masters)
+            process, url = start_redis_server(directory, extra_args=args)
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
+            nodes[port] = process
+            node_args[port] = args
+        cluster = LocalCluster(directory, nodes, masters, node_args)
         command = [redis_cli_binary(), "--cluster", "create"]
         command += [f"127.0.0.1:{port}" for port in nodes]
         command += ["--cluster-replicas", str(replicas), "--cluster-yes"]

@@ -36,7 +36,13 @@ def open_store() -> Iterator[RedisEventStore]:
         raise SystemExit(UNUSABLE)
     client = redis_server.client_for(url)
     try:
-        yield RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
+        yield RedisEventStore(
+            client,
+            prefix=settings.key_prefix,
+            partitions=settings.partitions,
+            min_replicas=settings.min_replicas,
+            replica_timeout_ms=settings.replica_timeout_ms,
+        )
     finally:
         client.close()
         if started is not None:

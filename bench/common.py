@@ -203,6 +203,55 @@ ROOT = Path(__file__).resolve().parents[1]
 # -- a throwaway ``hearts serve`` ----------------------------------------------------------------
 
 
+class RedisClusterServers:
+    """A private Redis Cluster: ``masters`` cluster-enabled redis-servers (each a
+    :class:`RedisServer`) joined by ``redis-cli --cluster create``, no replicas. ``url`` is the
+    service's ``redis+cluster://`` URL for it. A context manager, like :class:`RedisServer`."""
+
+    def __init__(self, masters: int = 3) -> None:
+        self.servers = [
+            RedisServer(("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+            for _ in range(masters)
+        ]
+        self.url = ""
+
+    def __enter__(self) -> RedisClusterServers:
+        import redis
+
+        try:
+            for server in self.servers:
+                server.__enter__()
+            addresses = [server.url.removeprefix("redis://").split("/")[0] for server in self]
+            cli = shutil.which("redis-cli")
+            if not cli:
+                sys.exit("redis-cli not found: install it (apt-get install redis-tools)")
+            subprocess.run(
+                [cli, "--cluster", "create", *addresses, "--cluster-yes"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 30
+            for server in self:
+                node = redis.Redis.from_url(server.url)
+                while b"cluster_state:ok" not in node.execute_command("CLUSTER", "INFO"):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the bench cluster did not come up")
+                    time.sleep(0.05)
+                node.close()
+        except BaseException:
+            self.__exit__()
+            raise
+        self.url = "redis+cluster://" + addresses[0]
+        return self
+
+    def __iter__(self):
+        return iter(self.servers)
+
+    def __exit__(self, *exc: object) -> None:
+        for server in self.servers:
+            server.__exit__()
+
+
 class HeartsServer:
     """``hearts serve`` (gunicorn, its default worker class) on a free loopback port.
 

@@ -31,7 +31,8 @@ partition (tests drive several side by side to show the checkpoint is what keeps
 
 On a Redis Cluster no command may name keys of two slots, so new entries are read with one
 non-blocking XREADGROUP per partition (pipelined, the client sends each node its own), and an
-empty round waits ``cluster_poll_ms``; one Redis gets a single blocking XREADGROUP over them all.
+empty round waits ``poll_ms``; one Redis gets a single blocking XREADGROUP over them all (unless
+``blocking=False``: fakeredis's blocking read spins without yielding under gevent).
 
 ``on_applied`` (optional) is called with the running count of applied entries right after each
 atomic step, before anything is acknowledged: the crash tests kill the process from there.
@@ -107,7 +108,8 @@ class Projector:
         on_applied: Callable[[int], None] | None = None,
         generation: str | None = None,
         lease_ms: int | None = None,
-        cluster_poll_ms: int = 100,
+        blocking: bool | None = None,
+        poll_ms: int = 100,
     ) -> None:
         self.projections = projections
         # Pinned: always this generation (a reference build); else whatever the pointer names.
@@ -126,8 +128,9 @@ class Projector:
         self._keys = self.store.partition_log_keys()
         self._partition_of_key = {key: p for p, key in enumerate(self._keys)}
         self.lease_ms = lease_ms
-        self.cluster_poll_ms = cluster_poll_ms
-        self._cluster = is_cluster(self.redis)
+        self.poll_ms = poll_ms
+        # Blocking XREADGROUP over every partition at once: not on a cluster (see above).
+        self.blocking = not is_cluster(self.redis) if blocking is None else blocking
         # The partitions this projector reads: all of them, or (with leases) those it holds.
         self.owned: set[int] = set(range(len(self._keys))) if lease_ms is None else set()
         self._next_lease_check = 0.0
@@ -252,7 +255,7 @@ class Projector:
         return self._handle(delivered)
 
     def _read_group(self, keys: list[str], start: str, count: int, block: int) -> dict:
-        if not self._cluster:
+        if self.blocking:
             reply = self.redis.xreadgroup(
                 self.group,
                 self.consumer,
@@ -261,7 +264,7 @@ class Projector:
                 block=block if block > 0 else None,
             )
             return _stream_entries(reply)
-        # A cluster: one XREADGROUP per partition (each its own slot), none blocking.
+        # One XREADGROUP per partition (on a cluster each is its own slot), none blocking.
         pipe = self.redis.pipeline(transaction=False)
         for key in keys:
             pipe.xreadgroup(self.group, self.consumer, {key: start}, count=count)
@@ -269,7 +272,7 @@ class Projector:
         for reply in pipe.execute():
             delivered.update(_stream_entries(reply))
         if block > 0 and not any(delivered.values()):
-            time.sleep(min(block, self.cluster_poll_ms) / 1000)
+            time.sleep(min(block, self.poll_ms) / 1000)
         return delivered
 
     def recover_own(self) -> int:

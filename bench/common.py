@@ -155,7 +155,7 @@ class RedisServer:
         if not binary:
             sys.exit("redis-server not found: install it (apt-get install redis-server)")
         self._dir = tempfile.mkdtemp(prefix="hearts-bench-redis-")
-        port = free_port()
+        port = free_port(cluster="--cluster-enabled" in self.extra_args)
         self.process = subprocess.Popen(
             [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", self._dir]
             + ["--save", "", "--appendonly", "no", "--daemonize", "no", *self.extra_args],
@@ -178,10 +178,22 @@ class RedisServer:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port(cluster: bool = False) -> int:
+    """A free loopback port; with ``cluster``, one whose cluster bus port (+10000) is free too
+    (and below 65536)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if not cluster:
+            return port
+        if port + 10000 < 65536:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bus:
+                try:
+                    bus.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15.0) -> None:

@@ -39,10 +39,22 @@ def redis_server_binary() -> str:
     )
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port(cluster: bool = False) -> int:
+    """A free loopback port; with ``cluster``, one whose cluster bus port (+10000) is free too
+    (and below 65536)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if not cluster:
+            return port
+        if port + 10000 < 65536:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bus:
+                try:
+                    bus.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
 
 
 def start_redis_server(
@@ -66,7 +78,7 @@ def start_redis_server(
     attempts = 1 if port is not None else 5
     last_error = ""
     for _ in range(attempts):
-        chosen = port if port is not None else free_port()
+        chosen = port if port is not None else free_port("--cluster-enabled" in extra_args)
         log_path = directory / f"redis-{chosen}.log"
         args = [
             binary,

@@ -94,7 +94,10 @@ def test_two_projectors_side_by_side_equal_one(redis_url, key_prefix, store, pro
     rules = RuleOptions(score_limit=20)
     plans = [play_game(f"side-{i}", rules, rng) for i in range(4)]
     workers = [
-        spawn_projector(redis_url, key_prefix, "--consumer", f"w{i}", "--batch", "8")
+        # Short leases: the two settle on 8 partitions each within a second or two.
+        spawn_projector(
+            redis_url, key_prefix, "--consumer", f"w{i}", "--batch", "8", "--lease-ms", "3000"
+        )
         for i in range(2)
     ]
     try:
@@ -104,7 +107,8 @@ def test_two_projectors_side_by_side_equal_one(redis_url, key_prefix, store, pro
             leases = [f"{store.log_key(p)[: -len(':log')]}:projlease:{GROUP}" for p in range(16)]
             return [(store.redis.get(k) or b"").decode() for k in leases]
 
-        wait_until(lambda: sorted(owners()) == ["w0"] * 8 + ["w1"] * 8)
+        # Generous: two interpreters start first, on a machine that may be busy.
+        wait_until(lambda: sorted(owners()) == ["w0"] * 8 + ["w1"] * 8, timeout=90)
         # Appended while both run, one command at a time, so deliveries interleave.
         append_all(store, plans, rng)
         wait_until(lambda: caught_up(projections))

@@ -21,6 +21,7 @@ from service.app.game_service import GameService
 from service.settings import Settings
 from service.store import redis_server
 from service.store.event_store import RedisEventStore
+from service.web import bp as web_table
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ def create_app(
     api = HeartsApi(app)
     problems.register(app)
     api_package.register(app, api)
+    app.register_blueprint(web_table)  # the browser client at / (service/web)
     app.before_request(_before)
     app.after_request(_after)
 

@@ -62,7 +62,13 @@ def create_app(
         if redis is None:
             url = settings.redis_url or redis_server.start(settings.data_dir).url
             redis = redis_server.client_for(url)
-        store = RedisEventStore(redis, prefix=settings.key_prefix, partitions=settings.partitions)
+        store = RedisEventStore(
+            redis,
+            prefix=settings.key_prefix,
+            partitions=settings.partitions,
+            min_replicas=settings.min_replicas,
+            replica_timeout_ms=settings.replica_timeout_ms,
+        )
         service = GameService(
             store,
             conflict_retries=settings.conflict_retries,

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
+
+from domain.rules import OPTIONS, PRESETS, OptionKind, OptionSpec, PassDirection, RuleOptions
+from projections.stats import FIGURES
 
 PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
 MAX_NAME = 64
@@ -31,6 +34,60 @@ class SeatSpec(fields.Field):
 CardText = fields.String(metadata={"description": "A card: 2C, TD, QS, AH (10H and Q♠ work)"})
 
 
+# -- rule options, generated from the declaration the domain validates with (domain.rules) ------
+
+
+def _option_schema(name: str, spec: OptionSpec, *, request: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": spec.description}
+    if spec.kind is OptionKind.BOOLEAN:
+        out["type"] = "boolean"
+    elif spec.kind is OptionKind.INTEGER:
+        out.update(type="integer", minimum=spec.minimum, maximum=spec.maximum)
+    elif spec.kind is OptionKind.CHOICE:
+        out.update(type="string", enum=list(spec.choices))
+    elif spec.kind is OptionKind.CARDS:
+        out.update(type="array", items={"type": "string"}, uniqueItems=True)
+    elif spec.kind is OptionKind.CYCLE:
+        directions = {
+            "type": "array",
+            "items": {"type": "string", "enum": [d.value for d in PassDirection]},
+            "minItems": 1,
+        }
+        if request:
+            out["oneOf"] = [{"type": "string", "enum": list(spec.choices)}, directions]
+        else:
+            out.update(directions)
+    if spec.nullable:
+        out["nullable"] = True
+        if "enum" in out:
+            out["enum"].append(None)
+    return out
+
+
+def _preset_doc() -> str:
+    standard = RuleOptions().to_dict()
+    lines = []
+    for name, preset in PRESETS.items():
+        changed = {k: v for k, v in preset.to_dict().items() if standard[k] != v}
+        lines.append(f"{name}: {changed or 'the standard game'}")
+    return "Start from this preset, then apply the options given. " + "; ".join(lines)
+
+
+def rule_options_schema(*, request: bool) -> dict[str, Any]:
+    """The JSON schema of rule options: as sent at creation (a preset and any overrides), or as
+    a game's view shows them (every option, resolved)."""
+    properties = {
+        name: _option_schema(name, spec, request=request) for name, spec in OPTIONS.items()
+    }
+    if request:
+        properties = {
+            "preset": {"type": "string", "enum": list(PRESETS), "description": _preset_doc()},
+            **properties,
+        }
+        return {"properties": properties, "additionalProperties": False}
+    return {"properties": properties, "additionalProperties": False, "required": list(OPTIONS)}
+
+
 # -- requests ---------------------------------------------------------------------------------
 
 
@@ -40,8 +97,9 @@ class CreateGameSchema(Schema):
         load_default=None,
         allow_none=True,
         metadata={
-            "description": 'Rule options: {"preset": "standard"|"computer"|"omnibus"|"original", '
-            "...any option}; see docs/rules.md",
+            "description": "Rule options: a preset and any options to change (docs/rules.md); "
+            "a combination that makes no sense is refused (422 invalid-rules)",
+            **rule_options_schema(request=True),
         },
     )
     seats = fields.List(
@@ -133,11 +191,20 @@ class TrickSchema(Schema):
     points = fields.Integer(allow_none=True)
 
 
+class SeatPublicSchema(Schema):
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    bot = fields.String(allow_none=True)
+    hand_size = fields.Integer()
+    points_this_hand = fields.Integer()
+    has_passed = fields.Boolean()
+
+
 class PublicViewSchema(Schema):
     id = fields.String()
     version = fields.Integer()
     phase = fields.String(validate=validate.OneOf(PHASES))
-    rules = fields.Dict()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
     hand_number = fields.Integer()
     dealer = fields.Integer(allow_none=True)
     pass_direction = fields.String(allow_none=True)
@@ -147,7 +214,7 @@ class PublicViewSchema(Schema):
     tricks = fields.List(fields.Nested(TrickSchema))
     hearts_broken = fields.Boolean()
     scores = fields.List(fields.Integer())
-    seats = fields.List(fields.Dict())
+    seats = fields.List(fields.Nested(SeatPublicSchema))
     seed_commitment = fields.String(allow_none=True)
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
@@ -191,10 +258,132 @@ class GameListSchema(Schema):
 
 
 class ProblemSchema(Schema):
-    type = fields.String()
+    """An RFC 9457 problem, served as application/problem+json."""
+
+    type = fields.String(
+        metadata={"description": "/problems/<code>: GET it for the problem type's description"}
+    )
     title = fields.String()
     status = fields.Integer()
     detail = fields.String()
-    code = fields.String()
-    instance = fields.String()
-    errors = fields.Dict()
+    code = fields.String(metadata={"description": "The type's last segment, stable"})
+    instance = fields.String(metadata={"description": "The request path"})
+    errors = fields.Dict(
+        metadata={"description": "validation-error: the messages of each field that failed"}
+    )
+
+    class Meta:
+        unknown = INCLUDE  # some problem types add members (e.g. an audit's discrepancies)
+
+
+# -- read models ---------------------------------------------------------------------------------
+
+
+class AsOfSchema(Schema):
+    generation = fields.String(allow_none=True)
+    positions = fields.List(
+        fields.String(allow_none=True), metadata={"description": "By partition"}
+    )
+    lag = fields.Integer()
+
+
+class ScoreboardAsOfSchema(Schema):
+    generation = fields.String()
+    partition = fields.Integer()
+    position = fields.String(allow_none=True)
+    seq = fields.Integer()
+
+
+class HandRecordSchema(Schema):
+    hand_number = fields.Integer()
+    dealer = fields.Integer()
+    pass_direction = fields.String()
+    tricks_won = fields.List(fields.Integer())
+    penalty_cards_taken = fields.List(fields.Integer())
+    queen_of_spades = fields.Integer(allow_none=True)
+    scored = fields.Boolean()
+    points_taken = fields.List(fields.Integer(), allow_none=True)
+    shot = fields.String(allow_none=True, validate=validate.OneOf(["moon", "sun"]))
+    shooter = fields.Integer(allow_none=True)
+    moon_scoring = fields.String(allow_none=True)
+    score_changes = fields.List(fields.Integer(), allow_none=True)
+    exact_limit_resets = fields.List(fields.Integer())
+    totals = fields.List(fields.Integer(), allow_none=True)
+
+
+class StandingSchema(Schema):
+    rank = fields.Integer()
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    total = fields.Integer()
+    winner = fields.Boolean()
+
+
+class ScoreboardSchema(Schema):
+    game_id = fields.String()
+    seq = fields.Integer()
+    position = fields.String()
+    status = fields.String()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
+    penalty_suit = fields.String()
+    seats = fields.List(fields.Nested(SeatSummarySchema))
+    hands = fields.List(fields.Nested(HandRecordSchema))
+    totals = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    standings = fields.List(fields.Nested(StandingSchema))
+    created_at = fields.String(allow_none=True)
+    started_at = fields.String(allow_none=True)
+    finished_at = fields.String(allow_none=True)
+    as_of = fields.Nested(ScoreboardAsOfSchema)
+
+
+def _figure_fields() -> dict[str, fields.Field]:
+    # Counters are whole numbers; rates and averages are null until a game counts.
+    return {
+        name: fields.Integer() if figure.counter else fields.Float(allow_none=True)
+        for name, figure in FIGURES.items()
+    }
+
+
+PlayerFiguresSchema = Schema.from_dict(
+    {"name": fields.String(), **_figure_fields()}, name="PlayerFigures"
+)
+LeaderboardRowSchema = Schema.from_dict(
+    {"rank": fields.Integer(), "name": fields.String(), **_figure_fields()}, name="LeaderboardRow"
+)
+
+
+class LeaderboardSchema(Schema):
+    sort = fields.String(validate=validate.OneOf(list(FIGURES)))
+    order = fields.String(validate=validate.OneOf(["asc", "desc"]))
+    players = fields.List(fields.Nested(LeaderboardRowSchema))
+    total = fields.Integer()
+    next_cursor = fields.String(allow_none=True)
+    as_of = fields.Nested(AsOfSchema)
+
+
+class RecentSeatSchema(Schema):
+    seat = fields.Integer()
+    total = fields.Integer()
+    rank = fields.Integer()
+    winner = fields.Boolean()
+
+
+class RecentGameSchema(Schema):
+    game_id = fields.String()
+    status = fields.String()
+    hands = fields.Integer()
+    started_at = fields.String(allow_none=True)
+    finished_at = fields.String(allow_none=True)
+    seats = fields.List(fields.Nested(RecentSeatSchema))
+
+
+PlayerSchema = Schema.from_dict(
+    {
+        "name": fields.String(),
+        **_figure_fields(),
+        "recent_games": fields.List(fields.Nested(RecentGameSchema)),
+        "as_of": fields.Nested(AsOfSchema),
+    },
+    name="Player",
+)

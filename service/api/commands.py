@@ -21,13 +21,18 @@ from service.api.common import (
     service,
     token,
 )
+from service.api.links import AFTER_MOVE
 from service.api.problems import BODY, TOKEN, Problem, documented
 from service.api.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
 from service.app.auth import Forbidden, seat_of
 
 blp = Blueprint("commands", __name__, url_prefix="/api/v1/games", description="Pass, play, choose")
 
-_DOC = {"parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC], "security": BEARER_DOC}
+_DOC = {
+    "parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC],
+    "security": BEARER_DOC,
+    "responses": {200: {"links": AFTER_MOVE}},
+}
 
 # Request schemas are given as instances: given a class, webargs builds a schema (copying every
 # field) on each request. Schemas hold no per-request state (marshmallow 4 has no context).

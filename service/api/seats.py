@@ -20,6 +20,7 @@ from service.api.common import (
     token,
     view_dict,
 )
+from service.api.links import AFTER_JOIN
 from service.api.problems import BODY, TOKEN, Problem, documented
 from service.api.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
 from service.app.auth import Forbidden
@@ -31,7 +32,7 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
 @documented(blp, *BODY, 404, 409, 412)
-@blp.doc(parameters=[IDEMPOTENCY_DOC])
+@blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_JOIN}})
 def join(body: dict[str, Any], game_id: str):
     """Take a seat (the first open one unless ``seat`` is given). The first hand is dealt when
     every seat is filled."""

@@ -32,6 +32,9 @@ AFTER_CREATE = {
 }
 
 AFTER_JOIN = {
+    "JoinNext": _link(
+        GAME + "/seats", "post", "Another player takes a seat", "$request.path.game_id"
+    ),
     "View": _link(GAME, "get", "Your seat's view (with your token)", "$request.path.game_id"),
     "Pass": _link(
         GAME + "/pass",

@@ -9,9 +9,12 @@ from typing import Any
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
+from bots import bot_names
 from domain.rules import OPTIONS, PRESETS, OptionKind, OptionSpec, PassDirection, RuleOptions
 from projections.stats import FIGURES
 
+# Seats are numbered from 0; no table has more than the largest player count allows.
+SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
 PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
 MAX_NAME = 64
 
@@ -31,7 +34,15 @@ class SeatSpec(fields.Field):
         return None if value is None else {"bot": value}
 
 
-CardText = fields.String(metadata={"description": "A card: 2C, TD, QS, AH (10H and Q♠ work)"})
+# A card as the API writes it (rank 2-9, T, J, Q, K, A; suit C, D, H, S); requests may also write
+# 10 for T, a suit symbol, or lower case.
+CARD_PATTERN = "^(10|[2-9TJQKA])[CDHS♣♦♥♠]$"
+
+
+def card(**kwargs: Any) -> fields.String:
+    """A card field: ``2C``, ``TD``, ``QS``, ``AH`` (``10H`` and ``Q♠`` work too)."""
+    metadata = {"pattern": CARD_PATTERN, "example": "QS", **kwargs.pop("metadata", {})}
+    return fields.String(metadata=metadata, **kwargs)
 
 
 # -- rule options, generated from the declaration the domain validates with (domain.rules) ------
@@ -46,7 +57,8 @@ def _option_schema(name: str, spec: OptionSpec, *, request: bool) -> dict[str, A
     elif spec.kind is OptionKind.CHOICE:
         out.update(type="string", enum=list(spec.choices))
     elif spec.kind is OptionKind.CARDS:
-        out.update(type="array", items={"type": "string"}, uniqueItems=True)
+        cards = {"type": "string", "pattern": CARD_PATTERN}
+        out.update(type="array", items=cards, uniqueItems=True)
     elif spec.kind is OptionKind.CYCLE:
         directions = {
             "type": "array",
@@ -103,7 +115,15 @@ class CreateGameSchema(Schema):
         },
     )
     seats = fields.List(
-        SeatSpec(allow_none=True),
+        SeatSpec(
+            allow_none=True,
+            metadata={
+                "type": "object",
+                "properties": {"bot": {"type": "string", "enum": bot_names()}},
+                "required": ["bot"],
+                "additionalProperties": False,
+            },
+        ),
         load_default=None,
         allow_none=True,
         metadata={"description": 'One entry per seat: null (open) or {"bot": "random"}'},
@@ -115,7 +135,7 @@ class CreateGameSchema(Schema):
         metadata={"description": "Deal every hand from this seed (reproducible games)"},
     )
     deals = fields.List(
-        fields.List(fields.List(fields.String())),
+        fields.List(fields.List(card())),
         load_default=None,
         allow_none=True,
         metadata={"description": "deals[k][s]: seat s's cards in hand k+1; then from the seed"},
@@ -128,16 +148,20 @@ class JoinSchema(Schema):
 
 
 class PassSchema(Schema):
-    cards = fields.List(fields.String(), required=True, validate=validate.Length(max=13))
+    cards = fields.List(card(), required=True, validate=validate.Length(max=13))
     seat = fields.Integer(
-        strict=True, metadata={"description": "Optional: must be the token's seat"}
+        strict=True,
+        validate=SEAT_RANGE,
+        metadata={"description": "Optional: must be the token's seat"},
     )
 
 
 class PlaySchema(Schema):
-    card = fields.String(required=True, metadata={"description": "The card to play"})
+    card = card(required=True, metadata={"description": "The card to play"})
     seat = fields.Integer(
-        strict=True, metadata={"description": "Optional: must be the token's seat"}
+        strict=True,
+        validate=SEAT_RANGE,
+        metadata={"description": "Optional: must be the token's seat"},
     )
 
 
@@ -145,7 +169,11 @@ class MoonSchema(Schema):
     choice = fields.String(
         required=True, validate=validate.OneOf(["add_to_others", "subtract_from_shooter"])
     )
-    seat = fields.Integer(strict=True)
+    seat = fields.Integer(
+        strict=True,
+        validate=SEAT_RANGE,
+        metadata={"description": "Optional: must be the token's seat"},
+    )
 
 
 class SeatBotSchema(Schema):
@@ -180,7 +208,7 @@ class CreatedSchema(Schema):
 
 class PlayCardSchema(Schema):
     seat = fields.Integer()
-    card = fields.String()
+    card = card()
 
 
 class TrickSchema(Schema):
@@ -222,10 +250,10 @@ class PublicViewSchema(Schema):
 
 class SeatViewSchema(PublicViewSchema):
     seat = fields.Integer()
-    hand = fields.List(fields.String())
-    legal_cards = fields.List(fields.String())
-    passed_cards = fields.List(fields.String(), allow_none=True)
-    received_cards = fields.List(fields.String())
+    hand = fields.List(card())
+    legal_cards = fields.List(card(), metadata={"description": "What you may pass or play now"})
+    passed_cards = fields.List(card(), allow_none=True)
+    received_cards = fields.List(card())
     cards_to_pass = fields.Integer()
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from domain.cards import QUEEN_OF_SPADES, Card, Suit
 from domain.events import (
+    Event,
     GameCreated,
     GameEnded,
     HandDealt,
@@ -26,7 +27,6 @@ from domain.events import (
     PlayerJoined,
     SeatControlChanged,
     TrickTaken,
-    event_from_dict,
 )
 
 from .stats import StatDelta
@@ -36,15 +36,15 @@ STATUS_PLAYING = "playing"
 STATUS_FINISHED = "finished"
 
 # Only these change a scoreboard; every other event just moves its seq on.
-_RELEVANT = {
-    "GameCreated",
-    "PlayerJoined",
-    "SeatControlChanged",
-    "HandDealt",
-    "TrickTaken",
-    "HandScored",
-    "GameEnded",
-}
+_RELEVANT = (
+    GameCreated,
+    PlayerJoined,
+    SeatControlChanged,
+    HandDealt,
+    TrickTaken,
+    HandScored,
+    GameEnded,
+)
 
 
 class ProjectionGap(ValueError):
@@ -53,12 +53,15 @@ class ProjectionGap(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class SourceEvent:
-    """One event as the projections see it: a game's event at a position of the log."""
+    """One event as the projections see it: a game's event at a position of the log.
+
+    ``event`` is the domain event, already decoded by the service; None for a record of the
+    service's own (not a domain event), which only moves the game's seq on.
+    """
 
     game_id: str
     seq: int
-    type: str
-    payload: Mapping[str, Any]
+    event: Event | None
     time: str  # ISO-8601 UTC, as recorded
     position: str = ""  # where in the log it was read (a stream id); informational
 
@@ -241,15 +244,15 @@ def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return Applied(board, applied=False)
     if event.seq != current + 1:
         raise ProjectionGap(f"game {event.game_id!r}: event {event.seq} arrived after {current}")
-    if event.type not in _RELEVANT:
+    domain_event = event.event
+    if not isinstance(domain_event, _RELEVANT):
         if board is None:
-            raise ProjectionGap(f"game {event.game_id!r}: first event is a {event.type}")
+            raise ProjectionGap(f"game {event.game_id!r}: first event is a {_name(domain_event)}")
         return Applied(replace(board, seq=event.seq, position=event.position))
-    domain_event = event_from_dict(event.type, dict(event.payload))
     if isinstance(domain_event, GameCreated):
         return Applied(_created(domain_event, event))
     if board is None:
-        raise ProjectionGap(f"game {event.game_id!r}: first event is a {event.type}")
+        raise ProjectionGap(f"game {event.game_id!r}: first event is a {_name(domain_event)}")
     board = replace(board, seq=event.seq, position=event.position)
     if isinstance(domain_event, PlayerJoined):
         return Applied(_seat(board, domain_event.seat, name=domain_event.name))
@@ -276,6 +279,10 @@ def fold_game(events: Iterable[SourceEvent], board: Scoreboard | None = None) ->
         deltas += result.deltas
         listings += result.listings
     return Applied(board, tuple(deltas), tuple(listings))
+
+
+def _name(event: Event | None) -> str:
+    return type(event).__name__ if event is not None else "service record"
 
 
 def time_score(time: str) -> int:

@@ -25,7 +25,8 @@ from domain.errors import ALL_VIOLATIONS, RuleViolation
 from service.api.schemas import ProblemSchema
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
-from service.store.event_store import IdempotencyKeyReused
+from service.app.export import ImportRefused
+from service.store.event_store import CorruptStore, IdempotencyKeyReused
 
 log = logging.getLogger(__name__)
 
@@ -128,13 +129,35 @@ _HTTP = [
         "The game changed under the command too many times in a row; retry.",
     ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
+    ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
+    ProblemType("hand-not-found", 404, "No such hand", "That hand has not been dealt."),
+    ProblemType("event-not-found", 404, "No such event", "The game has no event with that seq."),
+    ProblemType(
+        "game-in-progress",
+        409,
+        "Game in progress",
+        "A game is exported once it is finished: until then the export would show hidden cards.",
+    ),
+    ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
+    ProblemType(
+        "unsupported-export-version",
+        422,
+        "Unsupported export version",
+        "The export's format_version is not one this server reads.",
+    ),
+    ProblemType(
+        "export-fails-audit",
+        422,
+        "Export fails its audit",
+        "The export's events fail the audit ('discrepancies' lists them); nothing was imported.",
+    ),
     ProblemType(
         "corrupt-game",
         409,
         "Damaged game log",
-        "The game's stored log cannot be folded (an event missing or altered); see its audit.",
+        "The game's stored log cannot be read (an event missing, altered or unreadable), so "
+        "the game cannot be shown or played; GET /api/v1/games/{id}/audit names the damage.",
     ),
-    ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
 ]
 
 _DOMAIN_TITLES = {
@@ -171,6 +194,10 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.NameReserved: 422,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,
+    app_errors.HandNotFound: 404,
+    app_errors.EventNotFound: 404,
+    app_errors.GameInProgress: 409,
+    ImportRefused: 422,
     app_errors.ServiceError: 400,
 }
 
@@ -181,7 +208,10 @@ def _service_problem(error: app_errors.ServiceError) -> Problem:
     retry_after = getattr(error, "retry_after_seconds", None)
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
-    return Problem(error.code, error.detail, status=status, headers=headers)
+    extra: dict[str, Any] = {}
+    if isinstance(error, ImportRefused) and error.report is not None:
+        extra["discrepancies"] = [d.to_dict() for d in error.report.discrepancies]
+    return Problem(error.code, error.detail, status=status, headers=headers, **extra)
 
 
 _HTTP_CODES = {
@@ -215,6 +245,8 @@ def to_problem(error: BaseException) -> Problem:
         )
     if isinstance(error, Forbidden):
         return Problem("forbidden", error.detail)
+    if isinstance(error, CorruptStore):  # the store found a stream it did not write like that
+        return Problem("corrupt-game", f"{error}: see the game's audit")
     if isinstance(error, IdempotencyKeyReused):
         return Problem(
             "idempotency-key-reused", "this Idempotency-Key was used for a different request"

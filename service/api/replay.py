@@ -3,8 +3,8 @@
 - ``GET /games/{id}/events?after=N``: the events after seq N as the caller may see them (the
   public, or the seat of the bearer token; see service/app/redaction.py). With
   ``Accept: text/event-stream``: Server-Sent Events, live, ``id:`` = seq, resumable with
-  ``Last-Event-ID``, a keep-alive comment every ``HEARTS_SSE_KEEPALIVE`` seconds (15), ending
-  with an ``end`` event when the game ends (or after ``HEARTS_SSE_MAX_SECONDS``, 3600, when the
+  ``Last-Event-ID``, a keep-alive comment every ``Settings.sse_keepalive_seconds`` (15), ending
+  with an ``end`` event when the game ends (or after ``Settings.sse_max_seconds``, 3600, when the
   client reconnects with its Last-Event-ID like after any drop).
 - ``GET /games/{id}/hands/{n}``: a hand's complete record (what the caller may see while in play).
 - ``GET /games/{id}/state?at=SEQ``: the view after event SEQ (time travel), public or seat.
@@ -15,20 +15,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, request, stream_with_context
+from flask import Response, current_app, request, stream_with_context
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from domain.events import event_from_dict
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service.api.common import (
@@ -40,23 +35,13 @@ from service.api.common import (
     token,
     view_dict,
 )
-from service.api.problems import CATALOGUE, Problem, ProblemType
-from service.app.audit import audit_events
-from service.app.deal_plan import is_domain_event
-from service.app.export import ImportRefused, export_events, export_text, prepare_import
-from service.app.game import StoredGame, fold_records
-from service.app.game_service import GameService, idempotency_for, new_game_id
-from service.app.hand_records import HandTracker, Logged, decode_events, hand_record
-from service.app.redaction import disclosure_for, redact_events
+from service.api.problems import Problem
+from service.app.errors import EventNotFound
+from service.app.game import StoredGame
+from service.app.game_service import idempotency_for, new_game_id
+from service.app.replay import Replay, Stream, import_id_for_key
 from service.cli.replay_text import render_hand
-from service.store.envelope import RecordedEvent
-from service.store.event_store import (
-    ConcurrencyConflict,
-    IdempotencyKeyReused,
-    IdempotencyRecord,
-    Snapshot,
-    utc_now_iso,
-)
+from service.store.event_store import Snapshot
 
 blp = Blueprint(
     "replay",
@@ -68,31 +53,6 @@ blp = Blueprint(
 EVENT_STREAM = "text/event-stream"
 MAX_IMPORT_BYTES = 8 * 1024 * 1024  # a long game exports to a few hundred kB
 EVENTS_PAGE = 1000
-
-for _problem in (
-    ProblemType("hand-not-found", 404, "No such hand", "That hand has not been dealt."),
-    ProblemType("event-not-found", 404, "No such event", "The game has no event with that seq."),
-    ProblemType(
-        "game-in-progress",
-        409,
-        "Game in progress",
-        "A game is exported once it is finished: until then the export would show hidden cards.",
-    ),
-    ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
-    ProblemType(
-        "unsupported-export-version",
-        422,
-        "Unsupported export version",
-        "The export's format_version is not one this server reads.",
-    ),
-    ProblemType(
-        "export-fails-audit",
-        422,
-        "Export fails its audit",
-        "The export's events fail the audit ('discrepancies' lists them); nothing was imported.",
-    ),
-):
-    CATALOGUE.setdefault(_problem.code, _problem)
 
 
 class EventsQuery(Schema):
@@ -117,44 +77,6 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
     return service().seat_of_token(snap, tok) if tok is not None else None
 
 
-class Follower:
-    """Follows one game's log for one viewer, holding only the folded state and the hand in
-    play (a live stream runs for hours: it must not keep the whole log)."""
-
-    def __init__(self, viewer: int | None) -> None:
-        self.viewer = viewer
-        self.tracker = HandTracker()
-
-    @property
-    def state(self) -> GameState:
-        return self.tracker.state
-
-    def skip(self, events: list[RecordedEvent]) -> None:
-        for event in events:
-            self._fold(event)
-
-    def items(self, events: list[RecordedEvent], now: GameState | None = None) -> list[dict]:
-        """``events`` (the next ones) as the viewer may see them, given the game ``now`` (by
-        default: as it stands after them). A HandScored carries the finished hand's record."""
-        hand_before = self.state.hand_number
-        reveals = {}
-        for event in events:
-            self._fold(event)
-            if event.type == "HandScored":
-                record = self.tracker.record()
-                reveals[event.seq] = record.to_dict() if record is not None else None
-        disclosure = disclosure_for(now if now is not None else self.state, self.viewer)
-        items = redact_events(events, disclosure, hand_before)
-        for item in items:
-            if item["seq"] in reveals:
-                item["revealed_hand"] = reveals[item["seq"]]
-        return items
-
-    def _fold(self, event: RecordedEvent) -> None:
-        if is_domain_event(event.type):
-            self.tracker.feed(Logged(event.seq, event_from_dict(event.type, event.payload)))
-
-
 # -- the log, and the live stream -----------------------------------------------------------------
 
 
@@ -170,23 +92,18 @@ def events(query: dict[str, Any], game_id: str):
     viewer = _viewer(snap)
     if _wants_stream():
         after = _last_event_id(query["after"])
-        return _sse_response(svc, game_id, viewer, after)
-    stored = svc.store.read(game_id)
-    now = svc.snapshot(game_id).state.state  # at least as new as ``stored``
-    after = query["after"]
-    follower = Follower(viewer)
-    follower.skip(stored[:after])
-    items = follower.items(stored[after : after + query["limit"]], now)
-    version = stored[-1].seq if stored else 0
+        return _sse_response(Replay(svc.store), game_id, viewer, after)
+    now = svc.snapshot(game_id).state.state  # at least as new as the events read next
+    page = Replay(svc.store).events(game_id, viewer, now, query["after"], query["limit"])
     body = {
         "id": game_id,
-        "version": version,
-        "phase": now.phase.value,
-        "events": items,
-        "next_after": items[-1]["seq"] if items else after,
-        "more": bool(items) and items[-1]["seq"] < version,
+        "version": page.version,
+        "phase": page.phase.value,
+        "events": page.items,
+        "next_after": page.next_after,
+        "more": page.more,
     }
-    return json_response(body, version=version, headers={"Vary": "Authorization, Accept"})
+    return json_response(body, version=page.version, headers={"Vary": "Authorization, Accept"})
 
 
 def _wants_stream() -> bool:
@@ -206,32 +123,18 @@ def _last_event_id(after: int) -> int:
     return int(raw.strip())
 
 
-def _seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def _sse_response(svc: GameService, game_id: str, viewer: int | None, after: int) -> Response:
-    keepalive = _seconds("HEARTS_SSE_KEEPALIVE", 15.0)
-    lifetime = _seconds("HEARTS_SSE_MAX_SECONDS", 3600.0)
-    stored = svc.store.read(game_id)
-    follower = Follower(viewer)
-    follower.skip(stored[:after])
-    if follower.state.phase is Phase.FINISHED or (after >= len(stored) and _finished(stored)):
+def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) -> Response:
+    settings = current_app.extensions["hearts.settings"]
+    keepalive, lifetime = settings.sse_keepalive_seconds, settings.sse_max_seconds
+    start = replay.stream(game_id, viewer, after)
+    if start is None:
         # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
         return Response(status=204)
-    stream = sse_stream(svc, game_id, follower, after, stored[after:], keepalive, lifetime)
+    stream = sse_stream(replay, game_id, start, keepalive, lifetime)
     response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
     return response
-
-
-def _finished(stored: list[RecordedEvent]) -> bool:
-    return bool(stored) and stored[-1].type == "GameEnded"
 
 
 def sse_message(item: dict[str, Any]) -> str:
@@ -239,24 +142,18 @@ def sse_message(item: dict[str, Any]) -> str:
 
 
 def sse_stream(
-    svc: GameService,
-    game_id: str,
-    follower: Follower,
-    after: int,
-    backlog: list[RecordedEvent],
-    keepalive: float,
-    lifetime: float,
+    replay: Replay, game_id: str, start: Stream, keepalive: float, lifetime: float
 ) -> Iterator[str]:
     """The live stream: the backlog first, then each new event as it is appended.
 
-    Waits with XREAD BLOCK on the game's stream (one Redis connection per open stream; under
-    the gevent worker a parked greenlet, not a thread), at most ``keepalive`` seconds at a
-    time, sending a comment line in between so proxies and clients see the line alive.
+    Waits in ``Replay.wait`` (the store's ``follow``: XREAD BLOCK on the game's stream, one Redis
+    connection per open stream; under the gevent worker a parked greenlet, not a thread), at most
+    ``keepalive`` seconds at a time, sending a comment line in between so proxies and clients
+    see the line alive.
     """
     deadline = time.monotonic() + lifetime
-    key = svc.store.game_key(game_id)
+    follower, after, new = start.follower, start.after, start.backlog
     yield f"retry: 2000\n: hearts events of {game_id} after {after}\n\n"
-    new = backlog
     while True:
         if new:
             for item in follower.items(new):
@@ -272,9 +169,8 @@ def sse_stream(
             yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
             return
         block_ms = max(1, int(min(keepalive, remaining) * 1000))
-        woken = svc.store.redis.xread({key: f"{after}-0"}, count=1, block=block_ms)
-        new = svc.store.read(game_id, after=after) if woken else []
-        if not woken:
+        new = replay.wait(game_id, after, block_ms)
+        if not new:
             yield ": keep-alive\n\n"
 
 
@@ -288,15 +184,10 @@ def sse_stream(
 def hand(query: dict[str, Any], game_id: str, number: int):
     """Hand ``number`` in full once it is finished; while in play, what the caller may see."""
     svc = service()
-    snap = svc.snapshot(game_id)
-    viewer = _viewer(snap)
-    stored = svc.store.read(game_id)
-    record = hand_record(decode_events(stored), number, viewer)
-    if record is None:
-        raise Problem("hand-not-found", f"game {game_id} has no hand {number}")
+    viewer = _viewer(svc.snapshot(game_id))
+    version, record = Replay(svc.store).hand(game_id, number, viewer)
     if query["format"] == "text":
         return Response(render_hand(record) + "\n", mimetype="text/plain")
-    version = stored[-1].seq
     return json_response(
         {"id": game_id, "version": version, **record.to_dict()},
         version=version,
@@ -315,56 +206,11 @@ def state_at(query: dict[str, Any], game_id: str):
     viewer = _viewer(snap)
     at = query["at"]
     if at > snap.version:
-        raise Problem("event-not-found", f"game {game_id} has {snap.version} events, not {at}")
-    table = CHECKPOINTS.table_at(svc.store, game_id, at)
+        raise EventNotFound(game_id, snap.version, at)
+    table = Replay(svc.store).state_at(game_id, at)
     return json_response(
         view_dict(table, at, viewer), version=at, headers={"Vary": "Authorization"}
     )
-
-
-class Checkpoints:
-    """Folded tables at every ``every``-th seq, per game, so a replay viewer stepping through a
-    game folds at most ``every`` events per step. Each checkpoint keeps the hash of its event and
-    is used only while the stream still has that event there (a rewritten stream is refolded).
-    """
-
-    def __init__(self, every: int = 32, max_games: int = 64) -> None:
-        self.every = every
-        self.max_games = max_games
-        self._games: OrderedDict[str, dict[int, tuple[str, StoredGame]]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def table_at(self, store: Any, game_id: str, at: int) -> StoredGame:
-        with self._lock:
-            marks = dict(self._games.get(game_id, {}))
-        base = max((seq for seq in marks if seq <= at), default=0)
-        table = StoredGame()
-        events: list[RecordedEvent] = []
-        if base:
-            events = store.read(game_id, after=base - 1, limit=at - base + 1)
-            if events and events[0].seq == base and events[0].hash == marks[base][0]:
-                table, events = marks[base][1], events[1:]
-            else:
-                marks, base = {}, 0
-        if not base:
-            events = store.read(game_id, limit=at)
-        new: dict[int, tuple[str, StoredGame]] = {}
-        for event in events:
-            table = fold_records(table, [event])
-            if event.seq % self.every == 0:
-                new[event.seq] = (event.hash, table)
-        with self._lock:
-            kept = self._games.setdefault(game_id, {})
-            if not marks:
-                kept.clear()
-            kept.update(new)
-            self._games.move_to_end(game_id)
-            while len(self._games) > self.max_games:
-                self._games.popitem(last=False)
-        return table
-
-
-CHECKPOINTS = Checkpoints()
 
 
 # -- audit, export, import ------------------------------------------------------------------------
@@ -374,10 +220,7 @@ CHECKPOINTS = Checkpoints()
 @blp.response(200, description="The audit report; ok is false on any discrepancy")
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
-    svc = service()
-    svc.snapshot(game_id)  # 404 for no such game
-    stored = svc.store.read(game_id, upcast=False)
-    report = audit_events(stored, game_id, svc.store.upcasters)
+    report = Replay(service().store).audit(game_id)
     return json_response(report.to_dict(), version=report.last_seq)
 
 
@@ -386,15 +229,11 @@ def audit(game_id: str):
 @blp.response(200, description="The export document (JSON), or its text form")
 def export(query: dict[str, Any], game_id: str):
     """The whole game as one self-contained document, once it is finished."""
-    svc = service()
-    snap = svc.snapshot(game_id)
-    if snap.state.state.phase is not Phase.FINISHED:
-        raise Problem("game-in-progress", f"game {game_id} is not finished yet")
-    stored = svc.store.read(game_id, upcast=False)
-    document = export_events(game_id, stored, svc.store.read(game_id), utc_now_iso())
+    replay = Replay(service().store)
+    document = replay.export(game_id)
     filename = f"hearts-{game_id}"
     if query["format"] == "text":
-        response = Response(export_text(document, svc.store.upcasters), mimetype="text/plain")
+        response = Response(replay.export_text(document), mimetype="text/plain")
         response.headers["Content-Disposition"] = f'inline; filename="{filename}.txt"'
         return response
     response = json_response(document, version=document["version"])
@@ -419,45 +258,14 @@ def import_():
     document = json.loads(body_bytes)  # the app's hook has checked it is a JSON object
     key = request.headers.get("Idempotency-Key")
     svc = service()
-    record = None
+    idem = None
     if key:
-        # The new id comes from the key, so a retry lands on the same game and record.
-        new_id = "g" + hashlib.sha256(f"import\0{key}".encode()).hexdigest()[:19]
+        new_id = import_id_for_key(key)
         idem = idempotency_for(key, new_id, actor(None), "POST", request.path, body_bytes)
-        stored = svc.store.get_idempotent(new_id, idem.scope)
-        if stored is not None:
-            if stored[0] != idem.fingerprint:
-                raise IdempotencyKeyReused(idem.scope)
-            return _imported(json.loads(stored[1]), replayed=True)
     else:
         new_id = new_game_id()
-    try:
-        prepared = prepare_import(document, new_id, svc.store.upcasters)
-    except ImportRefused as refused:
-        extra: dict[str, Any] = {}
-        if refused.report is not None:
-            extra["discrepancies"] = [d.to_dict() for d in refused.report.discrepancies]
-        raise Problem(refused.code, refused.detail, **extra) from None
-    body = {
-        "id": new_id,
-        "version": len(prepared.events),
-        "source_game_id": prepared.source_game_id,
-    }
-    if key:
-        record = IdempotencyRecord(
-            idem.scope, idem.fingerprint, json.dumps(body), svc.idempotency_ttl
-        )
-    try:
-        result = svc.store.append(
-            new_id, 0, prepared.events, prepared.command_id, idempotency=record
-        )
-    except ConcurrencyConflict:  # only with a key whose record has expired
-        raise Problem(
-            "idempotency-key-reused", "this Idempotency-Key already imported a game"
-        ) from None
-    if result.replayed:
-        return _imported(json.loads(result.response or "{}"), replayed=True)
-    return _imported(body)
+    imported = Replay(svc.store).import_(document, new_id, idem, svc.idempotency_ttl)
+    return _imported(imported.body, imported.replayed)
 
 
 def _imported(body: dict[str, Any], replayed: bool = False) -> Response:

@@ -2,9 +2,10 @@
 
 The domain cannot hold them (it has no such event), so the service records them in a
 ``DealPlan`` record: a service-owned entry of the game's stream, written right after
-``GameCreated`` in the same atomic append, and only when a seed or deals were given. Readers of
-the log that fold domain events skip it (``is_domain_event``). It is redacted like a deal: the
-seed is hidden until the game ends, deal ``k`` until hand ``k`` is scored.
+``GameCreated`` in the same atomic append, and only when a seed or deals were given. The game log
+(``service.app.game_log``) reads it back as a ``DealPlan``, beside the domain events. It is
+redacted like a deal: the seed is hidden until the game ends, deal ``k`` until hand ``k`` is
+scored.
 
 Seeds of hands: hand ``k`` (1-based) is dealt ``deals[k-1]`` while the listed deals last; the seed
 of hand ``k`` is ``HMAC-SHA256(key=utf8(seed), msg=utf8("hand:" + k))`` in lowercase hex when a
@@ -25,6 +26,7 @@ from typing import Any
 from domain.cards import Card
 from domain.commands import Deal
 from domain.events import EVENT_TYPES
+from service.store.envelope import NewEvent
 
 DEAL_PLAN = "DealPlan"
 DEAL_PLAN_SCHEMA_VERSION = 1
@@ -66,6 +68,11 @@ class DealPlan:
         if hand_number <= len(self.deals):
             return Deal(seed=seed, hands=self.deals[hand_number - 1])
         return Deal(seed=seed)
+
+
+def plan_event(plan: DealPlan) -> NewEvent:
+    """The record to append for ``plan``, right after the game's ``GameCreated``."""
+    return NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload())
 
 
 def hand_seed(game_seed: str, hand_number: int) -> str:

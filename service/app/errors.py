@@ -73,6 +73,29 @@ class TooManyConflicts(ServiceError):
         super().__init__("the game kept changing under this command; retry")
 
 
+class HandNotFound(ServiceError):
+    code = "hand-not-found"
+
+    def __init__(self, game_id: str, number: int) -> None:
+        super().__init__(f"game {game_id} has no hand {number}")
+
+
+class EventNotFound(ServiceError):
+    code = "event-not-found"
+
+    def __init__(self, game_id: str, version: int, at: int) -> None:
+        super().__init__(f"game {game_id} has {version} events, not {at}")
+
+
+class GameInProgress(ServiceError):
+    """Exported once finished: until then the export would show hidden cards."""
+
+    code = "game-in-progress"
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id} is not finished yet")
+
+
 class IdempotencyKeyReused(ServiceError):
     """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
 

@@ -16,7 +16,7 @@ identically: the same deals, passes, plays, tricks, scores, and views at every s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,48 +25,41 @@ from domain import events as e
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
+from service.app import game_log
 from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
-from service.app.deal_plan import is_domain_event
-from service.app.hand_records import decode_events, hand_records
+from service.app.deal_plan import DealPlan, plan_event
+from service.app.errors import ServiceError
+from service.app.hand_records import Logged, hand_records
 from service.cli.replay_text import render_hands, render_summary
 from service.store.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
-from service.store.event_store import IdempotencyRecord, RedisEventStore, utc_now_iso
-from service.store.upcasting import UpcasterRegistry, default_registry
+from service.store.upcasting import UpcasterRegistry
 
 FORMAT = "hearts-game-export"
 FORMAT_VERSION = 1
 MAX_EVENTS = 50_000  # far beyond any real game; bounds the work one import can ask for
 
 
-class ImportRefused(Exception):
-    """The document cannot be imported; ``code`` is stable, ``report`` set if the audit failed."""
+class ImportRefused(ServiceError):
+    """The document cannot be imported; ``code`` is stable (``invalid-export``,
+    ``unsupported-export-version``, ``export-fails-audit``), ``report`` set if the audit failed."""
 
     def __init__(self, code: str, detail: str, report: AuditReport | None = None) -> None:
         super().__init__(detail)
         self.code = code
-        self.detail = detail
         self.report = report
 
 
 # -- export ---------------------------------------------------------------------------------------
 
 
-def export_game(store: RedisEventStore, game_id: str, now: Callable[[], str] = utc_now_iso) -> dict:
-    """The export document of a game in the store (KeyError if there is no such game)."""
-    stored = store.read(game_id, upcast=False)
-    if not stored:
-        raise KeyError(game_id)
-    return export_events(game_id, stored, store.read(game_id), now())
-
-
 def export_events(
     game_id: str,
     stored: Sequence[RecordedEvent],
-    upcast: Sequence[RecordedEvent],
     exported_at: str,
+    upcasters: UpcasterRegistry | None = None,
 ) -> dict[str, Any]:
-    """The document of ``stored`` (as stored) given the same events upcast (for the summary)."""
-    state = _fold(upcast)
+    """The document of ``stored`` (as stored; CorruptGame if the log cannot be read)."""
+    state = _fold(game_log.entries(stored, game_id, 0, upcasters))
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -87,8 +80,8 @@ def export_events(
 def export_text(document: dict[str, Any], upcasters: UpcasterRegistry | None = None) -> str:
     """A readable form of an export document: the game, then every hand trick by trick."""
     records = parse_events(document)
-    upcast = [_upcast(r, upcasters) for r in records]
-    hands = hand_records(decode_events(upcast))
+    typed = game_log.entries(records, upcasters=upcasters)
+    hands = hand_records(Logged(seq, event) for seq, event in game_log.events(typed))
     head = [
         f"{FORMAT} v{document['format_version']}, exported {document.get('exported_at')}",
         render_summary(document["game_id"], document["rules"], document["seats"]),
@@ -106,16 +99,6 @@ def export_text(document: dict[str, Any], upcasters: UpcasterRegistry | None = N
 
 
 # -- import ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    game_id: str
-    version: int
-    source_game_id: str
-    report: AuditReport
-    replayed: bool = False  # an idempotent retry: nothing was appended
-    response: str | None = None
 
 
 def parse_events(document: Any) -> list[RecordedEvent]:
@@ -195,53 +178,30 @@ def prepare_import(
     if not report.ok:
         first = report.discrepancies[0]
         raise ImportRefused("export-fails-audit", f"the export fails its audit: {first}", report)
-    events = redecide([_upcast(r, upcasters) for r in records], game_id)
+    events = redecide(list(game_log.entries(records, source, 0, upcasters)), game_id)
     return PreparedImport(game_id, source, events, report)
 
 
-def import_game(
-    store: RedisEventStore,
-    document: Any,
-    game_id: str,
-    *,
-    idempotency: IdempotencyRecord | None = None,
-) -> ImportResult:
-    """Audit the document, re-decide its game as ``game_id`` and append it atomically.
-
-    Raises ImportRefused (nothing appended) if the document is malformed or fails the audit, and
-    the store's ConcurrencyConflict if ``game_id`` already exists.
-    """
-    prepared = prepare_import(document, game_id, store.upcasters)
-    result = store.append(game_id, 0, prepared.events, prepared.command_id, idempotency=idempotency)
-    return ImportResult(
-        game_id,
-        result.version,
-        prepared.source_game_id,
-        prepared.report,
-        result.replayed,
-        result.response,
-    )
-
-
-def redecide(upcast: Sequence[RecordedEvent], game_id: str) -> list[NewEvent]:
+def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
     """The events of the same game as ``game_id``, each decided again by the domain.
 
-    ``upcast`` must have passed the audit. Service records (the deal plan) are copied as they
-    are; joins lose their credential.
+    ``entries`` (the game's log) must have passed the audit. Service records (the deal plan) are
+    copied; joins lose their credential.
     """
     out: list[NewEvent] = []
     state: GameState = INITIAL_STATE
     pending = 0  # derived events of the last command, already emitted by its decision
-    for record in upcast:
-        if not is_domain_event(record.type):
-            out.append(NewEvent(record.type, record.schema_version, dict(record.payload)))
+    for entry in entries:
+        event = entry.record
+        if isinstance(event, DealPlan):
+            out.append(plan_event(event))
             continue
         if pending:
             pending -= 1
             continue
-        event = e.event_from_dict(record.type, record.payload)
         if not isinstance(event, PRIMARY):  # cannot happen after a clean audit
-            raise ImportRefused("export-fails-audit", f"seq {record.seq}: {record.type} unasked")
+            name = type(event).__name__
+            raise ImportRefused("export-fails-audit", f"seq {entry.seq}: {name} unasked")
         command = command_for(event)
         if isinstance(command, c.CreateGame):
             command = c.CreateGame(game_id, command.rules, command.seats)
@@ -250,7 +210,7 @@ def redecide(upcast: Sequence[RecordedEvent], game_id: str) -> list[NewEvent]:
         try:
             emitted = decide(command, state)
         except RuleViolation as error:  # cannot happen after a clean audit
-            raise ImportRefused("export-fails-audit", f"seq {record.seq}: {error}") from None
+            raise ImportRefused("export-fails-audit", f"seq {entry.seq}: {error}") from None
         for ev in emitted:
             state = evolve(state, ev)
             out.append(NewEvent(e.event_type(ev), type(ev).schema_version, e.event_to_dict(ev)))
@@ -258,24 +218,8 @@ def redecide(upcast: Sequence[RecordedEvent], game_id: str) -> list[NewEvent]:
     return out
 
 
-def _upcast(record: RecordedEvent, upcasters: UpcasterRegistry | None) -> RecordedEvent:
-    registry = upcasters if upcasters is not None else default_registry
-    version, payload = registry.upcast(record.type, record.schema_version, record.payload)
-    return RecordedEvent(
-        record.type,
-        version,
-        record.game_id,
-        record.seq,
-        record.time,
-        record.command_id,
-        payload,
-        record.prev_hash,
-        record.hash,
-    )
-
-
-def _fold(upcast: Sequence[RecordedEvent]) -> GameState:
+def _fold(entries: Iterable[game_log.Entry]) -> GameState:
     state = INITIAL_STATE
-    for x in decode_events(upcast):
-        state = evolve(state, x.event)
+    for _, event in game_log.events(entries):
+        state = evolve(state, event)
     return state

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.decider import evolve
-from domain.events import Event, event_from_dict, event_to_dict, event_type
+from domain.events import Event, event_to_dict, event_type
 from domain.state import INITIAL_STATE, GameState
-from service.app.deal_plan import DEAL_PLAN, DealPlan, is_domain_event
+from service.app import game_log
+from service.app.deal_plan import DealPlan
+from service.app.errors import CorruptGame
 from service.store.envelope import NewEvent, RecordedEvent
 
 
@@ -23,13 +25,20 @@ class StoredGame:
 
 
 def fold_records(table: StoredGame, events: Sequence[RecordedEvent]) -> StoredGame:
+    """``table`` after the stored ``events`` (consecutive seqs); CorruptGame if they do not
+    read or do not follow the rules' order (an event deleted or altered by hand)."""
+    if not events:
+        return table
     state, plan = table.state, table.plan
-    for event in events:
-        if event.type == DEAL_PLAN:
-            plan = DealPlan.from_payload(event.payload)
-        elif is_domain_event(event.type):
-            state = evolve(state, event_from_dict(event.type, event.payload))
-        # Any other service record is not part of the game's state.
+    game_id = events[0].game_id
+    for stored, record in game_log.typed(events):
+        if isinstance(record, DealPlan):
+            plan = record
+            continue
+        try:
+            state = evolve(state, record)
+        except Exception as exc:  # the rules cannot apply it: the log was damaged
+            raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
     return StoredGame(state, plan)
 
 

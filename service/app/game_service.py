@@ -42,7 +42,7 @@ from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth
 from service.app.bot_runner import BotRunner
-from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan, Hands
+from service.app.deal_plan import DealPlan, Hands, plan_event
 from service.app.errors import (
     GameAlreadyExists,
     GameNotFound,
@@ -289,7 +289,7 @@ class GameService:
             events = decide(command, table.state)
             records = [new_event(e) for e in events]
             if not plan.empty:
-                records.append(NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload()))
+                records.append(plan_event(plan))
             return Decided(records, StoredGame(fold_events(table.state, events), plan), None)
 
         def lost_race() -> None:

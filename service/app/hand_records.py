@@ -17,16 +17,18 @@ from typing import Any, Literal
 from domain.cards import Card
 from domain.decider import evolve
 from domain.events import (
-    EVENT_TYPES,
+    CardsPassed,
     Event,
     GameEnded,
     HandDealt,
     HandScored,
     MoonScoringChosen,
+    PassesExchanged,
     TrickTaken,
-    event_from_dict,
 )
+from domain.secrecy import Owner, secret
 from domain.state import INITIAL_STATE, GameState
+from service.app import game_log
 from service.store.envelope import RecordedEvent
 
 # Who looks: a seat number, None for anyone (the public), or ALL for the server and auditors.
@@ -45,13 +47,9 @@ class Logged:
 
 
 def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
-    """Domain events of recorded (already upcast) envelopes; ValueError if one is malformed.
-
-    The service's own records (the deal plan) are not domain events and are left out.
-    """
-    return [
-        Logged(r.seq, event_from_dict(r.type, r.payload)) for r in recorded if r.type in EVENT_TYPES
-    ]
+    """Domain events of one game's recorded envelopes, read by :mod:`service.app.log`
+    (CorruptGame if the log is damaged). Service records (the deal plan) are left out."""
+    return [Logged(seq, event) for seq, event in game_log.events(game_log.entries(recorded))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,23 +298,31 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
 # -- visibility -----------------------------------------------------------------------------------
 
 
+# Each field of a record that holds a secret, and the event field it comes from.
+_SECRET_FIELDS = {
+    "seed": secret(HandDealt, "seed"),
+    "dealt": secret(HandDealt, "hands"),
+    "kitty_dealt": secret(HandDealt, "kitty"),
+    "passed": secret(CardsPassed, "cards"),  # one seat's per event: per seat in a record
+    "received": secret(PassesExchanged, "received"),
+    "kitty_after_pass": secret(PassesExchanged, "kitty"),
+}
+
+
 def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
-    """The record as ``viewer`` may see it: a finished hand in full; else public facts only
-    (the plays and tricks, a kitty taken with a trick included, as service/app/redaction.py shows
-    them), plus, for a seat, its own dealt, passed and received cards."""
+    """The record as ``viewer`` may see it (as domain.secrecy declares): a finished hand in
+    full; else public facts only (the plays and tricks, a kitty taken with a trick included),
+    plus, for a seat, its own dealt, passed and received cards."""
     if viewer == ALL or record.finished:
         return record
     seats = range(len(record.dealt))
-
-    def own(values: Sequence[Cards | None]) -> tuple[Cards | None, ...]:
-        return tuple(values[s] if s == viewer else None for s in seats)
-
-    return replace(
-        record,
-        seed=None,
-        dealt=own(record.dealt),
-        kitty_dealt=None,
-        passed=own(record.passed),
-        received=None if record.received is None else own(record.received),
-        kitty_after_pass=None,
-    )
+    hidden: dict[str, Any] = {}
+    for name, s in _SECRET_FIELDS.items():
+        value = getattr(record, name)
+        if value is None:
+            continue
+        if s.owner in (Owner.SEAT, Owner.EACH_SEAT):
+            hidden[name] = tuple(value[i] if i == viewer else None for i in seats)
+        else:
+            hidden[name] = None
+    return replace(record, **hidden)

@@ -35,6 +35,7 @@ from typing import Any
 
 import redis as redis_lib
 
+from service.app import game_log
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -217,7 +218,7 @@ class Projector:
             if not entries:
                 return applied
             status, _ = self.projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+                generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == APPLIED:
                 applied += len(entries)
@@ -295,7 +296,7 @@ def build_generation(
             if not entries:
                 break
             status, _ = projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+                generation, partition, checkpoint.position, game_log.sources(entries)
             )
             if status == RETIRED:
                 return applied

@@ -1,11 +1,11 @@
 """What a viewer (the public, or one seat) may see of each recorded event.
 
-Hidden until that hand is over (its ``HandScored`` is in the log): other seats' hands and the
-kitty in ``HandDealt``, the hand's seed (its commitment is public at once), other seats' cards in
-``CardsPassed``, other seats' received cards and the kitty in ``PassesExchanged``. Never shown:
-the ``PlayerJoined`` credential. A ``DealPlan`` shows its seed once the game is over and deal
-``k`` once hand ``k`` is over. Event types not listed here are hidden whole (deny by default),
-so a new event type is never leaked by accident.
+What is whose and until when is declared once, in :mod:`domain.secrecy`: other seats' hands,
+passes and received cards, the kitty and the hand's seed stay hidden until that hand is scored
+(its ``HandScored`` is in the log); the ``PlayerJoined`` credential is never shown. The service's
+own ``DealPlan`` record shows its seed once the game is over and deal ``k`` once hand ``k`` is
+scored. Event types neither declares are hidden whole (deny by default), so a new event type is
+never leaked by accident.
 
 The envelopes shown carry no hashes: a hash over a hidden body (a pass of 3 cards out of 13 has
 only 286 possibilities) would let anyone brute-force the hidden cards, and the next event's
@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from domain.secrecy import Moment, mask
 from domain.state import GameState, Phase
 from service.app.deal_plan import DEAL_PLAN
 from service.store.envelope import RecordedEvent
@@ -56,9 +57,13 @@ def redact_events(
 
 def redact(event: RecordedEvent, disclosure: Disclosure, hand: int) -> dict[str, Any]:
     """One event as the viewer may see it; ``hand`` is the hand it belongs to."""
-    rule = _RULES.get(event.type, _hide_all)
-    payload, redacted = rule(dict(event.payload), disclosure, hand)
-    out: dict[str, Any] = {
+    moment = Moment(disclosure.hands_over, disclosure.game_over)
+    if event.type == DEAL_PLAN:
+        shown = _plan(dict(event.payload), disclosure)
+    else:
+        shown = mask(event.type, event.payload, disclosure.viewer, hand, moment)
+    payload, redacted = shown if shown is not None else ({}, True)
+    return {
         "seq": event.seq,
         "type": event.type,
         "schema_version": event.schema_version,
@@ -67,53 +72,10 @@ def redact(event: RecordedEvent, disclosure: Disclosure, hand: int) -> dict[str,
         "payload": payload,
         "redacted": redacted,
     }
-    return out
 
 
-# Each rule: (payload copy, disclosure, hand) -> (payload to show, whether anything was hidden).
-
-
-def _public(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
-    return payload, False
-
-
-def _hide_all(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
-    return {}, True
-
-
-def _joined(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
-    payload.pop("credential", None)
-    return payload, False
-
-
-def _dealt(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
-    if hand <= d.hands_over:
-        return payload, False
-    payload["hands"] = [h if seat == d.viewer else None for seat, h in enumerate(payload["hands"])]
-    payload["seed"] = None
-    if payload.get("kitty"):
-        payload["kitty"] = None
-    return payload, True
-
-
-def _passed(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
-    if hand <= d.hands_over or payload.get("seat") == d.viewer:
-        return payload, False
-    payload["cards"] = None
-    return payload, True
-
-
-def _exchanged(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
-    if hand <= d.hands_over:
-        return payload, False
-    received = payload["received"]
-    payload["received"] = [r if seat == d.viewer else None for seat, r in enumerate(received)]
-    if payload.get("kitty"):
-        payload["kitty"] = None
-    return payload, True
-
-
-def _plan(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
+def _plan(payload: dict, d: Disclosure) -> tuple[dict, bool]:
+    """The seed until the game is over, deal ``k`` until hand ``k`` is scored."""
     redacted = False
     if not d.game_over and payload.get("seed") is not None:
         payload["seed"] = None
@@ -123,19 +85,3 @@ def _plan(payload: dict, d: Disclosure, hand: int) -> tuple[dict, bool]:
     redacted = redacted or any(deal is None for deal in shown)
     payload["deals"] = shown
     return payload, redacted
-
-
-_RULES = {
-    "GameCreated": _public,
-    "PlayerJoined": _joined,
-    "SeatControlChanged": _public,
-    "HandDealt": _dealt,
-    "CardsPassed": _passed,
-    "PassesExchanged": _exchanged,
-    "CardPlayed": _public,
-    "TrickTaken": _public,
-    "MoonScoringChosen": _public,
-    "HandScored": _public,
-    "GameEnded": _public,
-    DEAL_PLAN: _plan,
-}

@@ -79,15 +79,17 @@ def _missing(game_id: str) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from service.app.hand_records import ALL, decode_events, hand_records
+    from service.app.errors import GameNotFound
+    from service.app.hand_records import ALL
+    from service.app.replay import Replay
     from service.cli.replay_text import render_hands, render_summary, wants_colour
 
-    with open_store() as store:
-        events = store.read(args.game)
-    if not events:
-        return _missing(args.game)
     viewer = ALL if args.all else args.seat
-    records = hand_records(decode_events(events), viewer)
+    with open_store() as store:
+        try:
+            records = Replay(store).hands(args.game, viewer)
+        except GameNotFound:
+            return _missing(args.game)
     if args.hand is not None:
         records = [r for r in records if r.number == args.hand]
         if not records:
@@ -104,7 +106,8 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from service.app.audit import audit_events, audit_game
+    from service.app.audit import audit_events
+    from service.app.errors import GameNotFound
     from service.app.export import ImportRefused, parse_events
 
     path = Path(args.game)
@@ -119,23 +122,28 @@ def run_audit(args: argparse.Namespace) -> int:
             return UNUSABLE
         report = audit_events(records)
     else:
+        from service.app.replay import Replay
+
         with open_store() as store:
-            if not store.exists(args.game):
+            try:
+                report = Replay(store).audit(args.game)
+            except GameNotFound:
                 return _missing(args.game)
-            report = audit_game(store, args.game)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_text())
     return OK if report.ok else FAILED
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from service.app.export import export_game, export_text
+    from service.app.errors import GameNotFound
+    from service.app.replay import Replay
 
     with open_store() as store:
+        replay = Replay(store)
         try:
-            document = export_game(store, args.game)
-        except KeyError:
+            document = replay.export(args.game, finished_only=False)
+        except GameNotFound:
             return _missing(args.game)
-        text = export_text(document, store.upcasters) if args.text else None
+        text = replay.export_text(document) if args.text else None
     if text is None:
         text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     if args.output:
@@ -147,9 +155,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from service.app.export import ImportRefused, import_game
+    from service.app.errors import GameAlreadyExists
+    from service.app.export import ImportRefused
     from service.app.game_service import new_game_id
-    from service.store.event_store import ConcurrencyConflict
+    from service.app.replay import Replay
 
     try:
         raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
@@ -160,18 +169,19 @@ def run_import(args: argparse.Namespace) -> int:
     game_id = args.game_id or new_game_id()
     with open_store() as store:
         try:
-            result = import_game(store, document, game_id)
+            result = Replay(store).import_(document, game_id)
         except ImportRefused as refused:
             print(f"hearts: import refused ({refused.code}): {refused.detail}", file=sys.stderr)
             if refused.report is not None:
                 print(refused.report.to_text(), file=sys.stderr)
             return FAILED
-        except ConcurrencyConflict:
+        except GameAlreadyExists:
             print(f"hearts: game {game_id!r} already exists", file=sys.stderr)
             return FAILED
-    print(result.game_id)
+    body = result.body
+    print(body["id"])
     print(
-        f"imported game {result.source_game_id} as {result.game_id} ({result.version} events)",
+        f"imported game {body['source_game_id']} as {body['id']} ({body['version']} events)",
         file=sys.stderr,
     )
     return OK

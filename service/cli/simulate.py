@@ -123,11 +123,10 @@ class Recorder:
         self.game_ids: list[str] = []
 
     def record(self, game: GameResult) -> None:
-        from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
+        from service.app.deal_plan import DealPlan, plan_event
         from service.app.game import new_event
-        from service.store.envelope import NewEvent
 
-        plan = NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan(game.deal_seed).to_payload())
+        plan = plan_event(DealPlan(game.deal_seed))
         events = [new_event(game.events[0]), plan, *(new_event(e) for e in game.events[1:])]
         self.store.append(game.game_id, 0, events, command_id=f"simulate:{game.game_id}")
         self.game_ids.append(game.game_id)

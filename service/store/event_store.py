@@ -130,6 +130,11 @@ else
     if fields[i] == 'hash' then last_hash = fields[i + 1] end
   end
   if not last_hash then return {'corrupt', 'last entry has no hash field'} end
+  -- An entry deleted by hand (XDEL) leaves a gap that the last entry alone does not show.
+  local length = redis.call('XLEN', game)
+  if length ~= version then
+    return {'corrupt', 'game stream has ' .. length .. ' entries, the last is seq ' .. version}
+  end
 end
 
 if idem then
@@ -204,6 +209,18 @@ def _seq_of(entry_id: Any) -> int:
     if sub != "0" or not seq.isdigit():
         raise CorruptStore(f"unexpected game stream entry id {text!r}")
     return int(seq)
+
+
+def _xread_entries(reply: Any) -> list:
+    """The (id, fields) entries of an XREAD reply, RESP2 or RESP3."""
+    entries: list = []
+    if isinstance(reply, dict):  # RESP3
+        for stream_entries in reply.values():
+            entries += stream_entries[0] if stream_entries else []
+    else:
+        for _, stream_entries in reply or []:
+            entries += stream_entries
+    return entries
 
 
 def _check_game_id(game_id: str) -> None:
@@ -497,11 +514,29 @@ class RedisEventStore:
         """
         _check_game_id(game_id)
         _check_count("version", version, 1)
-        entries = self.redis.xrange(self.game_key(game_id), f"{version}-0", "+")
+        key = self.game_key(game_id)
+        # XLEN in the same round trip: an entry deleted before ``version`` (XDEL by hand) leaves
+        # the cached head intact, and only the count tells.
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.xrange(key, f"{version}-0", "+")
+        pipe.xlen(key)
+        entries, length = pipe.execute()
         if not entries or _seq_of(entries[0][0]) != version:
             return None, []
+        last = _seq_of(entries[-1][0])
+        if length != last:
+            raise CorruptStore(f"game {game_id!r}: {length} events stored, the last is seq {last}")
         head = _text(_field(entries[0][1], "hash"))
         return head, [self._decode(_field(fields, "event")) for _, fields in entries[1:]]
+
+    def follow(self, game_id: str, after: int, block_ms: int) -> list[RecordedEvent]:
+        """The game's events after seq ``after``, waiting up to ``block_ms`` for the first one
+        (XREAD BLOCK: one connection parked per caller); empty if none came in time."""
+        _check_game_id(game_id)
+        _check_count("after", after, 0)
+        _check_count("block_ms", block_ms, 1)
+        reply = self.redis.xread({self.game_key(game_id): f"{after}-0"}, block=block_ms)
+        return [self._decode(_field(fields, "event")) for _, fields in _xread_entries(reply)]
 
     def version(self, game_id: str) -> int:
         """The seq of the game's last event; 0 if the game has none."""
@@ -612,13 +647,7 @@ class RedisEventStore:
         else:
             _check_count("block_ms", block_ms, 0)
             reply = self.redis.xread({key: after_id}, count=count, block=block_ms)
-            entries = []
-            if isinstance(reply, dict):  # RESP3
-                for stream_entries in reply.values():
-                    entries += stream_entries[0] if stream_entries else []
-            else:
-                for _, stream_entries in reply or []:
-                    entries += stream_entries
+            entries = _xread_entries(reply)
         return [
             LogEntry(
                 id=_text(entry_id),

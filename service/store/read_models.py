@@ -50,7 +50,7 @@ from typing import Any
 
 from projections.scoreboard import Scoreboard, SourceEvent, apply
 from projections.stats import COUNTERS, PlayerStats, merge_stats
-from service.store.event_store import LogEntry, RedisEventStore
+from service.store.event_store import RedisEventStore
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, then nd game docs, then nz recent sets
 # ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,
@@ -277,9 +277,10 @@ class ProjectionStore:
         generation: str,
         partition: int,
         after: str | None,
-        entries: Sequence[LogEntry],
+        entries: Sequence[SourceEvent],
     ) -> tuple[str, str | None]:
-        """Apply consecutive log entries of ``partition`` that follow position ``after``.
+        """Apply consecutive log entries of ``partition`` that follow position ``after``, as
+        the service decoded them (``service.app.game_log.sources``).
 
         Returns ``(APPLIED, None)``, ``(STALE, current position)`` (nothing written: the
         checkpoint is not at ``after`` any more) or ``(RETIRED, None)`` (nothing written).
@@ -298,11 +299,7 @@ class ProjectionStore:
         increments: dict[str, int] = defaultdict(int)
         listings: dict[tuple[str, str], int] = {}
         for entry in entries:
-            event = entry.event
-            source = SourceEvent(
-                entry.game_id, entry.seq, event.type, event.payload, event.time, entry.id
-            )
-            result = apply(boards[entry.game_id], source)
+            result = apply(boards[entry.game_id], entry)
             if not result.applied:
                 continue
             boards[entry.game_id] = result.board
@@ -322,7 +319,7 @@ class ProjectionStore:
         ]
         args: list[Any] = [
             after or "",
-            entries[-1].id,
+            entries[-1].position,
             len(entries),
             len(written),
             len(incr),

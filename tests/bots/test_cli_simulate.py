@@ -10,8 +10,8 @@ import pytest
 
 from bots.tournament import run_tournament
 from domain.rules import RuleOptions
-from service.app.audit import audit_game
 from service.app.deal_plan import hand_seed
+from service.app.replay import Replay
 from service.cli import main as hearts
 from service.cli.simulate import Recorder
 from service.store.event_store import RedisEventStore
@@ -77,5 +77,5 @@ def test_recorded_games_are_stored_and_pass_an_audit() -> None:
         stored = store.read(game.game_id)
         assert [r.type for r in stored][:2] == ["GameCreated", "DealPlan"]
         assert stored[-1].type == "GameEnded"
-        report = audit_game(store, game.game_id)
+        report = Replay(store).audit(game.game_id)
         assert report.ok, report.to_text()

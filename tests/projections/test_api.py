@@ -14,7 +14,6 @@ import pytest
 from projections.stats import FIGURES
 from service.api.factory import create_app
 from service.api.projections import projections as app_projections
-from service.app.deal_plan import is_domain_event
 from service.app.hand_records import decode_events, hand_records
 from service.app.projector import Projector
 from service.settings import Settings
@@ -67,7 +66,7 @@ def _play_games(client) -> list[str]:
 
 
 def _records(store, game_id: str):
-    return hand_records(decode_events(r for r in store.read(game_id) if is_domain_event(r.type)))
+    return hand_records(decode_events(store.read(game_id)))
 
 
 def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from domain import RuleOptions, event_to_dict, event_type
-from domain.cards import Card
+from domain import RuleOptions
+from domain.cards import Card, Suit
 from domain.events import (
     CardPlayed,
     GameCreated,
@@ -18,6 +18,7 @@ from domain.events import (
     PlayerJoined,
     SeatControlChanged,
     TrickTaken,
+    event_from_dict,
 )
 from domain.rules import MoonScoring, PassDirection
 from projections.leaderboard import (
@@ -46,7 +47,7 @@ C = Card
 
 def _source(game_id: str, events) -> list[SourceEvent]:
     return [
-        SourceEvent(game_id, seq, event_type(e), event_to_dict(e), f"2024-05-01T12:00:{seq:02d}Z")
+        SourceEvent(game_id, seq, e, f"2024-05-01T12:00:{seq:02d}Z")
         for seq, e in enumerate(events, start=1)
     ]
 
@@ -123,9 +124,7 @@ def test_statistics_count_per_seat_shared_name_moons_queens_and_hearts():
 def test_a_shared_win_counts_as_a_win_for_each_winner():
     events = _scripted_game()
     ended = events[-1]
-    shared = SourceEvent(
-        "g", ended.seq, "GameEnded", {"winners": [0, 3], "totals": [0, 41, 29, 0]}, ended.time
-    )
+    shared = SourceEvent("g", ended.seq, GameEnded((0, 3), (0, 41, 29, 0)), ended.time)
     stats = apply_deltas({}, fold_game([*events[:-1], shared]).deltas)
     assert stats["ann"].count("wins") == 2 and stats["ann"].win_rate == 1.0
 
@@ -144,7 +143,7 @@ def test_applied_events_are_no_ops_and_gaps_are_refused():
 def test_events_the_projections_ignore_still_move_the_seq_on():
     events = _scripted_game()
     board = fold_game(events[:4]).board
-    plan = SourceEvent("g", 5, "DealPlan", {"seed": "x"}, events[4].time)
+    plan = SourceEvent("g", 5, None, events[4].time)  # a service record (the deal plan)
     after = apply(board, plan)
     assert after.board is not None and after.board.seq == 5 and after.deltas == ()
 
@@ -153,16 +152,20 @@ def test_a_random_game_fold_agrees_with_the_domain_scores():
     rng = random.Random(11)
     plan = play_game("r", RuleOptions(score_limit=40), rng, names=["ann", None, "bob", "cy"])
     events = [
-        SourceEvent("r", seq, e.type, e.payload, "2024-05-01T12:00:00Z")
+        SourceEvent("r", seq, event_from_dict(e.type, e.payload), "2024-05-01T12:00:00Z")
         for seq, e in enumerate((e for b in plan.batches for e in b), start=1)
     ]
     board = fold_game(events).board
-    scored = [e.payload for e in events if e.type == "HandScored"]
-    assert [list(h.totals) for h in board.hands if h.scored] == [p["totals"] for p in scored]
-    ended = next(e.payload for e in events if e.type == "GameEnded")
-    assert list(board.totals) == ended["totals"] and list(board.winners) == ended["winners"]
+    scored = [e.event for e in events if isinstance(e.event, HandScored)]
+    assert [h.totals for h in board.hands if h.scored] == [p.totals for p in scored]
+    ended = next(e.event for e in events if isinstance(e.event, GameEnded))
+    assert board.totals == ended.totals and board.winners == ended.winners
     hearts = sum(
-        1 for e in events if e.type == "TrickTaken" for _, c in e.payload["plays"] if c[1] == "H"
+        1
+        for e in events
+        if isinstance(e.event, TrickTaken)
+        for _, c in e.event.plays
+        if c.suit is Suit.HEARTS
     )
     assert sum(sum(h.penalty_cards_taken) for h in board.hands) == hearts
 

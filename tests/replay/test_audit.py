@@ -12,8 +12,9 @@ from domain.cards import Card, sort_cards
 from domain.decider import decide, fold
 from domain.legal import legal_plays
 from domain.rules import RuleOptions
-from service.app.audit import PRIMARY, audit_events, audit_game, command_for
+from service.app.audit import PRIMARY, audit_events, command_for
 from service.app.hand_records import decode_events
+from service.app.replay import Replay
 from service.store.event_store import RedisEventStore
 from tests.replay.helpers import play_game
 from tests.replay.tamper import find, read_raw, tamper, write_raw
@@ -55,7 +56,7 @@ def named(report, seq: int) -> list:
 def test_audit_passes_on_played_games(rules):
     store = RedisEventStore(fakeredis.FakeRedis(server=fakeredis.FakeServer()))
     final = play_game(store, "g", rules=rules, seed=f"pass-{rules.to_dict()}")
-    report = audit_game(store, "g")
+    report = Replay(store).audit("g")
     assert report.ok, report.to_text()
     assert [c.name for c in report.checks] == ["chain", "commitment", "deal", "domain"]
     assert all(c.ok for c in report.checks)
@@ -68,7 +69,7 @@ def test_audit_of_an_unfinished_game_marks_the_hand_in_play(store):
     envelopes = read_raw(store, GAME)
     cut = find(envelopes, "CardPlayed", 60)  # in hand 2
     write_raw(store, GAME, envelopes[: cut + 1])
-    report = audit_game(store, GAME)
+    report = Replay(store).audit(GAME)
     assert report.ok, report.to_text()
     assert report.hands[-1].finished is False
     assert report.hands[0].finished is True
@@ -78,7 +79,7 @@ def test_a_log_that_ends_inside_a_command_is_reported(store):
     envelopes = read_raw(store, GAME)
     taken = find(envelopes, "TrickTaken", 3)
     write_raw(store, GAME, envelopes[:taken])  # the trick's last play, but not its taking
-    report = audit_game(store, GAME)
+    report = Replay(store).audit(GAME)
     assert [d.seq for d in report.discrepancies] == [taken + 1]
     assert "missing TrickTaken" in report.discrepancies[0].reason
 
@@ -95,7 +96,7 @@ class TestTampering:
             return envs
 
         tamper(store, GAME, edit, rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         seq = i + 1
         assert not report.ok
         hits = [d for d in named(report, seq) if d.check == "domain"]
@@ -123,7 +124,7 @@ class TestTampering:
             return envs
 
         tamper(store, GAME, edit, rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         hits = [d for d in named(report, i + 1) if d.check == "domain"]
         assert hits, report.to_text()
         # The trick it belongs to disagrees with the play, and names it.
@@ -134,7 +135,7 @@ class TestTampering:
         i = find(envelopes, "CardPlayed", 13)  # the second play of trick 4
 
         tamper(store, GAME, lambda envs: envs[:i] + envs[i + 1 :], rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         seq = i + 1
         if rehash_chain:
             assert report.checks[0].ok
@@ -149,7 +150,7 @@ class TestTampering:
         i = find(envelopes, "TrickTaken", 5)
 
         tamper(store, GAME, lambda envs: envs[:i] + envs[i + 1 :], rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         hits = [d for d in report.discrepancies if d.seq == i + 1 and d.check == "domain"]
         assert hits and "missing TrickTaken" in hits[0].reason
         if rehash_chain:  # the rules put the missing trick back: nothing else is wrong
@@ -166,7 +167,7 @@ class TestTampering:
             return envs
 
         tamper(store, GAME, edit, rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         hits = [d for d in report.discrepancies if d.seq == i + 1]
         assert hits, report.to_text()
         checks = {d.check for d in hits}
@@ -183,7 +184,7 @@ class TestTampering:
             return envs
 
         tamper(store, GAME, edit, rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         hits = [d for d in report.discrepancies if d.check == "domain"]
         # Exactly the edited event: the walk goes on from the score the rules give.
         assert [d.seq for d in hits] == [i + 1], report.to_text()
@@ -201,7 +202,7 @@ class TestTampering:
             return envs
 
         tamper(store, GAME, edit, rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         seq = i + 1
         by_check = {d.check for d in report.discrepancies if d.seq == seq}
         assert {"deal", "domain"} <= by_check, report.to_text()
@@ -220,7 +221,7 @@ class TestTampering:
             return envs
 
         tamper(store, GAME, edit, rehash_chain=rehash_chain)
-        report = audit_game(store, GAME)
+        report = Replay(store).audit(GAME)
         by_check = {d.check for d in report.discrepancies if d.seq == i + 1}
         assert {"commitment", "deal", "domain"} <= by_check
 
@@ -229,7 +230,7 @@ def test_tampering_on_a_real_redis_server(redis_server, key_prefix, played):
     client = redis.Redis.from_url(redis_server)
     store = RedisEventStore(client, prefix=key_prefix)
     write_raw(store, GAME, played)
-    assert audit_game(store, GAME).ok
+    assert Replay(store).audit(GAME).ok
     i = find(played, "HandScored", 0)
 
     def edit(envs):
@@ -237,7 +238,7 @@ def test_tampering_on_a_real_redis_server(redis_server, key_prefix, played):
         return envs
 
     tamper(store, GAME, edit, rehash_chain=True)
-    report = audit_game(store, GAME)
+    report = Replay(store).audit(GAME)
     assert [d.seq for d in report.discrepancies] == [i + 1]
     client.delete(store.game_key(GAME))
     client.close()

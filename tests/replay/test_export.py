@@ -10,11 +10,12 @@ import pytest
 
 from domain.views import public_view, seat_view
 from service.api.factory import create_app
-from service.app.audit import audit_game
-from service.app.export import ImportRefused, export_game, export_text, import_game, parse_events
+from service.app.errors import GameAlreadyExists
+from service.app.export import ImportRefused, export_text, parse_events
 from service.app.game import StoredGame, fold_records
+from service.app.replay import Replay
 from service.settings import Settings
-from service.store.event_store import ConcurrencyConflict, RedisEventStore
+from service.store.event_store import RedisEventStore
 from tests.api.helpers import Hearts, auth
 from tests.replay.helpers import play_game
 
@@ -41,17 +42,17 @@ def views_at_every_seq(store: RedisEventStore, game_id: str) -> list[list[dict]]
 
 def test_export_then_import_replays_identically(store):
     play_game(store, "original", seed="export")
-    document = json.loads(json.dumps(export_game(store, "original")))
+    document = json.loads(json.dumps(Replay(store).export("original", finished_only=False)))
     assert document["format"] == "hearts-game-export" and document["format_version"] == 1
     assert document["phase"] == "finished" and document["version"] == store.version("original")
     assert all("credential" not in seat for seat in document["seats"])
-    result = import_game(store, document, "copy")
-    assert (result.game_id, result.version, result.source_game_id) == (
-        "copy",
-        store.version("original"),
-        "original",
-    )
-    assert audit_game(store, "copy").ok
+    result = Replay(store).import_(document, "copy")
+    assert result.body == {
+        "id": "copy",
+        "version": store.version("original"),
+        "source_game_id": "original",
+    }
+    assert Replay(store).audit("copy").ok
     assert views_at_every_seq(store, "copy") == views_at_every_seq(store, "original")
     original, copied = store.read("original"), store.read("copy")
     for a, b in zip(original, copied, strict=True):
@@ -62,21 +63,21 @@ def test_export_then_import_replays_identically(store):
             assert {**a.payload, "credential": None} == b.payload  # no token acts in the copy
         else:
             assert a.payload == b.payload
-    with pytest.raises(ConcurrencyConflict):
-        import_game(store, document, "copy")
+    with pytest.raises(GameAlreadyExists):
+        Replay(store).import_(document, "copy")
 
 
 def test_an_unfinished_game_exports_and_imports_too(store):
     play_game(store, "half", seed="half", stop_after=120)
-    document = export_game(store, "half")
+    document = Replay(store).export("half", finished_only=False)
     assert document["phase"] == "playing"
-    import_game(store, document, "half-copy")
+    Replay(store).import_(document, "half-copy")
     assert views_at_every_seq(store, "half-copy") == views_at_every_seq(store, "half")
 
 
 def test_the_text_form_tells_the_game(store):
     play_game(store, "told", seed="text")
-    document = export_game(store, "told")
+    document = Replay(store).export("told", finished_only=False)
     text = export_text(document)
     assert text.startswith("hearts-game-export v1")
     assert "Hand 1 (finished)" in text and "♠" in text and "Game over" in text
@@ -85,11 +86,11 @@ def test_the_text_form_tells_the_game(store):
 
 def test_import_refuses_bad_documents(store):
     play_game(store, "source", seed="refuse", stop_after=80)
-    good = export_game(store, "source")
+    good = Replay(store).export("source", finished_only=False)
 
     def refused(document) -> ImportRefused:
         with pytest.raises(ImportRefused) as caught:
-            import_game(store, document, "never")
+            Replay(store).import_(document, "never")
         assert not store.exists("never"), "nothing appended"
         return caught.value
 

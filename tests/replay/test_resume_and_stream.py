@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import fakeredis
+
 from domain import commands as c
 from domain.cards import DECK, sort_cards
 from domain.decider import decide, fold
 from domain.legal import legal_plays
 from domain.rules import RuleOptions
 from domain.state import INITIAL_STATE, Phase
+from service.api.factory import create_app
 from service.api.replay import next_action
+from service.settings import Settings
 from tests.api.helpers import Hearts, auth
 
 
@@ -34,11 +38,11 @@ def test_the_shooter_is_asked_to_choose_and_the_others_wait():
     assert next_action(state, 2) == {"action": "wait", "for": [0]}
 
 
-def test_a_stream_of_bounded_lifetime_asks_the_client_to_reconnect(
-    hearts: Hearts, client, monkeypatch
-):
-    monkeypatch.setenv("HEARTS_SSE_MAX_SECONDS", "0.2")
-    monkeypatch.setenv("HEARTS_SSE_KEEPALIVE", "0.05")
+def test_a_stream_of_bounded_lifetime_asks_the_client_to_reconnect(key_prefix):
+    settings = Settings(key_prefix=key_prefix, sse_max_seconds=0.2, sse_keepalive_seconds=0.05)
+    redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    client = create_app(settings, redis=redis).test_client()
+    hearts = Hearts(client)
     game_id, tokens = hearts.new_game(2)
     response = client.get(
         f"/api/v1/games/{game_id}/events",

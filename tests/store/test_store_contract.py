@@ -15,6 +15,7 @@ from service.store.envelope import GENESIS_HASH, HASH_MISMATCH, NewEvent, verify
 from service.store.event_store import (
     ChainMismatch,
     ConcurrencyConflict,
+    CorruptStore,
     GamePage,
     IdempotencyKeyReused,
     IdempotencyRecord,
@@ -441,3 +442,25 @@ def test_state_cache_never_serves_a_stale_version(event_store):
 
     rewrite_entry(event_store, "g", 3, edit)
     assert cache.get("g").state == [1, 2, 30]
+
+
+def test_follow_gives_the_events_after_a_seq_or_nothing_when_none_come(event_store):
+    game = "follow-me"
+    event_store.append(game, 0, [NewEvent("A", 1, {"n": 1}), NewEvent("B", 1, {"n": 2})], "c1")
+    assert [e.seq for e in event_store.follow(game, 0, block_ms=1)] == [1, 2]
+    assert [e.payload for e in event_store.follow(game, 1, block_ms=1)] == [{"n": 2}]
+    assert event_store.follow(game, 2, block_ms=1) == []  # waited 1 ms, nothing came
+    event_store.append(game, 2, [NewEvent("C", 1, {"n": 3})], "c2")
+    assert [e.type for e in event_store.follow(game, 2, block_ms=1)] == ["C"]
+
+
+def test_an_entry_deleted_by_hand_is_noticed_by_a_cached_read_and_by_append(event_store):
+    event_store.append("holey", 0, [ev(1), ev(2), ev(3)], "c1", T0)
+    key = event_store.game_key("holey")
+    assert event_store.redis.xdel(key, "2-0") == 1
+    # The head (seq 3) is intact: only the count tells that seq 2 is gone.
+    with pytest.raises(CorruptStore):
+        event_store.read_since("holey", 3)
+    with pytest.raises(CorruptStore):
+        event_store.append("holey", 3, [ev(4)], "c2", T0)
+    assert event_store.version("holey") == 3

@@ -1,0 +1,151 @@
+"""The game log: the one reader that turns a game's stored envelopes into typed records.
+
+Every use of a game's past goes through here: the game fold (:mod:`service.app.game`), hand
+records, the replay endpoints, the audit, export, the live stream and the projector. An entry
+carries what the envelope has (seq, time, command id, hash) and one typed record: a domain
+event (``domain.events``) or a service record (the :class:`~service.app.deal_plan.DealPlan`).
+Old schema versions are upcast here, once, with the store's upcasters; callers compare records
+by class (``isinstance(entry.record, HandDealt)``), never by type name.
+
+A log that cannot be read (an event missing from the seq order, a payload that does not decode,
+a type nobody knows) raises :class:`~service.app.errors.CorruptGame`; only the audit reads such
+a log to the end, and it uses :func:`decode` event by event to report each defect instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import Any, NamedTuple
+
+from domain.events import EVENT_TYPES, Event, event_from_dict
+from projections.scoreboard import SourceEvent
+from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
+from service.app.errors import CorruptGame
+from service.store.envelope import RecordedEvent
+from service.store.event_store import LogEntry
+from service.store.upcasting import UpcasterRegistry, default_registry
+
+Record = Event | DealPlan
+
+
+class Undecodable(ValueError):
+    """One stored event that cannot become a typed record (unknown type, bad payload)."""
+
+
+class Entry(NamedTuple):
+    """One entry of a game's log: the envelope's facts and the typed record it holds.
+
+    A named tuple rather than a frozen dataclass: one is made per event read, on every load.
+    """
+
+    seq: int
+    time: str
+    command_id: str
+    hash: str
+    record: Record
+
+    @property
+    def event(self) -> Event | None:
+        """The domain event, or None for a service record."""
+        return None if isinstance(self.record, DealPlan) else self.record
+
+
+# Per stored type: its current schema version and the reader of a payload at that version.
+_READERS: dict[str, tuple[int, Callable[[dict[str, Any]], Record]]] = {
+    **{
+        name: (cls.schema_version, partial(event_from_dict, name))
+        for name, cls in EVENT_TYPES.items()
+    },
+    DEAL_PLAN: (DEAL_PLAN_SCHEMA_VERSION, DealPlan.from_payload),
+}
+
+
+def decode(recorded: RecordedEvent, upcasters: UpcasterRegistry | None = None) -> Record:
+    """The typed record of one envelope (as stored or already upcast); Undecodable if none."""
+    reader = _READERS.get(recorded.type)
+    if reader is None:
+        raise Undecodable(f"unknown event type {recorded.type!r}")
+    current, read = reader
+    payload = recorded.payload
+    try:
+        if recorded.schema_version != current:  # stored by an older version: upcast it
+            registry = upcasters if upcasters is not None else default_registry
+            version, payload = registry.upcast(recorded.type, recorded.schema_version, payload)
+            if version != current:
+                raise Undecodable(f"schema version {version}, current is {current}")
+        return read(payload)
+    except Undecodable:
+        raise
+    except Exception as exc:  # any malformed payload: one error type for every reader
+        raise Undecodable(f"undecodable {recorded.type} event: {exc}") from exc
+
+
+def typed(
+    recorded: Iterable[RecordedEvent],
+    game_id: str | None = None,
+    after: int | None = None,
+    upcasters: UpcasterRegistry | None = None,
+) -> Iterator[tuple[RecordedEvent, Record]]:
+    """Each envelope of ``recorded`` with its typed record: one game's events from seq
+    ``after + 1`` on, in order (by default from the first one given, of the game it names).
+
+    CorruptGame if a seq is missing (or repeated) or an event cannot be decoded. The lean form
+    of :func:`entries`, for the fold every load does.
+    """
+    expected = None if after is None else after + 1
+    for r in recorded:
+        if r.seq != expected:
+            if expected is not None:
+                raise CorruptGame(game_id or r.game_id, f"seq {r.seq} where {expected} was due")
+            expected = r.seq
+        reader = _READERS.get(r.type)
+        try:
+            # The common case inline (a current-version event): this runs on every load.
+            if reader is not None and r.schema_version == reader[0]:
+                record = reader[1](r.payload)
+            else:
+                record = decode(r, upcasters)
+        except Exception as exc:
+            why = exc if isinstance(exc, Undecodable) else f"undecodable {r.type} event: {exc}"
+            raise CorruptGame(game_id or r.game_id, f"seq {r.seq}: {why}") from None
+        yield r, record
+        expected += 1
+
+
+def entries(
+    recorded: Iterable[RecordedEvent],
+    game_id: str | None = None,
+    after: int | None = None,
+    upcasters: UpcasterRegistry | None = None,
+) -> Iterator[Entry]:
+    """The typed entries of ``recorded`` (see :func:`typed`)."""
+    for r, record in typed(recorded, game_id, after, upcasters):
+        yield Entry(r.seq, r.time, r.command_id, r.hash, record)
+
+
+def read(store, game_id: str, after: int = 0, limit: int | None = None) -> list[Entry]:
+    """The game's entries after seq ``after`` (at most ``limit``) from an event store."""
+    return list(entries(store.read(game_id, after, limit), game_id, after, store.upcasters))
+
+
+def events(log: Iterable[Entry]) -> Iterator[tuple[int, Event]]:
+    """(seq, domain event) of the entries that hold one; service records are skipped."""
+    for entry in log:
+        if not isinstance(entry.record, DealPlan):
+            yield entry.seq, entry.record
+
+
+def sources(log_entries: Iterable[LogEntry]) -> list[SourceEvent]:
+    """Entries of a partition log as the projections take them: typed domain events (None for
+    a service record). CorruptGame if one cannot be decoded."""
+    out = []
+    for entry in log_entries:
+        r = entry.event
+        try:
+            record = decode(r)
+        except Undecodable as exc:
+            raise CorruptGame(entry.game_id, f"seq {entry.seq}: {exc}") from None
+        event = None if isinstance(record, DealPlan) else record
+        out.append(SourceEvent(entry.game_id, entry.seq, event, r.time, entry.id))
+    return out

@@ -1,0 +1,240 @@
+"""Replay, audit, export and import as application services: what the replay endpoints and the
+CLI ask of a game's log. No HTTP here: callers say who looks (a seat, None for the public, ALL
+for the server and the CLI), and errors are ``service.app.errors`` exceptions.
+
+Everything reads the log through :mod:`service.app.game_log` and shows it as
+:mod:`service.app.redaction` (from ``domain.secrecy``) allows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from domain.events import HandScored
+from domain.state import GameState, Phase
+from service.app import game_log
+from service.app.audit import AuditReport, audit_events
+from service.app.errors import (
+    EventNotFound,
+    GameAlreadyExists,
+    GameInProgress,
+    GameNotFound,
+    HandNotFound,
+)
+from service.app.export import export_events, export_text, prepare_import
+from service.app.game import StoredGame, fold_records
+from service.app.game_service import Idempotency, game_id_for_key
+from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, decode_events
+from service.app.hand_records import hand_record as find_hand
+from service.app.hand_records import hand_records as all_hands
+from service.app.redaction import disclosure_for, redact_events
+from service.store.envelope import RecordedEvent
+from service.store.event_store import (
+    DEFAULT_IDEMPOTENCY_TTL,
+    ConcurrencyConflict,
+    IdempotencyKeyReused,
+    IdempotencyRecord,
+    RedisEventStore,
+    utc_now_iso,
+)
+
+
+class Follower:
+    """Follows one game's log for one viewer, holding only the folded state and the hand in
+    play (a live stream runs for hours: it must not keep the whole log)."""
+
+    def __init__(self, viewer: int | None) -> None:
+        self.viewer = viewer
+        self.tracker = HandTracker()
+        self.seq = 0  # the last event folded
+
+    @property
+    def state(self) -> GameState:
+        return self.tracker.state
+
+    def skip(self, events: list[RecordedEvent]) -> None:
+        for _ in self._fold(events):
+            pass
+
+    def items(self, events: list[RecordedEvent], now: GameState | None = None) -> list[dict]:
+        """``events`` (the next ones) as the viewer may see them, given the game ``now`` (by
+        default: as it stands after them). A HandScored carries the finished hand's record."""
+        hand_before = self.state.hand_number
+        reveals = {}
+        for entry in self._fold(events):
+            if isinstance(entry.record, HandScored):
+                record = self.tracker.record()
+                reveals[entry.seq] = record.to_dict() if record is not None else None
+        disclosure = disclosure_for(now if now is not None else self.state, self.viewer)
+        items = redact_events(events, disclosure, hand_before)
+        for item in items:
+            if item["seq"] in reveals:
+                item["revealed_hand"] = reveals[item["seq"]]
+        return items
+
+    def _fold(self, events: list[RecordedEvent]) -> Iterator[game_log.Entry]:
+        """Feed the hand tracker the next ``events``, yielding each as it is folded."""
+        for entry in game_log.entries(events, after=self.seq):
+            if entry.event is not None:
+                self.tracker.feed(Logged(entry.seq, entry.event))
+            self.seq = entry.seq
+            yield entry
+
+
+@dataclass(frozen=True, slots=True)
+class EventsPage:
+    version: int  # the game's last seq
+    phase: Phase
+    items: list[dict[str, Any]]
+    after: int
+
+    @property
+    def next_after(self) -> int:
+        return self.items[-1]["seq"] if self.items else self.after
+
+    @property
+    def more(self) -> bool:
+        return bool(self.items) and self.items[-1]["seq"] < self.version
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """A live stream about to start: the follower (past ``after``) and the backlog to send."""
+
+    follower: Follower
+    after: int
+    backlog: list[RecordedEvent]
+
+
+class Replay:
+    """The log of the games in ``store`` as a product: events, hands, time travel, audit,
+    export and import."""
+
+    def __init__(self, store: RedisEventStore) -> None:
+        self.store = store
+
+    def _read(self, game_id: str) -> list[RecordedEvent]:
+        stored = self.store.read(game_id)
+        if not stored:
+            raise GameNotFound(game_id)
+        return stored
+
+    def events(
+        self, game_id: str, viewer: int | None, now: GameState, after: int, limit: int
+    ) -> EventsPage:
+        """The events after seq ``after`` (at most ``limit``) as ``viewer`` may see them while
+        the game stands at ``now``."""
+        stored = self._read(game_id)
+        follower = Follower(viewer)
+        follower.skip(stored[:after])
+        items = follower.items(stored[after : after + limit], now)
+        return EventsPage(stored[-1].seq, now.phase, items, after)
+
+    def stream(self, game_id: str, viewer: int | None, after: int) -> Stream | None:
+        """Where a live stream after ``after`` starts; None if nothing more will ever come."""
+        stored = self._read(game_id)
+        follower = Follower(viewer)
+        follower.skip(stored[:after])
+        if follower.state.phase is Phase.FINISHED:
+            return None
+        return Stream(follower, after, stored[after:])
+
+    def wait(self, game_id: str, after: int, block_ms: int) -> list[RecordedEvent]:
+        """The events after ``after``, waiting up to ``block_ms`` for the first one."""
+        return self.store.follow(game_id, after, block_ms)
+
+    def hand(self, game_id: str, number: int, viewer: Viewer) -> tuple[int, HandRecord]:
+        """(the game's version, hand ``number`` as ``viewer`` may see it)."""
+        stored = self._read(game_id)
+        record = find_hand(decode_events(stored), number, viewer)
+        if record is None:
+            raise HandNotFound(game_id, number)
+        return stored[-1].seq, record
+
+    def hands(self, game_id: str, viewer: Viewer) -> list[HandRecord]:
+        return all_hands(decode_events(self._read(game_id)), viewer)
+
+    def state_at(self, game_id: str, at: int) -> StoredGame:
+        """The game as it stood after event ``at`` (folded from the start: a game is short)."""
+        stored = self.store.read(game_id, limit=at)
+        if not stored:
+            raise GameNotFound(game_id)
+        if stored[-1].seq < at:
+            raise EventNotFound(game_id, stored[-1].seq, at)
+        return fold_records(StoredGame(), stored)
+
+    def audit(self, game_id: str) -> AuditReport:
+        """The audit of the log as stored. Never folds the game first: a damaged log is what
+        the audit is for."""
+        stored = self.store.read(game_id, upcast=False)
+        if not stored:
+            raise GameNotFound(game_id)
+        return audit_events(stored, game_id, self.store.upcasters)
+
+    def export(self, game_id: str, *, finished_only: bool = True) -> dict[str, Any]:
+        """The export document of a finished game (of any game for the server's operator, who
+        sees every card anyway: ``finished_only=False``)."""
+        stored = self.store.read(game_id, upcast=False)
+        if not stored:
+            raise GameNotFound(game_id)
+        document = export_events(game_id, stored, utc_now_iso(), self.store.upcasters)
+        if finished_only and document["phase"] != Phase.FINISHED.value:
+            raise GameInProgress(game_id)
+        return document
+
+    def export_text(self, document: dict[str, Any]) -> str:
+        return export_text(document, self.store.upcasters)
+
+    def import_(
+        self,
+        document: Any,
+        game_id: str,
+        idempotency: Idempotency | None = None,
+        idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL,
+    ) -> Imported:
+        """Import an export as the new game ``game_id``: ImportRefused unless it passes the
+        audit, GameAlreadyExists if the id is taken. With an Idempotency-Key (its game id from
+        :func:`import_id_for_key`) a retry gets the first answer and imports nothing."""
+        if idempotency is not None:
+            stored = self.store.get_idempotent(game_id, idempotency.scope)
+            if stored is not None:
+                if stored[0] != idempotency.fingerprint:
+                    raise IdempotencyKeyReused(idempotency.scope)
+                return Imported(json.loads(stored[1]), replayed=True)
+        prepared = prepare_import(document, game_id, self.store.upcasters)
+        body = {
+            "id": game_id,
+            "version": len(prepared.events),
+            "source_game_id": prepared.source_game_id,
+        }
+        record = None
+        if idempotency is not None:
+            record = IdempotencyRecord(
+                idempotency.scope, idempotency.fingerprint, json.dumps(body), idempotency_ttl
+            )
+        try:
+            result = self.store.append(
+                game_id, 0, prepared.events, prepared.command_id, idempotency=record
+            )
+        except ConcurrencyConflict:
+            if idempotency is not None:  # the key imported this game; its record has expired
+                raise IdempotencyKeyReused(idempotency.scope) from None
+            raise GameAlreadyExists(game_id) from None
+        if result.replayed:
+            return Imported(json.loads(result.response or "{}"), replayed=True)
+        return Imported(body, report=prepared.report)
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    body: dict[str, Any]  # id, version, source_game_id
+    replayed: bool = False  # an idempotent retry: nothing was appended
+    report: AuditReport | None = None  # the audit it passed (None on a retry)
+
+
+def import_id_for_key(key: str) -> str:
+    """The id a game imported with this Idempotency-Key gets (never one a create would get)."""
+    return game_id_for_key(f"import\0{key}")

@@ -415,3 +415,173 @@ PlayerSchema = Schema.from_dict(
     },
     name="Player",
 )
+
+
+# -- replay, audit, export, resume -----------------------------------------------------------------
+
+
+class EventsPageSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    phase = fields.String(validate=validate.OneOf(PHASES))
+    events = fields.List(fields.Nested(EventSchema))
+    next_after = fields.Integer(metadata={"description": "Ask again with after=next_after"})
+    more = fields.Boolean(metadata={"description": "Whether more events follow this page"})
+
+
+class HandSeatSchema(Schema):
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    bot = fields.String(allow_none=True)
+
+
+class HandPassSchema(Schema):
+    seat = fields.Integer()
+    has_passed = fields.Boolean()
+    passed = fields.List(card(), allow_none=True, metadata={"description": "null: hidden"})
+    received = fields.List(card(), allow_none=True, metadata={"description": "null: hidden"})
+
+
+class HandTrickSchema(TrickSchema):
+    kitty = fields.List(card(), allow_none=True)
+    seq = fields.Integer(metadata={"description": "The TrickTaken event"})
+
+
+class MoonChoiceSchema(Schema):
+    seat = fields.Integer()
+    choice = fields.String()
+
+
+class HandSchema(Schema):
+    """A hand's record: complete once finished; while in play, what the caller may see."""
+
+    id = fields.String()
+    version = fields.Integer()
+    hand_number = fields.Integer()
+    finished = fields.Boolean()
+    first_seq = fields.Integer()
+    last_seq = fields.Integer()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
+    seats = fields.List(fields.Nested(HandSeatSchema))
+    dealer = fields.Integer()
+    pass_direction = fields.String()
+    cards_to_pass = fields.Integer()
+    seed_commitment = fields.String()
+    seed = fields.String(allow_none=True, metadata={"description": "Revealed once finished"})
+    explicit = fields.Boolean(metadata={"description": "Dealt as given, not from the seed"})
+    dealt = fields.List(fields.List(card(), allow_none=True))
+    kitty_dealt = fields.List(card(), allow_none=True)
+    passes = fields.List(fields.Nested(HandPassSchema))
+    kitty_after_pass = fields.List(card(), allow_none=True)
+    tricks = fields.List(fields.Nested(HandTrickSchema))
+    current_trick = fields.List(fields.Nested(PlayCardSchema))
+    scores_before = fields.List(fields.Integer())
+    moon_choice = fields.Nested(MoonChoiceSchema, allow_none=True)
+    points_taken = fields.List(fields.Integer(), allow_none=True)
+    shooter = fields.Integer(allow_none=True)
+    shot = fields.String(allow_none=True, validate=validate.OneOf(["moon", "sun"]))
+    moon_scoring = fields.String(allow_none=True)
+    score_changes = fields.List(fields.Integer(), allow_none=True)
+    exact_limit_resets = fields.List(fields.Integer(), allow_none=True)
+    totals = fields.List(fields.Integer(), allow_none=True)
+    game_over = fields.Boolean()
+    winners = fields.List(fields.Integer(), allow_none=True)
+
+
+class AuditCheckSchema(Schema):
+    name = fields.String()
+    ok = fields.Boolean()
+    checked = fields.Integer()
+    unit = fields.String()
+
+
+class AuditHandSchema(Schema):
+    hand_number = fields.Integer()
+    seq = fields.Integer()
+    finished = fields.Boolean()
+    explicit = fields.Boolean()
+    commitment_ok = fields.Boolean()
+    deal_ok = fields.Boolean(allow_none=True, metadata={"description": "null: an explicit deal"})
+
+
+class DiscrepancySchema(Schema):
+    seq = fields.Integer()
+    check = fields.String()
+    reason = fields.String()
+    related = fields.List(fields.Integer())
+
+
+class AuditSchema(Schema):
+    game_id = fields.String()
+    ok = fields.Boolean(metadata={"description": "false on any discrepancy"})
+    events = fields.Integer()
+    last_seq = fields.Integer()
+    checks = fields.List(fields.Nested(AuditCheckSchema))
+    hands = fields.List(fields.Nested(AuditHandSchema))
+    discrepancies = fields.List(fields.Nested(DiscrepancySchema))
+    truncated = fields.Boolean()
+
+
+class StoredEventSchema(Schema):
+    type = fields.String()
+    schema_version = fields.Integer()
+    game_id = fields.String()
+    seq = fields.Integer()
+    time = fields.String()
+    command_id = fields.String()
+    payload = fields.Dict()
+    prev_hash = fields.String()
+    hash = fields.String()
+
+
+class ExportSchema(Schema):
+    """A finished game as one self-contained document (``POST /games/import`` takes it back)."""
+
+    format = fields.String()
+    format_version = fields.Integer()
+    game_id = fields.String()
+    exported_at = fields.String()
+    version = fields.Integer()
+    last_hash = fields.String(allow_none=True)
+    phase = fields.String(validate=validate.OneOf(PHASES))
+    hand_number = fields.Integer()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
+    seats = fields.List(fields.Nested(HandSeatSchema))
+    scores = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    events = fields.List(fields.Nested(StoredEventSchema))
+
+
+class ImportedSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    source_game_id = fields.String()
+
+
+class NextActionSchema(Schema):
+    """What the seat must do now (``action``), or whom it waits for."""
+
+    action = fields.String(
+        validate=validate.OneOf(["none", "wait", "pass", "play", "choose_moon_scoring"])
+    )
+    reason = fields.String()
+    winners = fields.List(fields.Integer())
+    cards = fields.Integer(metadata={"description": "pass: how many"})
+    direction = fields.String(allow_none=True)
+    legal_cards = fields.List(card())
+    optional = fields.Boolean()
+    choices = fields.List(fields.String())
+    post = fields.String(metadata={"description": "The path to POST the action to"})
+
+    class Meta:
+        # 'for' is a Python keyword: the seats waited for.
+        include = {"for": fields.List(fields.Integer())}
+
+
+class ResumeSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    seat = fields.Integer()
+    view = fields.Nested(SeatViewSchema)
+    next_action = fields.Nested(NextActionSchema)
+    events_url = fields.String()

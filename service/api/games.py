@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from domain.cards import InvalidCard
 from service.api.common import (
     IDEMPOTENCY_DOC,
+    OPTIONAL_BEARER_DOC,
     etag,
     idempotency,
     json_response,
@@ -93,7 +94,7 @@ def list_games(query: dict[str, Any]):
 )
 @blp.alt_response(304, description="Not modified: If-None-Match named the current version")
 @documented(blp, 401, 404, 409)
-@blp.doc(security=[{}, {"bearerAuth": []}])
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 def get_game(game_id: str):
     """The game as anyone sees it, or as your seat sees it with ``Authorization: Bearer``."""
     tok = token()

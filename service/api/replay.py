@@ -29,6 +29,7 @@ from domain.views import awaiting, seat_view
 from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
+    OPTIONAL_BEARER_DOC,
     actor,
     json_response,
     service,
@@ -92,7 +93,7 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 
 @blp.route("/<game_id>/events", methods=["GET"])
 @blp.arguments(EventsQuery, location="query")
-@blp.doc(security=BEARER_DOC)
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, EventsPageSchema, description="The events (JSON), or a live stream")
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
 @blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
@@ -192,7 +193,7 @@ def sse_stream(
 
 @blp.route("/<game_id>/hands/<int:number>", methods=["GET"])
 @blp.arguments(FormatQuery, location="query")
-@blp.doc(security=BEARER_DOC)
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, HandSchema, description="The hand's record (JSON, or text with ?format=text)")
 @blp.alt_response(200, schema=TEXT, content_type="text/plain", description="?format=text")
 @documented(blp, 401, 404, 409, 422)
@@ -212,7 +213,7 @@ def hand(query: dict[str, Any], game_id: str, number: int):
 
 @blp.route("/<game_id>/state", methods=["GET"])
 @blp.arguments(StateQuery, location="query")
-@blp.doc(security=BEARER_DOC)
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, SeatViewSchema, description="The public or seat view after event ``at``")
 @documented(blp, 401, 404, 409, 422)
 def state_at(query: dict[str, Any], game_id: str):

@@ -12,8 +12,10 @@ store pays anyway), and ``event_from_dict`` + fold (payloads to state, as a load
 
 Load (with ``--redis``, the default): a 10-hand game appended through
 ``service.store.event_store``'s ``RedisEventStore`` (on a throwaway redis-server started here, never
-the shared one) is read back and folded: ``store.read`` + ``event_from_dict`` + ``fold``. Baseline:
-a raw ``XRANGE`` of the same stream with redis-py, returning the entries undecoded.
+the shared one) is read back and folded: ``store.read`` + ``event_from_dict`` + ``fold``, and as
+the service loads a game it has not cached (``service.app.game.fold_records``: the game log
+decodes, upcasts if need be and checks the seqs, then the fold). Baseline: a raw ``XRANGE`` of the
+same stream with redis-py, returning the entries undecoded.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
     try:
         import redis
 
+        from service.app.game import StoredGame, fold_records
         from service.store.envelope import NewEvent
         from service.store.event_store import RedisEventStore
     except ImportError as missing:
@@ -116,6 +119,13 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
             assert state.hand_number == 10
             return elapsed * 1000
 
+        def service_load() -> float:
+            start = time.perf_counter()
+            game = fold_records(StoredGame(), store.read("load-10-hands"))
+            elapsed = time.perf_counter() - start
+            assert game.state.hand_number == 10
+            return elapsed * 1000
+
         def raw() -> float:
             start = time.perf_counter()
             entries = client.xrange(key, "-", "+")
@@ -129,12 +139,16 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
             return (time.perf_counter() - start) * 1000
 
         load()
-        times = alternate({"load": load, "raw": raw, "read": read_only}, rounds * 5)
+        service_load()
+        times = alternate(
+            {"load": load, "service": service_load, "raw": raw, "read": read_only}, rounds * 5
+        )
         client.close()
     project, floor = median(times["load"]), median(times["raw"])
     report.add("load_10_hand_game_events", len(events))
     report.add("load_10_hand_game_ms", project, "ms")
     report.add("load_store_read_only_ms", median(times["read"]), "ms")
+    report.add("load_service_fold_records_ms", median(times["service"]), "ms")
     report.add("load_baseline_raw_xrange_ms", floor, "ms")
     report.add("load_ratio_to_baseline", project / floor)
 

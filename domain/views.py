@@ -1,4 +1,9 @@
-"""What one seat may see, and what anyone may see: never another seat's hidden cards."""
+"""What one seat may see, and what anyone may see: never another seat's hidden cards.
+
+What is hidden from whom is not decided here: the views ask :func:`domain.secrecy.may_see`, the
+one authority (the same that redacts logged events), for each secret the hand in play holds.
+The public view shows no secret at all: counts and played cards only.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from .cards import Card, sort_cards
 from .legal import legal_plays
+from .secrecy import HAND, PASSED, RECEIVED, Secret, may_see, moment_of
 from .state import CompletedTrick, GameState, Phase
 
 
@@ -173,13 +179,21 @@ def seat_view(state: GameState, seat: int) -> SeatView:
     received: tuple[Card, ...] = ()
     to_pass = 0
     if hand is not None:
-        own = sort_cards(hand.hands[seat])
-        passed = hand.passed[seat]
-        received = hand.received[seat] if hand.received is not None else ()
-        if state.phase is Phase.PASSING and passed is None:
+        moment = moment_of(state)
+
+        def shown(secret: Secret) -> bool:  # this seat's own part of ``secret``
+            return may_see(secret, seat, seat, state.hand_number, moment)
+
+        if shown(HAND):
+            own = sort_cards(hand.hands[seat])
+        if shown(PASSED):
+            passed = hand.passed[seat]
+        if shown(RECEIVED) and hand.received is not None:
+            received = hand.received[seat]
+        if state.phase is Phase.PASSING and hand.passed[seat] is None:
             legal = own
             to_pass = state.rules.cards_to_pass(hand.pass_direction)
-        elif state.phase is Phase.PLAYING and hand.turn == seat:
+        elif state.phase is Phase.PLAYING and hand.turn == seat and own:
             legal = sort_cards(legal_plays(state.rules, hand, seat))
     return SeatView(public_view(state), seat, own, legal, passed, received, to_pass)
 

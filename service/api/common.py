@@ -10,6 +10,7 @@ from flask import Response, current_app, json, request
 
 from domain.views import public_view, seat_view
 from service.api.problems import Problem
+from service.app import game_log
 from service.app.auth import bearer_token, credential_of
 from service.app.game import StoredGame
 from service.app.game_service import GameService, Idempotency, Outcome, idempotency_for
@@ -110,7 +111,7 @@ def command_result(outcome: Outcome, seat: int) -> Response:
     body = {
         "version": outcome.version,
         "view": view_dict(outcome.table, outcome.version, seat),
-        "events": redact_events(outcome.events, disclosure, outcome.hand_before),
+        "events": redact_events(game_log.entries(outcome.events), disclosure, outcome.hand_before),
     }
     return json_response(body, version=outcome.version, headers=replayed(outcome))
 

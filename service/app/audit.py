@@ -28,7 +28,7 @@ from domain import events as e
 from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
-from domain.secrecy import SECRETS_BY_NAME
+from domain.secrecy import SECRETS
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
@@ -51,7 +51,7 @@ PRIMARY = (
 
 # Fields a report never quotes: whatever domain.secrecy hides from anyone (cards, seeds,
 # credentials), whatever the hand's state.
-_HIDDEN = {name: {s.field for s in secrets} for name, secrets in SECRETS_BY_NAME.items()}
+_HIDDEN = {cls: {s.field for s in secrets} for cls, secrets in SECRETS.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,8 +368,7 @@ class _Walk:
     def _compare(self, record: RecordedEvent, got: e.Event, expected: e.Event) -> None:
         if got == expected:
             return
-        name = type(got).__name__
-        hidden = _HIDDEN.get(name, set())
+        hidden = _HIDDEN.get(type(got), set())
         parts = []
         for f in fields(got):
             mine, theirs = getattr(got, f.name), getattr(expected, f.name)
@@ -393,7 +392,7 @@ class _Walk:
             )
         if isinstance(got, e.HandDealt) and got.hands != expected.hands:  # type: ignore[union-attr]
             parts.append("the deal does not come from its seed")
-        self.found.add(record.seq, "domain", f"{name}: " + "; ".join(parts), related)
+        self.found.add(record.seq, "domain", f"{type(got).__name__}: " + "; ".join(parts), related)
 
     def _check_hand(self, seq: int, event: e.HandDealt, finished: bool) -> None:
         commitment_ok = hashlib.sha256(event.seed.encode("utf-8")).hexdigest() == (

@@ -3,9 +3,9 @@
 The domain cannot hold them (it has no such event), so the service records them in a
 ``DealPlan`` record: a service-owned entry of the game's stream, written right after
 ``GameCreated`` in the same atomic append, and only when a seed or deals were given. The game log
-(``service.app.game_log``) reads it back as a ``DealPlan``, beside the domain events. It is
-redacted like a deal: the seed is hidden until the game ends, deal ``k`` until hand ``k`` is
-scored.
+(``service.app.game_log``) reads it back as a ``DealPlan``, beside the domain events. Its
+secrets are declared in ``domain.secrecy``'s terms (:data:`DEAL_PLAN_SECRETS`): the seed is
+hidden until the game ends, deal ``k`` until hand ``k`` is scored.
 
 Seeds of hands: hand ``k`` (1-based) is dealt ``deals[k-1]`` while the listed deals last; the seed
 of hand ``k`` is ``HMAC-SHA256(key=utf8(seed), msg=utf8("hand:" + k))`` in lowercase hex when a
@@ -26,12 +26,20 @@ from typing import Any
 from domain.cards import Card
 from domain.commands import Deal
 from domain.events import EVENT_TYPES
+from domain.secrecy import Owner, Secret, Until
 from service.store.envelope import NewEvent
 
 DEAL_PLAN = "DealPlan"
 DEAL_PLAN_SCHEMA_VERSION = 1
 
 Hands = tuple[tuple[Card, ...], ...]
+
+# The seed gives away every deal to come (hand seeds are derived from it); a listed deal is a
+# hand's cards.
+DEAL_PLAN_SECRETS = (
+    Secret("seed", Owner.SEED, Until.GAME_OVER),
+    Secret("deals", Owner.EACH_HAND, Until.HAND_SCORED),
+)
 
 
 def is_domain_event(type_name: str) -> bool:

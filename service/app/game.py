@@ -12,6 +12,7 @@ from service.app import game_log
 from service.app.deal_plan import DealPlan
 from service.app.errors import CorruptGame
 from service.store.envelope import NewEvent, RecordedEvent
+from service.store.upcasting import UpcasterRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,14 +25,19 @@ class StoredGame:
         return StoredGame(fold_events(self.state, events), self.plan)
 
 
-def fold_records(table: StoredGame, events: Sequence[RecordedEvent]) -> StoredGame:
-    """``table`` after the stored ``events`` (consecutive seqs); CorruptGame if they do not
-    read or do not follow the rules' order (an event deleted or altered by hand)."""
+def fold_records(
+    table: StoredGame,
+    events: Sequence[RecordedEvent],
+    upcasters: UpcasterRegistry | None = None,
+) -> StoredGame:
+    """``table`` after the stored ``events`` (consecutive seqs, decoded by the game log);
+    CorruptGame if they do not read or do not follow the rules' order (an event deleted or
+    altered by hand)."""
     if not events:
         return table
     state, plan = table.state, table.plan
     game_id = events[0].game_id
-    for stored, record in game_log.typed(events):
+    for stored, record in game_log.typed(events, upcasters=upcasters):
         if isinstance(record, DealPlan):
             plan = record
             continue

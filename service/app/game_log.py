@@ -1,11 +1,13 @@
 """The game log: the one reader that turns a game's stored envelopes into typed records.
 
-Every use of a game's past goes through here: the game fold (:mod:`service.app.game`), hand
-records, the replay endpoints, the audit, export, the live stream and the projector. An entry
-carries what the envelope has (seq, time, command id, hash) and one typed record: a domain
-event (``domain.events``) or a service record (the :class:`~service.app.deal_plan.DealPlan`).
-Old schema versions are upcast here, once, with the store's upcasters; callers compare records
-by class (``isinstance(entry.record, HandDealt)``), never by type name.
+Every use of a game's or a partition's past goes through here: the game fold
+(:mod:`service.app.game`), hand records, the replay endpoints, the audit, export, the live stream
+and the projector. The store returns events as written (:class:`RecordedEvent`, never upcast);
+an entry carries what the envelope has (seq, time, command id, hash) and one typed record: a
+domain event (``domain.events``) or a service record (the
+:class:`~service.app.deal_plan.DealPlan`). Old schema versions are upcast here, and only here,
+with the upcasters of :mod:`service.store.upcasting`; callers compare records by class
+(``isinstance(entry.record, HandDealt)``), never by type name.
 
 A log that cannot be read (an event missing from the seq order, a payload that does not decode,
 a type nobody knows) raises :class:`~service.app.errors.CorruptGame`; only the audit reads such
@@ -18,12 +20,12 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, NamedTuple
 
-from domain.events import EVENT_TYPES, Event, event_from_dict
+from domain.events import EVENT_TYPES, Event, event_from_dict, event_to_dict
 from projections.scoreboard import SourceEvent
 from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
 from service.app.errors import CorruptGame
 from service.store.envelope import RecordedEvent
-from service.store.event_store import LogEntry
+from service.store.event_store import LogEntry, RedisEventStore
 from service.store.upcasting import UpcasterRegistry, default_registry
 
 Record = Event | DealPlan
@@ -124,9 +126,44 @@ def entries(
         yield Entry(r.seq, r.time, r.command_id, r.hash, record)
 
 
-def read(store, game_id: str, after: int = 0, limit: int | None = None) -> list[Entry]:
-    """The game's entries after seq ``after`` (at most ``limit``) from an event store."""
-    return list(entries(store.read(game_id, after, limit), game_id, after, store.upcasters))
+def stored(
+    store: RedisEventStore, game_id: str, after: int = 0, limit: int | None = None
+) -> list[RecordedEvent]:
+    """The game's envelopes after seq ``after`` (at most ``limit``) as stored, not decoded:
+    for the audit and export (the hash chain covers that form) and the fold, which decodes
+    them with :func:`typed`."""
+    return store.read(game_id, after, limit)
+
+
+def read(
+    store: RedisEventStore,
+    game_id: str,
+    after: int = 0,
+    limit: int | None = None,
+    upcasters: UpcasterRegistry | None = None,
+) -> list[Entry]:
+    """The game's entries after seq ``after`` (at most ``limit``)."""
+    return list(entries(store.read(game_id, after, limit), game_id, after, upcasters))
+
+
+def follow(
+    store: RedisEventStore,
+    game_id: str,
+    after: int,
+    block_ms: int,
+    upcasters: UpcasterRegistry | None = None,
+) -> list[Entry]:
+    """The game's entries after seq ``after``, waiting up to ``block_ms`` for the first one
+    (the store's ``follow``); empty if none came in time."""
+    return list(entries(store.follow(game_id, after, block_ms), game_id, after, upcasters))
+
+
+def payload_of(record: Record) -> tuple[str, int, dict[str, Any]]:
+    """(type name, schema version, payload) of a typed record, in its current JSON form."""
+    if isinstance(record, DealPlan):
+        return DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, record.to_payload()
+    cls = type(record)
+    return cls.__name__, getattr(cls, "schema_version", 1), event_to_dict(record)
 
 
 def events(log: Iterable[Entry]) -> Iterator[tuple[int, Event]]:
@@ -136,14 +173,28 @@ def events(log: Iterable[Entry]) -> Iterator[tuple[int, Event]]:
             yield entry.seq, entry.record
 
 
-def sources(log_entries: Iterable[LogEntry]) -> list[SourceEvent]:
+def read_partition(
+    store: RedisEventStore,
+    partition: int,
+    after_id: str = "0-0",
+    count: int = 100,
+    upcasters: UpcasterRegistry | None = None,
+) -> list[SourceEvent]:
+    """The entries of a partition log after stream id ``after_id`` (at most ``count``), as the
+    projections take them (see :func:`sources`)."""
+    return sources(store.read_log(partition, after_id, count), upcasters)
+
+
+def sources(
+    log_entries: Iterable[LogEntry], upcasters: UpcasterRegistry | None = None
+) -> list[SourceEvent]:
     """Entries of a partition log as the projections take them: typed domain events (None for
     a service record). CorruptGame if one cannot be decoded."""
     out = []
     for entry in log_entries:
         r = entry.event
         try:
-            record = decode(r)
+            record = decode(r, upcasters)
         except Undecodable as exc:
             raise CorruptGame(entry.game_id, f"seq {entry.seq}: {exc}") from None
         event = None if isinstance(record, DealPlan) else record

@@ -40,7 +40,7 @@ from domain.events import PlayerJoined
 from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
-from service.app import auth
+from service.app import auth, game_log
 from service.app.bot_runner import BotRunner
 from service.app.deal_plan import DealPlan, Hands, plan_event
 from service.app.errors import (
@@ -244,7 +244,7 @@ class GameService:
     def outcome_of(self, game_id: str, receipt: dict[str, Any], key: str) -> Outcome:
         """Rebuild the response of an earlier request from its receipt and the log."""
         start, command_id = int(receipt["from"]), str(receipt["command_id"])
-        events = self.store.read(game_id)
+        events = game_log.stored(self.store, game_id)
         end = start
         for event in events[start:]:
             if event.command_id != command_id and not event.command_id.startswith(command_id + "+"):
@@ -516,8 +516,8 @@ class GameService:
             # Everything from this command on, without gaps: the bots' moves and anything another
             # request appended in between. Redaction needs the run unbroken (to know each
             # event's hand), and the view is at the end of it.
-            events = list(result.events) + self.store.read(
-                game_id, after=result.version, limit=final.version - result.version
+            events = list(result.events) + game_log.stored(
+                self.store, game_id, result.version, final.version - result.version
             )
         return Outcome(
             game_id,

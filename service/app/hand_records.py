@@ -26,7 +26,7 @@ from domain.events import (
     PassesExchanged,
     TrickTaken,
 )
-from domain.secrecy import Owner, secret
+from domain.secrecy import Moment, Owner, may_see, secret
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.store.envelope import RecordedEvent
@@ -46,10 +46,15 @@ class Logged:
     event: Event
 
 
+def logged(entries: Iterable[game_log.Entry]) -> list[Logged]:
+    """The domain events of a game log's entries; service records (the deal plan) left out."""
+    return [Logged(seq, event) for seq, event in game_log.events(entries)]
+
+
 def decode_events(recorded: Iterable[RecordedEvent]) -> list[Logged]:
-    """Domain events of one game's recorded envelopes, read by :mod:`service.app.log`
+    """Domain events of one game's stored envelopes, decoded by :mod:`service.app.game_log`
     (CorruptGame if the log is damaged). Service records (the deal plan) are left out."""
-    return [Logged(seq, event) for seq, event in game_log.events(game_log.entries(recorded))]
+    return logged(game_log.entries(recorded))
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,16 +318,20 @@ def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
     """The record as ``viewer`` may see it (as domain.secrecy declares): a finished hand in
     full; else public facts only (the plays and tricks, a kitty taken with a trick included),
     plus, for a seat, its own dealt, passed and received cards."""
-    if viewer == ALL or record.finished:
+    if viewer == ALL:
         return record
+    hand = record.number
+    moment = Moment(hand if record.finished else hand - 1)
     seats = range(len(record.dealt))
     hidden: dict[str, Any] = {}
     for name, s in _SECRET_FIELDS.items():
         value = getattr(record, name)
         if value is None:
             continue
-        if s.owner in (Owner.SEAT, Owner.EACH_SEAT):
-            hidden[name] = tuple(value[i] if i == viewer else None for i in seats)
+        if s.owner in (Owner.SEAT, Owner.EACH_SEAT):  # one entry per seat in a record
+            shown = tuple(value[i] if may_see(s, viewer, i, hand, moment) else None for i in seats)
         else:
-            hidden[name] = None
-    return replace(record, **hidden)
+            shown = value if may_see(s, viewer, None, hand, moment) else None
+        if shown != value:
+            hidden[name] = shown
+    return replace(record, **hidden) if hidden else record

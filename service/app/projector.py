@@ -212,13 +212,14 @@ class Projector:
             checkpoint = self.projections.checkpoint(generation, partition)
             if target is not None and checkpoint.covers(target):
                 return applied
-            entries = self.store.read_log(partition, checkpoint.position or "0-0", self.batch_size)
+            position = checkpoint.position or "0-0"
+            entries = game_log.read_partition(self.store, partition, position, self.batch_size)
             if target is not None:
-                entries = [e for e in entries if stream_id(e.id) <= stream_id(target)]
+                entries = [e for e in entries if stream_id(e.position) <= stream_id(target)]
             if not entries:
                 return applied
             status, _ = self.projections.apply_entries(
-                generation, partition, checkpoint.position, game_log.sources(entries)
+                generation, partition, checkpoint.position, entries
             )
             if status == APPLIED:
                 applied += len(entries)
@@ -292,11 +293,12 @@ def build_generation(
     for partition in range(projections.partitions):
         while True:
             checkpoint = projections.checkpoint(generation, partition)
-            entries = store.read_log(partition, checkpoint.position or "0-0", batch_size)
+            position = checkpoint.position or "0-0"
+            entries = game_log.read_partition(store, partition, position, batch_size)
             if not entries:
                 break
             status, _ = projections.apply_entries(
-                generation, partition, checkpoint.position, game_log.sources(entries)
+                generation, partition, checkpoint.position, entries
             )
             if status == RETIRED:
                 return applied

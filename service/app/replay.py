@@ -27,7 +27,7 @@ from service.app.errors import (
 from service.app.export import export_events, export_text, prepare_import
 from service.app.game import StoredGame, fold_records
 from service.app.game_service import Idempotency, game_id_for_key
-from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, decode_events
+from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, logged
 from service.app.hand_records import hand_record as find_hand
 from service.app.hand_records import hand_records as all_hands
 from service.app.redaction import disclosure_for, redact_events
@@ -40,6 +40,7 @@ from service.store.event_store import (
     RedisEventStore,
     utc_now_iso,
 )
+from service.store.upcasting import UpcasterRegistry
 
 
 class Follower:
@@ -55,29 +56,29 @@ class Follower:
     def state(self) -> GameState:
         return self.tracker.state
 
-    def skip(self, events: list[RecordedEvent]) -> None:
-        for _ in self._fold(events):
+    def skip(self, entries: list[game_log.Entry]) -> None:
+        for _ in self._fold(entries):
             pass
 
-    def items(self, events: list[RecordedEvent], now: GameState | None = None) -> list[dict]:
-        """``events`` (the next ones) as the viewer may see them, given the game ``now`` (by
+    def items(self, entries: list[game_log.Entry], now: GameState | None = None) -> list[dict]:
+        """``entries`` (the next ones) as the viewer may see them, given the game ``now`` (by
         default: as it stands after them). A HandScored carries the finished hand's record."""
         hand_before = self.state.hand_number
         reveals = {}
-        for entry in self._fold(events):
+        for entry in self._fold(entries):
             if isinstance(entry.record, HandScored):
                 record = self.tracker.record()
                 reveals[entry.seq] = record.to_dict() if record is not None else None
         disclosure = disclosure_for(now if now is not None else self.state, self.viewer)
-        items = redact_events(events, disclosure, hand_before)
+        items = redact_events(entries, disclosure, hand_before)
         for item in items:
             if item["seq"] in reveals:
                 item["revealed_hand"] = reveals[item["seq"]]
         return items
 
-    def _fold(self, events: list[RecordedEvent]) -> Iterator[game_log.Entry]:
-        """Feed the hand tracker the next ``events``, yielding each as it is folded."""
-        for entry in game_log.entries(events, after=self.seq):
+    def _fold(self, entries: list[game_log.Entry]) -> Iterator[game_log.Entry]:
+        """Feed the hand tracker the next ``entries``, yielding each as it is folded."""
+        for entry in entries:  # a run without gaps: the game log checked it as it read
             if entry.event is not None:
                 self.tracker.feed(Logged(entry.seq, entry.event))
             self.seq = entry.seq
@@ -106,18 +107,25 @@ class Stream:
 
     follower: Follower
     after: int
-    backlog: list[RecordedEvent]
+    backlog: list[game_log.Entry]
 
 
 class Replay:
     """The log of the games in ``store`` as a product: events, hands, time travel, audit,
-    export and import."""
+    export and import. ``upcasters``: the game log's (the global registry by default)."""
 
-    def __init__(self, store: RedisEventStore) -> None:
+    def __init__(self, store: RedisEventStore, upcasters: UpcasterRegistry | None = None) -> None:
         self.store = store
+        self.upcasters = upcasters
 
-    def _read(self, game_id: str) -> list[RecordedEvent]:
-        stored = self.store.read(game_id)
+    def _read(self, game_id: str) -> list[game_log.Entry]:
+        entries = game_log.read(self.store, game_id, upcasters=self.upcasters)
+        if not entries:
+            raise GameNotFound(game_id)
+        return entries
+
+    def _stored(self, game_id: str, limit: int | None = None) -> list[RecordedEvent]:
+        stored = game_log.stored(self.store, game_id, limit=limit)
         if not stored:
             raise GameNotFound(game_id)
         return stored
@@ -142,51 +150,44 @@ class Replay:
             return None
         return Stream(follower, after, stored[after:])
 
-    def wait(self, game_id: str, after: int, block_ms: int) -> list[RecordedEvent]:
-        """The events after ``after``, waiting up to ``block_ms`` for the first one."""
-        return self.store.follow(game_id, after, block_ms)
+    def wait(self, game_id: str, after: int, block_ms: int) -> list[game_log.Entry]:
+        """The entries after ``after``, waiting up to ``block_ms`` for the first one."""
+        return game_log.follow(self.store, game_id, after, block_ms, self.upcasters)
 
     def hand(self, game_id: str, number: int, viewer: Viewer) -> tuple[int, HandRecord]:
         """(the game's version, hand ``number`` as ``viewer`` may see it)."""
-        stored = self._read(game_id)
-        record = find_hand(decode_events(stored), number, viewer)
+        entries = self._read(game_id)
+        record = find_hand(logged(entries), number, viewer)
         if record is None:
             raise HandNotFound(game_id, number)
-        return stored[-1].seq, record
+        return entries[-1].seq, record
 
     def hands(self, game_id: str, viewer: Viewer) -> list[HandRecord]:
-        return all_hands(decode_events(self._read(game_id)), viewer)
+        return all_hands(logged(self._read(game_id)), viewer)
 
     def state_at(self, game_id: str, at: int) -> StoredGame:
         """The game as it stood after event ``at`` (folded from the start: a game is short)."""
-        stored = self.store.read(game_id, limit=at)
-        if not stored:
-            raise GameNotFound(game_id)
+        stored = self._stored(game_id, limit=at)
         if stored[-1].seq < at:
             raise EventNotFound(game_id, stored[-1].seq, at)
-        return fold_records(StoredGame(), stored)
+        return fold_records(StoredGame(), stored, self.upcasters)
 
     def audit(self, game_id: str) -> AuditReport:
         """The audit of the log as stored. Never folds the game first: a damaged log is what
         the audit is for."""
-        stored = self.store.read(game_id, upcast=False)
-        if not stored:
-            raise GameNotFound(game_id)
-        return audit_events(stored, game_id, self.store.upcasters)
+        return audit_events(self._stored(game_id), game_id, self.upcasters)
 
     def export(self, game_id: str, *, finished_only: bool = True) -> dict[str, Any]:
         """The export document of a finished game (of any game for the server's operator, who
         sees every card anyway: ``finished_only=False``)."""
-        stored = self.store.read(game_id, upcast=False)
-        if not stored:
-            raise GameNotFound(game_id)
-        document = export_events(game_id, stored, utc_now_iso(), self.store.upcasters)
+        stored = self._stored(game_id)
+        document = export_events(game_id, stored, utc_now_iso(), self.upcasters)
         if finished_only and document["phase"] != Phase.FINISHED.value:
             raise GameInProgress(game_id)
         return document
 
     def export_text(self, document: dict[str, Any]) -> str:
-        return export_text(document, self.store.upcasters)
+        return export_text(document, self.upcasters)
 
     def import_(
         self,
@@ -204,7 +205,7 @@ class Replay:
                 if stored[0] != idempotency.fingerprint:
                     raise IdempotencyKeyReused(idempotency.scope)
                 return Imported(json.loads(stored[1]), replayed=True)
-        prepared = prepare_import(document, game_id, self.store.upcasters)
+        prepared = prepare_import(document, game_id, self.upcasters)
         body = {
             "id": game_id,
             "version": len(prepared.events),

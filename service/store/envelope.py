@@ -53,11 +53,10 @@ Stored form
 The store keeps each event as the *envelope JSON*: the seven body members plus
 ``prev_hash`` and ``hash``, serialized with the same rules (see
 :func:`envelope_json`). The hash covers the event exactly as it was written, with
-the schema version it was written with. Reads upcast old schema versions to the
-current ones (:mod:`service.store.upcasting`); upcast events keep the ``hash`` and
-``prev_hash`` of their stored form, so :func:`verify_chain` must be given events
-decoded *without* upcasting (``decode_envelope(..., upcast=False)``, or the
-store's ``read(..., upcast=False)`` / ``verify()``).
+the schema version it was written with. The store reads events back in that form
+(:func:`decode_envelope` parses the envelope and nothing more), which is what
+:func:`verify_chain` needs; turning a payload into a typed record, upcasting an old schema
+version on the way, is the game log's job (``service.app.game_log``), and only its.
 """
 
 from __future__ import annotations
@@ -67,8 +66,6 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from service.store.upcasting import UpcasterRegistry, default_registry
 
 GENESIS_HASH = "0" * 64
 
@@ -194,34 +191,23 @@ def envelope_json(event: RecordedEvent) -> str:
     return event.to_json()
 
 
-def decode_envelope(
-    data: str | bytes, *, upcast: bool = True, upcasters: UpcasterRegistry | None = None
-) -> RecordedEvent:
-    """Parse a stored envelope; the one decode path every read goes through.
-
-    With ``upcast=True`` (the default) old schema versions are upcast to the
-    current ones with ``upcasters`` (the global registry by default).
-    """
+def decode_envelope(data: str | bytes) -> RecordedEvent:
+    """Parse a stored envelope into the event as stored (its payload as written, never
+    upcast: the hash covers that form)."""
     if isinstance(data, bytes):
         data = data.decode("utf-8")
     raw = json.loads(data)
     missing = [name for name in ENVELOPE_FIELDS if name not in raw]
     if missing:
         raise ValueError(f"envelope lacks {', '.join(missing)}")
-    event_type = raw["type"]
-    version = raw["schema_version"]
-    payload = raw["payload"]
-    if upcast:
-        registry = upcasters if upcasters is not None else default_registry
-        version, payload = registry.upcast(event_type, version, payload)
     return RecordedEvent(
-        type=event_type,
-        schema_version=version,
+        type=raw["type"],
+        schema_version=raw["schema_version"],
         game_id=raw["game_id"],
         seq=raw["seq"],
         time=raw["time"],
         command_id=raw["command_id"],
-        payload=payload,
+        payload=raw["payload"],
         prev_hash=raw["prev_hash"],
         hash=raw["hash"],
     )

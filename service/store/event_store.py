@@ -65,7 +65,6 @@ from service.store.errors import (
     IdempotencyKeyReused,
     StoreError,
 )
-from service.store.upcasting import UpcasterRegistry
 
 __all__ = [
     "AppendResult",
@@ -317,9 +316,9 @@ class RedisEventStore:
     """Event store on Redis streams; see the module docstring for the layout.
 
     ``redis`` may be a ``redis.Redis`` (or ``fakeredis.FakeRedis``, which needs
-    ``lupa`` for scripts) with or without ``decode_responses``. ``upcasters``
-    defaults to the global registry of :mod:`service.store.upcasting`. ``now`` returns
-    the ISO-8601 UTC time used when an append is given no time.
+    ``lupa`` for scripts) with or without ``decode_responses``. ``now`` returns
+    the ISO-8601 UTC time used when an append is given no time. Every read returns events
+    as stored (:class:`RecordedEvent`, never upcast): ``service.app.game_log`` decodes them.
     """
 
     def __init__(
@@ -328,7 +327,6 @@ class RedisEventStore:
         prefix: str = "hearts",
         partitions: int = 16,
         *,
-        upcasters: UpcasterRegistry | None = None,
         now: Callable[[], str] = utc_now_iso,
     ) -> None:
         if not isinstance(prefix, str) or not prefix or "{" in prefix or "}" in prefix:
@@ -337,7 +335,6 @@ class RedisEventStore:
         self.redis = redis
         self.prefix = prefix
         self.partitions = partitions
-        self.upcasters = upcasters
         self._now = now
         self._append_script = redis.register_script(_APPEND_LUA)
 
@@ -446,7 +443,7 @@ class RedisEventStore:
             return AppendResult(
                 game_id=game_id,
                 version=int(reply[1]),
-                events=tuple(self._decode(envelope_json(e)) for e in recorded),
+                events=tuple(recorded),  # sealed from a copy: as the store holds them
                 response=idempotency.response if idempotency is not None else None,
             )
         if status == "replay":
@@ -484,26 +481,20 @@ class RedisEventStore:
 
     # Reads ----------------------------------------------------------------
 
-    def _decode(self, data: Any, *, upcast: bool = True) -> RecordedEvent:
+    def _decode(self, data: Any) -> RecordedEvent:
         try:
-            return decode_envelope(data, upcast=upcast, upcasters=self.upcasters)
+            return decode_envelope(data)
         except (ValueError, KeyError) as exc:
             raise CorruptStore(f"undecodable envelope: {exc}") from exc
 
-    def read(
-        self, game_id: str, after: int = 0, limit: int | None = None, *, upcast: bool = True
-    ) -> list[RecordedEvent]:
-        """Events of the game with seq > ``after``, in order, at most ``limit``.
-
-        Upcast to the current schema versions unless ``upcast=False`` (the
-        stored form, which is what :func:`~service.store.envelope.verify_chain` needs).
-        """
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[RecordedEvent]:
+        """Events of the game with seq > ``after``, in order, at most ``limit``, as stored."""
         _check_game_id(game_id)
         _check_count("after", after, 0)
         if limit is not None:
             _check_count("limit", limit, 1)
         entries = self.redis.xrange(self.game_key(game_id), f"{after + 1}-0", "+", count=limit)
-        return [self._decode(_field(fields, "event"), upcast=upcast) for _, fields in entries]
+        return [self._decode(_field(fields, "event")) for _, fields in entries]
 
     def read_since(self, game_id: str, version: int) -> tuple[str | None, list[RecordedEvent]]:
         """The hash recorded at ``version`` and the events after it, in one round trip.
@@ -553,7 +544,7 @@ class RedisEventStore:
         events = []
         problems = []
         for entry_id, fields in entries:
-            event = self._decode(_field(fields, "event"), upcast=False)
+            event = self._decode(_field(fields, "event"))
             if _text(entry_id) != f"{event.seq}-0":
                 problems.append(
                     ChainProblem(event.seq, "entry id mismatch", f"entry id {_text(entry_id)}")

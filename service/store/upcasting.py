@@ -1,14 +1,15 @@
 """Upcasting: turning events stored with an old schema version into the current one.
 
 An upcaster for ``(type, from_version)`` takes the payload of a ``type`` event at
-``from_version`` and returns the payload at ``from_version + 1``. On every read
-the store applies the upcasters in a chain until none is registered for the
-event's version, so old events reach the code as the current version.
+``from_version`` and returns the payload at ``from_version + 1``. The store keeps and returns
+events as written; the game log (``service.app.game_log``, the one decoder of stored events)
+applies the upcasters in a chain until none is registered for the event's version, so old
+events reach the code as the current version.
 
 Register real upcasters in the module-level registry with
 :func:`register_upcaster` (usable as a decorator), at import time of the module
-that defines the event. Tests build their own :class:`UpcasterRegistry` and pass
-it to the store instead of registering made-up upcasters globally.
+that defines the event. Tests build their own :class:`UpcasterRegistry` and hand
+it to the game log instead of registering made-up upcasters globally.
 
 Upcasters must be pure: they get a deep copy of the payload and must not depend
 on anything but it.

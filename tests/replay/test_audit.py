@@ -257,7 +257,7 @@ def test_every_primary_event_rebuilds_its_command(store):
 
 
 def test_undecodable_events_are_reported_not_raised(store):
-    stored = store.read(GAME, upcast=False)
+    stored = store.read(GAME)
     broken = list(stored)
     broken[30] = replace(broken[30], payload={"nonsense": 1})
     report = audit_events(broken, GAME)

@@ -1,30 +1,53 @@
-"""Every event type x every viewer x every moment of its hand, against domain.secrecy.
+"""Every event type x every viewer x every moment of its hand, against domain.secrecy; and the
+views of the state, every viewer x every phase, against the same declaration.
 
 The redaction of logged events and the hand records must show exactly what the declaration says:
 a public field as logged; a secret field as logged once it is revealed, else only the viewer's own
-part (or nothing); a credential never.
+part (or nothing); a credential never. A view must show no card of a part the declaration hides
+from its viewer, and no seed it hides.
 """
 
 from __future__ import annotations
 
+import json
 import random
+from dataclasses import dataclass
 
 import pytest
 
+from domain.decider import evolve
 from domain.events import (
     EVENT_TYPES,
     GameEnded,
     MoonScoringChosen,
     PlayerJoined,
     SeatControlChanged,
+    event_from_dict,
     event_to_dict,
     event_type,
 )
 from domain.rules import MoonScoring, PassDirection, RuleOptions
-from domain.secrecy import SECRETS, SECRETS_BY_NAME, Owner, Until
+from domain.secrecy import (
+    HAND,
+    KITTY,
+    PASSED,
+    RECEIVED,
+    SECRETS,
+    SECRETS_BY_NAME,
+    SEED,
+    Owner,
+    Until,
+    may_see,
+    moment_of,
+)
+from domain.state import INITIAL_STATE, GameState, Phase
+from domain.views import public_view, seat_view
+from service.app import game_log
+from service.app.deal_plan import DEAL_PLAN_SECRETS, DealPlan
 from service.app.hand_records import ALL, decode_events, hand_records, visible_to
 from service.app.redaction import Disclosure, redact
 from service.store.envelope import NewEvent, RecordedEvent
+from tests.api.helpers import cards_in
 from tests.projections.games import play_game
 
 RULES = {
@@ -42,7 +65,7 @@ RULES = {
 
 def test_every_event_type_is_declared():
     assert set(SECRETS) == set(EVENT_TYPES.values())
-    for cls, secrets in SECRETS.items():
+    for cls, secrets in (*SECRETS.items(), (DealPlan, DEAL_PLAN_SECRETS)):
         names = {f for f in cls.__dataclass_fields__}
         assert {s.field for s in secrets} <= names, cls
 
@@ -90,7 +113,7 @@ def test_redaction_follows_the_declaration(variant):
     log = _log(rules)
     seen_types = set()
     hand = 0
-    for event in log:
+    for event, entry in zip(log, game_log.entries(log), strict=True):
         if event.type == "HandDealt":
             hand = event.payload["hand_number"]
         seen_types.add(event.type)
@@ -98,7 +121,7 @@ def test_redaction_follows_the_declaration(variant):
         for hands_over, over in ((hand - 1, False), (hand, False), (hand, True)):
             for viewer in (None, *range(rules.players)):
                 d = Disclosure(viewer, max(hands_over, 0), over)
-                shown = redact(event, d, hand)
+                shown = redact(entry, d, hand)
                 want = _expected(event.type, event.payload, viewer, hand, d)
                 assert shown["payload"] == want, (event.type, viewer, hands_over, over)
                 public = {k: event.payload[k] for k in want}
@@ -107,9 +130,16 @@ def test_redaction_follows_the_declaration(variant):
     assert seen_types == set(EVENT_TYPES)
 
 
-def test_an_unknown_event_type_is_hidden_whole():
-    event = RecordedEvent("Surprise", 1, "g", 1, "t", "c", {"cards": ["QS"]}, "", "")
-    shown = redact(event, Disclosure(0, 0), 1)
+@dataclass(frozen=True)
+class Surprise:
+    """A record class the declaration does not know."""
+
+    cards: tuple[str, ...]
+
+
+def test_an_undeclared_record_class_is_hidden_whole():
+    entry = game_log.Entry(1, "t", "c", "h", Surprise(("QS",)))  # type: ignore[arg-type]
+    shown = redact(entry, Disclosure(0, 0), 1)
     assert shown["payload"] == {} and shown["redacted"] is True
 
 
@@ -133,3 +163,85 @@ def test_hand_records_follow_the_declaration(variant):
                 continue
             assert value == tuple(v if i == viewer else None for i, v in enumerate(whole)), name
         assert shown.tricks == in_play.tricks  # plays, and a kitty taken with a trick: public
+
+
+# -- views of the state ---------------------------------------------------------------------------
+
+
+def _states(rules: RuleOptions, seed: int) -> list[GameState]:
+    """The state after every event of a random game played to its end."""
+    plan = play_game("views", rules, random.Random(seed), names=[None] * rules.players)
+    states, state = [], INITIAL_STATE
+    for event in (e for batch in plan.batches for e in batch):
+        state = evolve(state, event_from_dict(event.type, event.payload))
+        states.append(state)
+    return states
+
+
+def _parts(state: GameState):
+    """(secret, owning seat or None, cards) of every secret the hand in play holds."""
+    hand = state.hand
+    assert hand is not None
+    for s in range(state.players):
+        yield HAND, s, set(hand.hands[s])
+        yield PASSED, s, set(hand.passed[s] or ())
+        yield RECEIVED, s, set(hand.received[s]) if hand.received is not None else set()
+    yield KITTY, None, set(hand.kitty)
+
+
+def leaks(state: GameState, viewer: int | None, view: dict) -> set:
+    """The cards ``view`` shows that the declaration hides from ``viewer`` at ``state`` (a card
+    also in a part the viewer may see, or played face up, is no secret to it), and the hand's
+    seed if the view shows it while hidden."""
+    hand = state.hand
+    if hand is None:
+        return set()
+    moment, number = moment_of(state), state.hand_number
+    hidden, known = set(), set()
+    for secret, owner, cards in _parts(state):
+        allowed = may_see(secret, viewer, owner, number, moment)
+        (known if allowed else hidden).update(cards)
+    known.update(c for t in hand.tricks for _, c in t.plays)
+    known.update(c for _, c in hand.trick)
+    if hand.kitty_taken:
+        known.update(hand.kitty)  # turned face up with the trick that took it
+    found: set = cards_in(view) & (hidden - known)
+    if not may_see(SEED, viewer, None, number, moment) and hand.seed in json.dumps(view):
+        found.add(hand.seed)
+    return found
+
+
+@pytest.mark.parametrize("variant", sorted(RULES))
+def test_views_follow_the_declaration(variant):
+    rules = RuleOptions.from_dict({**RULES[variant].to_dict(), "score_limit": 40})
+    phases = set()
+    for seed in (1, 2):
+        for state in _states(rules, seed):
+            phases.add(state.phase)
+            for viewer in (None, *range(rules.players)):
+                if viewer is None:
+                    view = public_view(state).to_dict()
+                else:
+                    view = seat_view(state, viewer).to_dict()
+                assert not leaks(state, viewer, view), (state.phase, viewer)
+                if viewer is None or state.hand is None:
+                    continue
+                # A seat's own parts: shown exactly when the declaration lets it see them.
+                number, moment = state.hand_number, moment_of(state)
+                own = sorted(state.hand.hands[viewer], key=str)
+                if may_see(HAND, viewer, viewer, number, moment):
+                    assert sorted(view["hand"]) == sorted(str(c) for c in own)
+                passed = state.hand.passed[viewer]
+                if may_see(PASSED, viewer, viewer, number, moment) and passed is not None:
+                    assert view["passed_cards"] == [str(c) for c in passed]
+    assert {Phase.PASSING, Phase.PLAYING, Phase.DEALING, Phase.FINISHED} <= phases
+
+
+def test_the_view_check_finds_a_leak():
+    """The check above has teeth: another seat's hand, or the seed, shown mid-hand is caught."""
+    state = next(s for s in _states(RULES["standard"], 1) if s.phase is Phase.PLAYING)
+    view = seat_view(state, 0).to_dict()
+    assert not leaks(state, 0, view)
+    other = [str(c) for c in state.hand.hands[1]]
+    assert leaks(state, 0, {**view, "extra": other})
+    assert leaks(state, None, {**public_view(state).to_dict(), "extra": state.hand.seed})

@@ -22,7 +22,6 @@ from service.store.event_store import (
     RedisEventStore,
     StateCache,
 )
-from service.store.upcasting import UpcasterRegistry
 
 T0 = "2024-05-01T12:00:00.000000Z"
 
@@ -183,7 +182,7 @@ def test_thread_race_exactly_one_wins(redis_server, key_prefix):
     events = store.read("race")
     assert [e.seq for e in events] == [1, 2, 3]
     assert {e.command_id for e in events[1:]} == {winner}
-    assert verify_chain(store.read("race", upcast=False)) == []
+    assert verify_chain(store.read("race")) == []
     log = store.read_log(store.partition_of("race"))
     assert [(entry.game_id, entry.seq) for entry in log] == [("race", 1), ("race", 2), ("race", 3)]
     client.close()
@@ -195,7 +194,7 @@ def test_thread_race_exactly_one_wins(redis_server, key_prefix):
 def test_hash_chain_is_intact_and_follows_the_documented_scheme(event_store):
     event_store.append("g", 0, [ev(1), ev(2)], "c1", t(1))
     event_store.append("g", 2, [ev(3)], "c2", t(2))
-    events = event_store.read("g", upcast=False)
+    events = event_store.read("g")
     assert events[0].prev_hash == GENESIS_HASH
     assert [e.prev_hash for e in events[1:]] == [e.hash for e in events[:-1]]
     assert verify_chain(events) == []
@@ -232,7 +231,7 @@ def test_tampered_payload_is_detected_at_its_seq(event_store):
         return fields
 
     rewrite_entry(event_store, "g", 3, edit)
-    problems = verify_chain(event_store.read("g", upcast=False))
+    problems = verify_chain(event_store.read("g"))
     assert [(p.seq, p.reason) for p in problems] == [(3, HASH_MISMATCH)]
     assert [(p.seq, p.reason) for p in event_store.verify("g")] == [(3, HASH_MISMATCH)]
 
@@ -369,23 +368,14 @@ def test_games_index_and_list_games_pagination(redis_client, key_prefix):
 # --- upcasting --------------------------------------------------------------------
 
 
-def test_upcasting_on_read(redis_client, key_prefix):
-    registry = UpcasterRegistry()
-    registry.register("Played", 1, lambda p: {"card": p["c"]})
-    registry.register("Played", 2, lambda p: {**p, "v3": True})
-    store = RedisEventStore(redis_client, prefix=key_prefix, upcasters=registry)
-    store.append("g", 0, [NewEvent("Played", 1, {"c": "QS"}), NewEvent("Other", 1, {})], "c", T0)
-
-    played, other = store.read("g")
-    assert (played.schema_version, played.payload) == (3, {"card": "QS", "v3": True})
-    assert (other.schema_version, other.payload) == (1, {})
-    raw = store.read("g", upcast=False)[0]
-    assert (raw.schema_version, raw.payload) == (1, {"c": "QS"})
-    assert store.read_log(store.partition_of("g"))[0].event == played
-    assert store.verify("g") == []
-    # The store without the registry sees the stored form.
-    plain = RedisEventStore(redis_client, prefix=key_prefix)
-    assert plain.read("g")[0].schema_version == 1
+def test_reads_return_events_as_stored(event_store):
+    """Never upcast here: the game log (service.app.game_log) is the one place that does."""
+    event_store.append("g", 0, [NewEvent("Played", 1, {"c": "QS"})], "c", T0)
+    (played,) = event_store.read("g")
+    assert (played.schema_version, played.payload) == (1, {"c": "QS"})
+    assert event_store.read_log(event_store.partition_of("g"))[0].event == played
+    assert event_store.follow("g", 0, block_ms=1) == [played]
+    assert event_store.verify("g") == []
 
 
 # --- clients with decode_responses ----------------------------------------------------

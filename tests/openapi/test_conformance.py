@@ -148,9 +148,11 @@ def test_following_the_links_conforms(schema):
             deadline=None,
             suppress_health_check=list(HealthCheck),
             database=None,
+            # Whether a scenario's links reach a play is down to its draws: the same draws on
+            # every run, so the check below holds or fails for a reason, not by chance.
+            derandomize=True,
         )
     )
-    print(sorted(answered.items()))
     # The links were followed: games were joined, and a seat passed then played on its token.
     for path in ("/seats", "/pass", "/play"):
         assert any(p.endswith(path) and code < 300 for (_, p, code) in answered), path

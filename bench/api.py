@@ -11,6 +11,10 @@ client with keep-alive connections runs ``--clients`` virtual players at once:
 - baseline phases: each client POSTs a play-sized JSON body to /api/v1/bench/xadd, which does one
   XADD and nothing else, in the same app behind the same hooks: the ceiling of this stack.
 
+``--cluster``: the same again with a 3-master Redis Cluster (``redis+cluster://``) instead of
+the single redis-server, and a last report of both rates side by side: the cost of the cluster
+client (every command routed by slot; a game's keys share one slot, so no command is split).
+
 Phases alternate (baseline, play, baseline, play, ...) after a warm-up, each for ``--seconds``;
 every loop is bounded by the phase's end and ``--max-requests``. Target: play commands/s at least
 50% of the baseline's requests/s, play p99 at most 3x the baseline's p99, and no errors.
@@ -25,7 +29,14 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from bench.common import HeartsServer, RedisServer, Report, parser, percentile
+from bench.common import (
+    HeartsServer,
+    RedisClusterServers,
+    RedisServer,
+    Report,
+    parser,
+    percentile,
+)
 
 COMMANDS = ("pass", "play", "moon")
 
@@ -259,14 +270,41 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     p.add_argument("--max-requests", type=int, default=500_000, help="cap on all requests")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also run on a 3-master Redis Cluster and compare (same run)",
+    )
     args = p.parse_args(argv)
 
+    backends = [("single", RedisServer)]
+    if args.cluster:
+        backends.append(("cluster", RedisClusterServers))
+    measured = {name: measure(args, servers) for name, servers in backends}
+    for name, (play, base, budget) in measured.items():
+        single_run = len(measured) == 1
+        _report(args, play, base, budget, "api" if single_run else f"api {name}")
+    if args.cluster:
+        report = Report("api cluster vs single")
+        for kind, pick in (("play_commands", COMMANDS), ("baseline_xadd", ("xadd",))):
+            rates = {}
+            for name, (play, base, _) in measured.items():
+                stats = play if kind == "play_commands" else base
+                rates[name] = sum(len(stats.latencies[k]) for k in pick) / stats.seconds
+                report.add(f"{name}_{kind}_per_second", rates[name], "/s")
+            report.add(f"ratio_{kind}_cluster_to_single", rates["cluster"] / rates["single"])
+        report.note("same run, same machine: 1 redis-server vs a 3-master cluster on loopback")
+        report.emit(args.json)
+
+
+def measure(args, servers: type) -> tuple[Stats, Stats, Budget]:
+    """The warm-up and the alternating phases against ``hearts serve`` on ``servers()``."""
     budget = Budget(args.max_requests)
     play, base, warm = Stats(), Stats(), Stats()
     with (
-        RedisServer() as redis_server,
+        servers() as redis_servers,
         HeartsServer(
-            redis_server.url, workers=args.workers, app="bench.baseline_app:create_app"
+            redis_servers.url, workers=args.workers, app="bench.baseline_app:create_app"
         ) as server,
     ):
 
@@ -280,8 +318,11 @@ def main(argv: list[str] | None = None) -> None:
                     )
 
         asyncio.run(run())
+    return play, base, budget
 
-    report = Report("api")
+
+def _report(args, play: Stats, base: Stats, budget: Budget, title: str) -> None:
+    report = Report(title)
     report.add("clients", args.clients)
     report.add("workers", args.workers)
     report.add("seconds_per_kind", round(play.seconds, 1), "s")

@@ -155,7 +155,7 @@ class RedisServer:
         if not binary:
             sys.exit("redis-server not found: install it (apt-get install redis-server)")
         self._dir = tempfile.mkdtemp(prefix="hearts-bench-redis-")
-        port = free_port()
+        port = free_port(cluster="--cluster-enabled" in self.extra_args)
         self.process = subprocess.Popen(
             [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", self._dir]
             + ["--save", "", "--appendonly", "no", "--daemonize", "no", *self.extra_args],
@@ -178,10 +178,22 @@ class RedisServer:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port(cluster: bool = False) -> int:
+    """A free loopback port; with ``cluster``, one whose cluster bus port (+10000) is free too
+    (and below 65536)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if not cluster:
+            return port
+        if port + 10000 < 65536:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bus:
+                try:
+                    bus.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15.0) -> None:
@@ -201,6 +213,55 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # -- a throwaway ``hearts serve`` ----------------------------------------------------------------
+
+
+class RedisClusterServers:
+    """A private Redis Cluster: ``masters`` cluster-enabled redis-servers (each a
+    :class:`RedisServer`) joined by ``redis-cli --cluster create``, no replicas. ``url`` is the
+    service's ``redis+cluster://`` URL for it. A context manager, like :class:`RedisServer`."""
+
+    def __init__(self, masters: int = 3) -> None:
+        self.servers = [
+            RedisServer(("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+            for _ in range(masters)
+        ]
+        self.url = ""
+
+    def __enter__(self) -> RedisClusterServers:
+        import redis
+
+        try:
+            for server in self.servers:
+                server.__enter__()
+            addresses = [server.url.removeprefix("redis://").split("/")[0] for server in self]
+            cli = shutil.which("redis-cli")
+            if not cli:
+                sys.exit("redis-cli not found: install it (apt-get install redis-tools)")
+            subprocess.run(
+                [cli, "--cluster", "create", *addresses, "--cluster-yes"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 30
+            for server in self:
+                node = redis.Redis.from_url(server.url)
+                while b"cluster_state:ok" not in node.execute_command("CLUSTER", "INFO"):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the bench cluster did not come up")
+                    time.sleep(0.05)
+                node.close()
+        except BaseException:
+            self.__exit__()
+            raise
+        self.url = "redis+cluster://" + addresses[0]
+        return self
+
+    def __iter__(self):
+        return iter(self.servers)
+
+    def __exit__(self, *exc: object) -> None:
+        for server in self.servers:
+            server.__exit__()
 
 
 class HeartsServer:

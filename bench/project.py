@@ -12,6 +12,9 @@ short, one hand by default, so that thousands fit in the time) are recorded thro
   and swaps it in: the time it takes, its events/s, and that time scaled to 10,000 games (the
   issue's size: ``--games 10000`` measures it directly, in about three times as long).
 
+``--cluster``: the same again on a 3-master Redis Cluster (``redis+cluster://``), then both
+runs' rates side by side.
+
 Baseline, in the same run: the same partition logs read with raw ``XRANGE`` in batches of the
 same size, undecoded: what any projector pays to read the log, so ``ratio`` is how much of the
 projector's time that floor is.
@@ -22,7 +25,7 @@ from __future__ import annotations
 import random
 import time
 
-from bench.common import RedisServer, Report, parser
+from bench.common import RedisClusterServers, RedisServer, Report, parser
 from bench.randomplay import random_game
 from domain.events import event_to_dict, event_type
 from domain.rules import PRESETS, RuleOptions
@@ -90,19 +93,44 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--preset", default="standard", choices=sorted(PRESETS))
     p.add_argument("--batch", type=int, default=1000, help="log entries per step")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also run on a 3-master Redis Cluster and compare (same run)",
+    )
     args = p.parse_args(argv)
 
-    import redis
+    backends = [("single", RedisServer)]
+    if args.cluster:
+        backends.append(("cluster", RedisClusterServers))
+    runs = {name: measure(args, servers) for name, servers in backends}
+    for name, figures in runs.items():
+        _report(args, figures, "project" if len(runs) == 1 else f"project {name}")
+    if args.cluster:
+        report = Report("project cluster vs single")
+        for figure in ("append", "projector", "rebuild", "raw"):
+            for name, figures in runs.items():
+                report.add(f"{name}_{figure}_events_per_second", figures[figure], "events/s")
+            report.add(
+                f"ratio_{figure}_cluster_to_single",
+                runs["cluster"][figure] / runs["single"][figure],
+            )
+        report.note("same run, same machine: 1 redis-server vs a 3-master cluster on loopback")
+        report.emit(args.json)
 
+
+def measure(args, servers: type) -> dict:
+    """Record, project, read raw and rebuild on ``servers()``; the figures by name."""
     from service.app.projector import rebuild
     from service.store.event_store import RedisEventStore
     from service.store.read_models import ProjectionStore, new_generation_id
+    from service.store.redis_server import client_for
 
     options = {**PRESETS[args.preset].to_dict(), "score_limit": args.score_limit}
     rules = RuleOptions.from_dict(options)
     first = min(args.projector_games, args.games)
-    with RedisServer() as server:
-        client = redis.Redis.from_url(server.url)
+    with servers() as server:
+        client = client_for(server.url)
         store = RedisEventStore(client, prefix="bench")
         projections = ProjectionStore(store)
         started = time.perf_counter()
@@ -121,25 +149,42 @@ def main(argv: list[str] | None = None) -> None:
 
     assert raw_entries == raw_entries2 == events, (raw_entries, raw_entries2, events)
     assert rebuilt.entries == events, (rebuilt.entries, events)
-    raw_rate = 2 * events / (raw_seconds + raw_seconds2)
-    rebuild_rate = events / rebuilt.seconds
-    projector_rate = projected / projecting
-    report = Report("project")
+    return {
+        "first": first,
+        "events": events,
+        "recording": recording,
+        "append": events / appending,
+        "projector": projected / projecting,
+        "rebuild": events / rebuilt.seconds,
+        "rebuild_seconds": rebuilt.seconds,
+        "raw": 2 * events / (raw_seconds + raw_seconds2),
+        "players": len(players),
+    }
+
+
+def _report(args, f: dict, title: str) -> None:
+    events, raw_rate, rebuild_rate, projector_rate = (
+        f["events"],
+        f["raw"],
+        f["rebuild"],
+        f["projector"],
+    )
+    report = Report(title)
     report.add("games", args.games)
     report.add("score_limit", args.score_limit)
     report.add("events", events)
     report.add("events_per_game", events / args.games)
-    report.add("record_seconds", recording, "s")
-    report.add("append_events_per_second", events / appending, "events/s")
-    report.add("projector_games", first)
+    report.add("record_seconds", f["recording"], "s")
+    report.add("append_events_per_second", f["append"], "events/s")
+    report.add("projector_games", f["first"])
     report.add("projector_events_per_second", projector_rate, "events/s")
-    report.add("rebuild_seconds", rebuilt.seconds, "s")
+    report.add("rebuild_seconds", f["rebuild_seconds"], "s")
     report.add("rebuild_events_per_second", rebuild_rate, "events/s")
-    report.add("rebuild_seconds_per_10000_games", rebuilt.seconds * 10_000 / args.games, "s")
+    report.add("rebuild_seconds_per_10000_games", f["rebuild_seconds"] * 10_000 / args.games, "s")
     report.add("baseline_raw_xrange_events_per_second", raw_rate, "events/s")
     report.add("ratio_rebuild_to_baseline", rebuild_rate / raw_rate)
     report.add("ratio_projector_to_baseline", projector_rate / raw_rate)
-    report.add("players_in_leaderboard", len(players))
+    report.add("players_in_leaderboard", f["players"])
     report.note("baseline: the partition logs read with XRANGE, same batch size, undecoded")
     if args.games != 10_000:
         report.note("rebuild_seconds_per_10000_games is scaled from this run's rate")

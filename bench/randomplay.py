@@ -1,15 +1,16 @@
 """Random legal play through the pure domain: ``decide`` then ``evolve``, as the service does.
 
-Each move is the random bot's strategy (a uniformly random card of ``legal_plays``, a random
+Each move is the random bot's strategy (a uniformly random card of ``legal_cards``, a random
 pass of the hand), chosen here directly from the state rather than through a seat view, so the
-figures are the rules engine's own cost. Sorting before choosing keeps a run reproducible from its
-seed (a frozenset's order depends on the process's string hashing).
+figures are the rules engine's own cost. Choosing among cards in deck order keeps a run
+reproducible from its seed.
 """
 
 from __future__ import annotations
 
 import random
 
+from domain.cards import cards_of
 from domain.commands import (
     ChooseMoonScoring,
     Command,
@@ -21,7 +22,7 @@ from domain.commands import (
 )
 from domain.decider import decide, evolve
 from domain.events import Event
-from domain.legal import legal_plays
+from domain.legal import legal_cards
 from domain.rules import MoonScoring, RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
 
@@ -56,13 +57,13 @@ def play_hand(
         assert hand is not None
         need = state.rules.cards_to_pass(hand.pass_direction)
         for seat in range(state.players):
-            cards = tuple(rng.sample(sorted(hand.hands[seat]), need))
+            cards = tuple(rng.sample(cards_of(hand.held_by(seat)), need))
             state = apply(state, PassCards(seat, cards), log)
     while state.phase is Phase.PLAYING:
         hand = state.hand
         assert hand is not None and hand.turn is not None
         seat = hand.turn
-        card = rng.choice(sorted(legal_plays(state.rules, hand, seat)))
+        card = rng.choice(legal_cards(state.rules, hand, seat))
         state = apply(state, PlayCard(seat, card), log)
     if state.phase is Phase.MOON_CHOICE:
         assert state.moon_shooter is not None

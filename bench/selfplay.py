@@ -1,8 +1,16 @@
 """selfplay: complete random hands per second in the pure domain, one core, shuffle to score.
 
 Project: whole games through ``decide``/``evolve`` (bench/randomplay.py): the seeded SHA-256
-shuffle and deal, every seat's pass, 52 random legal plays (``legal_plays`` each time), the tricks,
-the score, and a new game when one ends. Target: 2,000 hands/s (0.5 ms a hand).
+shuffle and deal, every seat's pass, 52 random legal plays (``legal_cards`` each time), the tricks,
+the score, and a new game when one ends. Target: at least OpenSpiel's random hands/s in the same
+run (and 2,000 hands/s).
+
+OpenSpiel (when ``open_spiel`` is installed: ``pip install open_spiel``, a bench-only optional
+dependency): its C++ Hearts (``pyspiel.load_game("hearts")``, one hand a game) played at random
+from Python the same way: a uniformly random outcome at each chance node (the pass direction,
+the deal card by card) and a uniformly random legal action at each decision (three single-card
+pass actions per seat, then the plays). What a random hand costs through a compiled rules engine
+driven from Python, the target.
 
 Baseline, in the same run: a minimal hand-rolled random hand on ints with no rules engine (a
 Mersenne shuffle, the pass cycle, 2C leads, follow suit if you can, the highest of the suit led
@@ -155,6 +163,37 @@ class BaselineTable:
         return hands / (time.process_time() - start)
 
 
+class OpenSpielTable:
+    """Random hands of OpenSpiel's C++ Hearts, driven from Python like the project's."""
+
+    def __init__(self, seed: int) -> None:
+        import pyspiel  # type: ignore[import-not-found]
+
+        self.game = pyspiel.load_game("hearts")
+        self.rng = random.Random(seed)
+        self.hands = 0
+
+    def play(self, hands: int) -> float:
+        choice = self.rng.choice
+        start = time.process_time()
+        for _ in range(hands):
+            self.hands += 1
+            state = self.game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    state.apply_action(choice(state.chance_outcomes())[0])
+                else:
+                    state.apply_action(choice(state.legal_actions()))
+        return hands / (time.process_time() - start)
+
+
+def open_spiel_table(seed: int) -> OpenSpielTable | None:
+    try:
+        return OpenSpielTable(seed)
+    except ImportError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--hands", type=int, default=300, help="project hands per round")
@@ -163,6 +202,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--preset", default="standard", choices=sorted(PRESETS))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--budget", type=float, default=90.0, help="stop after this many seconds")
+    p.add_argument(
+        "--no-open-spiel", dest="open_spiel", action="store_false", help="skip OpenSpiel"
+    )
     args = p.parse_args(argv)
 
     rules = PRESETS[args.preset]
@@ -172,6 +214,9 @@ def main(argv: list[str] | None = None) -> None:
         "domain": lambda: domain.play(args.hands),
         "baseline": lambda: baseline.play(args.hands * 10),
     }
+    spiel = open_spiel_table(args.seed) if args.open_spiel else None
+    if spiel is not None:
+        runs["open_spiel"] = lambda: spiel.play(args.hands)
     if args.bot_hands:
         bots = BotTable(rules, args.seed)
         runs["bots"] = lambda: bots.play(args.bot_hands)
@@ -187,6 +232,13 @@ def main(argv: list[str] | None = None) -> None:
     report.add("hands_per_second_best_round", max(rates["domain"]), "hands/s")
     report.add("baseline_hands_per_second", floor, "hands/s")
     report.add("ratio_to_baseline", project / floor)
+    if spiel is not None:
+        theirs = median(rates["open_spiel"])
+        report.add("open_spiel_hands_per_second", theirs, "hands/s")
+        report.add("ratio_to_open_spiel", project / theirs)
+        report.target("ratio_to_open_spiel", project >= theirs, ">= OpenSpiel's hands/s")
+    else:
+        report.note("OpenSpiel not installed (pip install open_spiel): no OpenSpiel baseline")
     if args.bot_hands:
         report.add("via_bots_hands_per_second", median(rates["bots"]), "hands/s")
     report.add("rounds", len(rates["domain"]))

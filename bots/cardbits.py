@@ -1,4 +1,6 @@
-"""Cards as bits: card ``c`` (its ``Card.index``, 0..51) is bit ``1 << c`` of a hand mask.
+"""Cards as bits, the domain's representation (domain/cards.py): helpers for the bots' play.
+
+Card ``c`` (its ``Card.index``, 0..51) is bit ``1 << c`` of a hand mask.
 
 Suits are 13 bits each in deck order (clubs, diamonds, spades, hearts) and ranks rise with the
 bit, so "the highest spade I hold" is one ``bit_length`` away. The bots' inner loops run on
@@ -7,14 +9,12 @@ these plain ints; ``Card`` objects appear only at the edges.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from domain.cards import DECK, Card, Suit
+from domain.cards import ALL_CARDS, DECK, SUIT_MASKS, Card, cards_of, mask_of  # noqa: F401  (the bots read them from here too)
 
 CLUBS, DIAMONDS, SPADES, HEARTS = 0, 1, 2, 3
-SUIT_OF: dict[Suit, int] = {Suit.CLUBS: 0, Suit.DIAMONDS: 1, Suit.SPADES: 2, Suit.HEARTS: 3}
-SUIT_MASK = tuple(0x1FFF << (13 * s) for s in range(4))
-ALL_CARDS = (1 << 52) - 1
+SUIT_MASK = SUIT_MASKS
 
 TWO_C = 0
 QS = 2 * 13 + 10
@@ -56,17 +56,6 @@ def bits(mask: int) -> Iterator[int]:
         low = mask & -mask
         yield low.bit_length() - 1
         mask ^= low
-
-
-def mask_of(cards: Iterable[Card]) -> int:
-    m = 0
-    for c in cards:
-        m |= 1 << c.index
-    return m
-
-
-def cards_of(mask: int) -> tuple[Card, ...]:
-    return tuple(DECK[c] for c in bits(mask))
 
 
 def card_of(index: int) -> Card:

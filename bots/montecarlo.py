@@ -34,11 +34,14 @@ from .simulation import PlayState, legal_mask, outcome, play, table_rules
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    plays: int = 5000  # simulated plays per decision, over every sample and candidate
+    plays: int = 3500  # simulated plays per decision, over every sample and candidate
     min_samples: int = 6
     max_samples: int = 60
     seconds: float | None = None  # optional wall-clock cap (then a seed no longer fixes the choice)
     margin: float = 0.25  # points per hand another card must beat the heuristic's choice by
+    # Stop sampling once no card is within this many standard errors of beating the heuristic's
+    # card by the margin (see _settled); 0 or less: always play ``samples`` deals.
+    settle_z: float = 1.5
 
 
 DEFAULT_BUDGET = Budget()
@@ -81,19 +84,51 @@ def best_card(k: Knowledge, legal: int, rng: random.Random, budget: Budget) -> i
     samples = max(budget.min_samples, min(budget.max_samples, samples))
     deadline = time.perf_counter() + budget.seconds if budget.seconds is not None else None
     totals = [0.0] * len(candidates)
+    d = candidates.index(default)
+    # Per candidate, the sums of its value less the default's per deal, and of their squares:
+    # what the early stop below reads.
+    gaps = [0.0] * len(candidates)
+    squares = [0.0] * len(candidates)
     done = 0
     for _ in range(samples):
         world = sample_state(k, rng)
-        for j, card in enumerate(candidates):
-            totals[j] += _value(_play_out(world.copy(), me, card), me)
+        values = [_value(_play_out(world.copy(), me, card), me) for card in candidates]
+        base_value = values[d]
+        for j, v in enumerate(values):
+            totals[j] += v
+            gap = v - base_value
+            gaps[j] += gap
+            squares[j] += gap * gap
         done += 1
+        if (
+            budget.settle_z > 0
+            and done >= max(budget.min_samples, 2)
+            and _settled(gaps, squares, done, budget)
+        ):
+            break
         if deadline is not None and done >= budget.min_samples and time.perf_counter() > deadline:
             break
-    base = totals[candidates.index(default)]
+    base = totals[d]
     best = min(range(len(candidates)), key=lambda j: totals[j])
     if totals[best] < base - budget.margin * done:
         return candidates[best]
     return default
+
+
+def _settled(gaps: list[float], squares: list[float], done: int, budget: Budget) -> bool:
+    """Whether more deals would hardly change the choice: the heuristic's card stands, since no
+    other card is within ``settle_z`` standard errors of beating it by the margin (paired, deal
+    by deal).
+
+    Most decisions settle after ``min_samples`` deals (every card scores alike, or the
+    heuristic's card is clearly best); the budget goes to the close ones.
+    """
+    for gap, square in zip(gaps, squares, strict=True):
+        mean = gap / done
+        squared_error = max(square / done - mean * mean, 0.0) / (done - 1)  # of the mean
+        if mean - budget.settle_z * squared_error**0.5 <= -budget.margin:
+            return False
+    return True
 
 
 def distinct_cards(legal: int, hand: int, unseen: int, bonus: int) -> list[int]:

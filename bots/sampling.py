@@ -3,8 +3,13 @@
 Each sample gives every other seat as many cards as it holds, never a card of a suit it has
 shown it is out of, and the cards this seat passed to whoever received them (until played);
 the rest go outside the hands (the kitty, live or already taken). Cards are placed most
-constrained first, each to a seat drawn in proportion to its free room, which is close to
-uniform over the consistent deals and never produces an inconsistent one.
+constrained first, each to a slot (a seat, or outside) drawn in proportion to its free room.
+
+The placement is exact: before each card it keeps only the slots after which the rest can still
+be placed. Cards of a suit are interchangeable for that question, so it is Hall's condition over
+the suits: for every set S of suits, the free cards of S fit in the room of the slots that may
+take a card of S. The real deal meets it, so a sample always exists and is always found, in one
+pass (an earlier version retried at random and, when that failed, ignored the voids).
 """
 
 from __future__ import annotations
@@ -15,52 +20,73 @@ from .cardbits import bits
 from .knowledge import Knowledge
 from .simulation import PlayState
 
-_ATTEMPTS = 20
+_SUBSETS = range(1, 16)  # every non-empty set of the four suits, as a 4-bit mask
 
 
 def sample_state(k: Knowledge, rng: random.Random) -> PlayState:
     """A copy of the seat's model with the other hands (and a live kitty) filled in."""
     st = k.state.copy()
     n = st.rules.players
-    others = [s for s in range(n) if s != k.seat]
+    voids = st.voids
+    outside = n  # the slot for cards in no hand
     fixed = 0
     for h in k.holds:
         fixed |= h
-    free = [c for c in bits(k.unseen & ~fixed)]
-    outside = n  # the slot for cards in no hand
-    for attempt in range(_ATTEMPTS + 1):
-        strict = attempt < _ATTEMPTS  # the last try ignores voids rather than fail
-        room = [k.sizes[s] - k.holds[s].bit_count() for s in range(n)] + [k.outside]
-        room[k.seat] = 0
-        hands = [k.holds[s] for s in range(n)] + [0]
-        rng.shuffle(free)
-        # The most constrained cards first: those that fewer seats could hold.
-        order = sorted(free, key=lambda c: _choices(c, others, st.voids)) if strict else free
-        ok = True
-        for c in order:
-            suit_bit = 1 << (c // 13)
-            slots = [s for s in others if room[s] > 0 and not (strict and st.voids[s] & suit_bit)]
-            if room[outside] > 0:
-                slots.append(outside)
-            if not slots:
-                ok = False
+    free = list(bits(k.unseen & ~fixed))
+    room = [0 if s == k.seat else k.sizes[s] - k.holds[s].bit_count() for s in range(n)]
+    room.append(k.outside)
+    slots = [s for s in range(n + 1) if room[s] > 0]
+    # takes[u]: the slots (as a bit mask) that may hold a card of suit u.
+    takes = [0] * 4
+    for u in range(4):
+        for s in slots:
+            if s == outside or not voids[s] >> u & 1:
+                takes[u] |= 1 << s
+    left = [0] * 4  # free cards per suit still to place
+    for c in free:
+        left[c // 13] += 1
+    # For every set of suits: the slots that may take one of them, and the slack of Hall's
+    # condition (their room less the cards of those suits still to place).
+    reach = [0] * 16
+    slack = [0] * 16
+    for subset in _SUBSETS:
+        for u in range(4):
+            if subset >> u & 1:
+                reach[subset] |= takes[u]
+        slack[subset] = sum(room[s] for s in slots if reach[subset] >> s & 1) - sum(
+            left[u] for u in range(4) if subset >> u & 1
+        )
+    # A set of suits that every slot may take never closes a slot (its slack exceeds the cards
+    # of any other suit still to place), so only the others are checked: none, without voids.
+    everyone = 0
+    for s in slots:
+        everyone |= 1 << s
+    checked = [subset for subset in _SUBSETS if reach[subset] != everyone]
+    hands = [k.holds[s] for s in range(n)] + [0]
+    rng.shuffle(free)
+    # The most constrained cards first: those that fewer slots could hold.
+    free.sort(key=lambda c: takes[c // 13].bit_count())
+    for c in free:
+        u = c // 13
+        suit_bit = 1 << u
+        # A slot is closed to this card if some tight set of suits without u needs its room.
+        closed = 0
+        for subset in checked:
+            if slack[subset] == 0 and not subset & suit_bit:
+                closed |= reach[subset]
+        open_slots = takes[u] & ~closed
+        choices = [s for s in slots if open_slots >> s & 1 and room[s] > 0]
+        x = rng.randrange(sum(room[s] for s in choices))
+        for s in choices:
+            x -= room[s]
+            if x < 0:
                 break
-            total = sum(room[s] for s in slots)
-            x = rng.randrange(total)
-            for s in slots:
-                x -= room[s]
-                if x < 0:
-                    break
-            hands[s] |= 1 << c
-            room[s] -= 1
-        if ok:
-            for s in others:
-                st.hands[s] = hands[s]
-            st.kitty = hands[outside] if k.kitty_live else 0
-            return st
-    raise AssertionError("unreachable: the last attempt places every card")  # pragma: no cover
-
-
-def _choices(card: int, others: list[int], voids: list[int]) -> int:
-    suit_bit = 1 << (card // 13)
-    return sum(1 for s in others if not voids[s] & suit_bit)
+        hands[s] |= 1 << c
+        room[s] -= 1
+        for subset in checked:
+            slack[subset] += (subset >> u & 1) - (reach[subset] >> s & 1)
+    for s in range(n):
+        if s != k.seat:
+            st.hands[s] = hands[s]
+    st.kitty = hands[outside] if k.kitty_live else 0
+    return st

@@ -1,70 +1,21 @@
 """A compact, mutable model of one hand in play, for the bots' look-ahead.
 
-``domain`` is the referee: immutable, event-sourced, and thorough. Monte Carlo play-outs need
-thousands of plays per decision, so they run here on bit masks instead. ``legal_mask`` mirrors
-``domain.legal.legal_plays`` rule for rule (tests/bots/test_simulation.py checks them against
-each other on random games under random rule options); the real game always takes its legal
-cards from the seat's view, never from here.
+``domain`` is the referee: immutable and event-sourced. Monte Carlo play-outs need thousands of
+plays per decision, so they play on a mutable model instead, in the domain's own representation
+(card masks, the rules compiled by ``domain.tablerules``) and with its own legal-play rule
+(``domain.legal.legal_mask``); tests/bots/test_simulation.py checks the model against the domain
+on random games under random rule options. The real game always takes its legal cards from the
+seat's view, never from here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from domain.legal import legal_mask as rule_legal_mask
+from domain.tablerules import TableRules, table_rules
 
-from domain.cards import DECK
-from domain.dealing import cards_in_play
-from domain.rules import FirstLead, HeartsLead, RuleOptions
+from .cardbits import QS
 
-from .cardbits import AS, CLUBS, KS, QS, QS_BIT, SPADES, SUIT_MASK, SUIT_OF, mask_of
-
-
-@dataclass(frozen=True, slots=True)
-class TableRules:
-    """The rule options the play of a hand depends on, as ints and masks."""
-
-    players: int
-    hand_size: int
-    in_play: int  # every card dealt to a seat or the kitty
-    penalty_suit: int
-    penalty_suit_mask: int
-    penalty_mask: int  # the penalty suit and the queen of spades
-    points: tuple[int, ...]  # per card index: 13 for QS, 1 per penalty-suit card, -10 bonus
-    bonus: int  # the bonus card's index, or -1
-    moon_points: int
-    kitty: bool
-    lowest_club_leads: bool
-    hearts_when_broken: bool
-    queen_breaks_hearts: bool
-    hearts_and_queen_may_lead_hearts: bool
-    no_points_on_first_trick: bool
-    must_play_queen_when_safe: bool
-    shoot_the_sun: bool
-
-
-@lru_cache(maxsize=64)
-def table_rules(rules: RuleOptions) -> TableRules:
-    penalty_suit = SUIT_OF[rules.penalty_suit]
-    in_play = mask_of(cards_in_play(rules))
-    return TableRules(
-        players=rules.players,
-        hand_size=rules.hand_size,
-        in_play=in_play,
-        penalty_suit=penalty_suit,
-        penalty_suit_mask=SUIT_MASK[penalty_suit],
-        penalty_mask=SUIT_MASK[penalty_suit] | QS_BIT,
-        points=tuple(rules.card_points(c) for c in DECK),
-        bonus=rules.bonus_card.index if rules.bonus_card is not None else -1,
-        moon_points=rules.moon_points,
-        kitty=rules.kitty,
-        lowest_club_leads=rules.first_lead is FirstLead.LOWEST_CLUB,
-        hearts_when_broken=rules.hearts_lead is HeartsLead.WHEN_BROKEN,
-        queen_breaks_hearts=rules.queen_breaks_hearts,
-        hearts_and_queen_may_lead_hearts=rules.hearts_and_queen_may_lead_hearts,
-        no_points_on_first_trick=rules.no_points_on_first_trick,
-        must_play_queen_when_safe=rules.must_play_queen_when_safe,
-        shoot_the_sun=rules.shoot_the_sun,
-    )
+__all__ = ["PlayState", "TableRules", "legal_mask", "outcome", "play", "table_rules"]
 
 
 class PlayState:
@@ -164,34 +115,18 @@ class PlayState:
 
 
 def legal_mask(st: PlayState, seat: int) -> int:
-    """The cards ``seat`` may play now: ``domain.legal.legal_plays`` on masks."""
-    r = st.rules
-    held = st.hands[seat]
-    if st.trick:
-        led = st.trick[0][1] // 13
-        same = held & SUIT_MASK[led]
-        allowed = same or held
-        if r.no_points_on_first_trick and st.tricks_done == 0:
-            allowed = allowed & ~r.penalty_mask or allowed
-        if (
-            r.must_play_queen_when_safe
-            and allowed & QS_BIT
-            and (not same or (led == SPADES and any(card in (AS, KS) for _, card in st.trick)))
-        ):
-            return QS_BIT
-        return allowed
-    if r.lowest_club_leads and st.tricks_done == 0:
-        clubs = held & SUIT_MASK[CLUBS]
-        if clubs:
-            return clubs & -clubs
-    allowed = held
-    if r.hearts_when_broken and not st.hearts_broken:
-        others = held & ~r.penalty_suit_mask
-        if others and not (r.hearts_and_queen_may_lead_hearts and others == QS_BIT):
-            allowed = others
-    if r.no_points_on_first_trick and st.tricks_done == 0:
-        allowed = allowed & ~r.penalty_mask or allowed
-    return allowed
+    """The cards ``seat`` may play now: the domain's own ``legal_mask``, on this model."""
+    trick = st.trick
+    first = st.tricks_done == 0
+    if not trick:
+        return rule_legal_mask(st.rules, st.hands[seat], -1, first, st.hearts_broken, 0)
+    cards = 0
+    if st.rules.must_play_queen_when_safe:
+        for _, card in trick:
+            cards |= 1 << card
+    return rule_legal_mask(
+        st.rules, st.hands[seat], trick[0][1] // 13, first, st.hearts_broken, cards
+    )
 
 
 def play(st: PlayState, seat: int, card: int) -> None:

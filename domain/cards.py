@@ -55,6 +55,8 @@ class Card(str):
     suit: Suit
     rank: int
     index: int  # 0..51 in deck order: clubs 2..A, diamonds, spades, hearts
+    bit: int  # 1 << index: the card in a mask of cards (see mask_of)
+    suit_index: int  # 0..3: clubs, diamonds, spades, hearts (index // 13)
 
     _interned: ClassVar[dict[str, Card]] = {}
 
@@ -76,6 +78,8 @@ class Card(str):
         card.suit = suit
         card.rank = rank
         card.index = suit.order * 13 + rank - 2
+        card.bit = 1 << card.index
+        card.suit_index = suit.order
         return card
 
     @property
@@ -131,6 +135,33 @@ def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
 
 def _deck_index(card: Card) -> int:
     return card.index
+
+
+# -- cards as bits -------------------------------------------------------------------------------
+# Inside the domain a set of cards is an int: card ``c`` is bit ``c.index``, the suits 13 bits
+# each in deck order, ranks rising with the bit. Events and views carry Cards; masks never leave.
+
+SUIT_MASKS: tuple[int, ...] = tuple(0x1FFF << (13 * s) for s in range(4))
+ALL_CARDS = (1 << 52) - 1
+
+
+def mask_of(cards: Iterable[Card]) -> int:
+    """The mask of some cards (Cards, not their text)."""
+    m = 0
+    for c in cards:
+        m |= c.bit
+    return m
+
+
+def cards_of(mask: int) -> tuple[Card, ...]:
+    """The cards of a mask, in deck order (the order a sorted hand shows)."""
+    out = []
+    deck = DECK
+    while mask:
+        low = mask & -mask
+        out.append(deck[low.bit_length() - 1])
+        mask ^= low
+    return tuple(out)
 
 
 def cards_of_suit(cards: Iterable[Card], suit: Suit) -> list[Card]:

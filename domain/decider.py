@@ -12,7 +12,7 @@ from typing import Any
 
 from . import commands as c
 from . import events as e
-from .cards import QUEEN_OF_SPADES, Card, InvalidCard
+from .cards import QUEEN_OF_SPADES, Card, InvalidCard, mask_of
 from .dealing import check_explicit_deal, deal_from_seed, dealer_of
 from .errors import (
     AlreadyPassed,
@@ -33,17 +33,21 @@ from .errors import (
     WrongPhase,
 )
 from .immutable import replacer
-from .legal import lowest_club, play_violation
+from .legal import hand_legal_mask, lowest_club, play_violation
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
-from .scoring import needs_shooters_choice, score_hand, trick_winner
+from .scoring import needs_shooters_choice, score_hand
 from .shuffle import seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
+from .tablerules import table_rules
 
 MAX_NAME_LENGTH = 64
 
 _replace_game = replacer(GameState)
 _replace_hand = replacer(HandState)
+# What replacer does, spelled out in the evolvers of the commonest events (see there).
+_new = object.__new__
+_set = object.__setattr__
 
 
 def decide(command: c.Command, state: GameState) -> list[e.Event]:
@@ -167,7 +171,8 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
         raise PassingNotOptional(f"you must pass {need} cards {hand.pass_direction.value}")
     if cards and len(cards) != need:
         raise WrongNumberOfCards(f"pass exactly {need} cards, not {len(cards)}")
-    missing = [card for card in cards if card not in hand.hands[seat]]
+    held = hand.held_by(seat)
+    missing = [card for card in cards if not card.bit & held]
     if missing:
         raise CardNotInHand(f"you do not hold {missing[0]}")
     events: list[e.Event] = [e.CardsPassed(seat, cards)]
@@ -186,36 +191,48 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
 
 
 def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
-    _require_phase(state, Phase.PLAYING, "play a card")
+    if state.phase is not Phase.PLAYING:
+        _require_phase(state, Phase.PLAYING, "play a card")
     hand = _hand(state)
     seat, card = command.seat, _card(command.card)
-    _require_seat(state, seat)
+    rules = state.rules
+    if type(seat) is not int or not 0 <= seat < rules.players:
+        _require_seat(state, seat)
     if hand.turn != seat:
         raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
-    if card not in hand.hands[seat]:
+    if not hand.cards >> (52 * seat) & card.bit:
         raise CardNotInHand(f"you do not hold {card}")
-    violation = play_violation(state.rules, hand, seat, card)
-    if violation is not None:
-        raise violation
-    events: list[e.Event] = [e.CardPlayed(seat, card)]
+    if not hand_legal_mask(rules, hand, seat) & card.bit:
+        raise play_violation(rules, hand, seat, card)  # type: ignore[misc]
+    played = e.CardPlayed(seat, card)
     plays = hand.trick + ((seat, card),)
-    if len(plays) < state.players:
-        return events
-    rules = state.rules
-    winner = trick_winner(plays)
-    trick_cards = [card for _, card in plays]
+    if len(plays) < rules.players:
+        return [played]
+    r = table_rules(rules)
+    points = r.points
+    # The highest card of the suit led wins; the trick's points and whether it holds a penalty.
+    winner, best = plays[0]
+    led = best.suit
+    total = 0
+    penalty = False
+    for s, x in plays:
+        if x.suit is led and x.rank > best.rank:
+            winner, best = s, x
+        total += points[x.index]
+        if x.bit & r.penalty_mask:
+            penalty = True
     # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
-    takes_kitty = (
-        bool(hand.kitty)
-        and not hand.kitty_taken
-        and any(rules.is_penalty_card(x) for x in trick_cards)
-    )
-    last_trick = sum(map(len, hand.hands)) == 1  # the card played was the last one held
+    takes_kitty = penalty and bool(hand.kitty) and not hand.kitty_taken
+    last_trick = hand.cards.bit_count() == 1  # the card played was the last one held
     if last_trick and not hand.kitty_taken:
         takes_kitty = True  # defensive: the kitty always ends up with someone
     kitty = hand.kitty if takes_kitty else ()
-    points = sum(rules.card_points(x) for x in trick_cards + list(kitty))
-    events.append(e.TrickTaken(len(hand.tricks) + 1, winner, plays, points, kitty))
+    for x in kitty:
+        total += points[x.index]
+    events: list[e.Event] = [
+        played,
+        e.TrickTaken(len(hand.tricks) + 1, winner, plays, total, kitty),
+    ]
     if last_trick:
         after = fold(events, state)
         events.extend(_end_of_hand(after, None))
@@ -352,7 +369,7 @@ def _dealt(state: GameState, event: e.HandDealt) -> GameState:
         number=event.hand_number,
         dealer=event.dealer,
         pass_direction=event.pass_direction,
-        hands=tuple(frozenset(h) for h in event.hands),
+        cards=sum(mask_of(h) << (52 * s) for s, h in enumerate(event.hands)),
         kitty=event.kitty,
         seed=event.seed,
         seed_commitment=event.seed_commitment,
@@ -376,7 +393,7 @@ def _start_play(state: GameState, hand: HandState) -> HandState:
 def first_leader(state: GameState, hand: HandState) -> int:
     """The holder of the lowest club leads, or the dealer's left, as the rules say."""
     if state.rules.first_lead is FirstLead.LOWEST_CLUB:
-        holders = [(lowest_club(h), s) for s, h in enumerate(hand.hands)]
+        holders = [(lowest_club(h), s) for s, h in enumerate(hand.held)]
         held = [(card.rank, s) for card, s in holders if card is not None]
         if held:
             return min(held)[1]
@@ -385,59 +402,84 @@ def first_leader(state: GameState, hand: HandState) -> int:
 
 def _passed(state: GameState, event: e.CardsPassed) -> GameState:
     hand = _hand(state)
-    hands = _put(hand.hands, event.seat, hand.hands[event.seat] - frozenset(event.cards))
+    cards = hand.cards & ~(mask_of(event.cards) << (52 * event.seat))
     passed = _put(hand.passed, event.seat, event.cards)
-    return _replace_game(state, hand=_replace_hand(hand, hands=hands, passed=passed))
+    return _replace_game(state, hand=_replace_hand(hand, cards=cards, passed=passed))
 
 
 def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
     hand = _hand(state)
-    hands = tuple(h | frozenset(r) for h, r in zip(hand.hands, event.received, strict=True))
-    hand = _replace_hand(hand, hands=hands, received=event.received, kitty=event.kitty)
+    cards = hand.cards | sum(mask_of(r) << (52 * s) for s, r in enumerate(event.received))
+    hand = _replace_hand(hand, cards=cards, received=event.received, kitty=event.kitty)
     return _replace_game(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
 
 
 def _played(state: GameState, event: e.CardPlayed) -> GameState:
+    # The commonest event: the copies are assembled here, field by field, without replacer's
+    # keyword arguments and calls (half of this event's cost).
     hand = state.hand
     assert hand is not None
     rules = state.rules
     card: Card = event.card
-    broken = hand.hearts_broken or card.suit is rules.penalty_suit
-    if rules.queen_breaks_hearts and card is QUEEN_OF_SPADES:
-        broken = True
-    hand = _replace_hand(
-        hand,
-        hands=_put(hand.hands, event.seat, hand.hands[event.seat] - {card}),
-        trick=hand.trick + ((event.seat, card),),
-        turn=(event.seat + 1) % rules.players,
-        hearts_broken=broken,
-    )
-    return _replace_game(state, hand=hand)
+    seat = event.seat
+    attributes = {**hand.__dict__}
+    attributes["cards"] = hand.cards & ~(card.bit << (52 * seat))
+    attributes["trick"] = hand.trick + ((seat, card),)
+    attributes["turn"] = (seat + 1) % rules.players
+    if not hand.hearts_broken and (
+        card.suit is rules.penalty_suit or (card is QUEEN_OF_SPADES and rules.queen_breaks_hearts)
+    ):
+        attributes["hearts_broken"] = True
+    new_hand = _new(HandState)
+    _set(new_hand, "__dict__", attributes)
+    game = {**state.__dict__}
+    game["hand"] = new_hand
+    new_game = _new(GameState)
+    _set(new_game, "__dict__", game)
+    return new_game
 
 
 def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
     hand = state.hand
     assert hand is not None
-    done = CompletedTrick(
-        event.trick_number, event.plays[0][0], event.plays, event.winner, event.points, event.kitty
+    plays = event.plays
+    winner = event.winner
+    kitty = event.kitty
+    done = _new(CompletedTrick)
+    _set(
+        done,
+        "__dict__",
+        {
+            "number": event.trick_number,
+            "leader": plays[0][0],
+            "plays": plays,
+            "winner": winner,
+            "points": event.points,
+            "kitty": kitty,
+        },
     )
-    won = hand.taken[event.winner] + tuple([card for _, card in event.plays]) + event.kitty
-    hand_over = not any(hand.hands)
-    hand = _replace_hand(
-        hand,
-        trick=(),
-        tricks=hand.tricks + (done,),
-        taken=_put(hand.taken, event.winner, won),
-        kitty_taken=hand.kitty_taken or bool(event.kitty),
-        leader=None if hand_over else event.winner,
-        turn=None if hand_over else event.winner,
-    )
+    taken = hand.taken
+    won = taken[winner] + tuple([card for _, card in plays]) + kitty
+    hand_over = not hand.cards
+    attributes = {**hand.__dict__}
+    attributes["trick"] = ()
+    attributes["tricks"] = hand.tricks + (done,)
+    attributes["taken"] = taken[:winner] + (won,) + taken[winner + 1 :]
+    if kitty:
+        attributes["kitty_taken"] = True
+    attributes["leader"] = attributes["turn"] = None if hand_over else winner
+    new_hand = _new(HandState)
+    _set(new_hand, "__dict__", attributes)
     if not hand_over:
-        return _replace_game(state, hand=hand)
-    shooter = needs_shooters_choice(state.rules, hand.taken, hand.tricks_won)
+        game = {**state.__dict__}
+        game["hand"] = new_hand
+        new_game = _new(GameState)
+        _set(new_game, "__dict__", game)
+        return new_game
+    shooter = needs_shooters_choice(state.rules, new_hand.taken, new_hand.tricks_won)
     if shooter is not None:
-        return _replace_game(state, hand=hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
-    return _replace_game(state, hand=hand)
+        return _replace_game(state, hand=new_hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
+    return _replace_game(state, hand=new_hand)
 
 
 def _moon_chosen(state: GameState, event: e.MoonScoringChosen) -> GameState:

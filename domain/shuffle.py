@@ -22,21 +22,23 @@ Test vectors (the full ones are in docs/rules.md and tests/domain/test_shuffle.p
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _SPAN = 1 << 32
+_BLOCK = struct.Struct(">8I")  # a SHA-256 block as eight unsigned 32-bit big-endian draws
 
 
 def _draws(seed: str) -> Iterator[int]:
     prefix = seed.encode("utf-8") + b":"
+    sha256 = hashlib.sha256
     counter = 0
     while True:
-        block = hashlib.sha256(prefix + str(counter).encode("ascii")).digest()
-        for i in range(0, 32, 4):
-            yield int.from_bytes(block[i : i + 4], "big")
+        # A block's eight draws unpacked at once (every deal runs this loop).
+        yield from _BLOCK.unpack(sha256(prefix + str(counter).encode("ascii")).digest())
         counter += 1
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .cards import Card
+from .cards import ALL_CARDS, Card, cards_of
 from .events import Play
 from .rules import PassDirection, RuleOptions
 
@@ -32,7 +32,7 @@ class SeatInfo:
         return self.name is None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: built from a dict when a trick is taken (domain/immutable.py)
 class CompletedTrick:
     number: int
     leader: int
@@ -47,7 +47,9 @@ class HandState:
     number: int
     dealer: int
     pass_direction: PassDirection
-    hands: tuple[frozenset[Card], ...]
+    # Every seat's cards now, in one int: seat s holds the card mask (domain/cards.py) at bits
+    # 52*s .. 52*s+51, so a play is one bit cleared and the hand is over when it is 0.
+    cards: int
     kitty: tuple[Card, ...]
     seed: str
     seed_commitment: str
@@ -63,6 +65,21 @@ class HandState:
     taken: tuple[tuple[Card, ...], ...] = ()  # cards taken per seat (kitty included)
     kitty_taken: bool = False
 
+    def held_by(self, seat: int) -> int:
+        """The mask of the cards ``seat`` holds now."""
+        return self.cards >> (52 * seat) & ALL_CARDS
+
+    @property
+    def held(self) -> tuple[int, ...]:
+        """The mask of the cards each seat holds now."""
+        cards = self.cards
+        return tuple(cards >> (52 * s) & ALL_CARDS for s in range(len(self.passed)))
+
+    @property
+    def hands(self) -> tuple[frozenset[Card], ...]:
+        """The cards each seat holds now (built from ``cards`` on each read)."""
+        return tuple(frozenset(cards_of(m)) for m in self.held)
+
     @property
     def first_trick(self) -> bool:
         return not self.tricks
@@ -70,7 +87,7 @@ class HandState:
     @property
     def tricks_won(self) -> list[int]:
         """How many of this hand's tricks each seat took."""
-        won = [0] * len(self.hands)
+        won = [0] * len(self.passed)
         for trick in self.tricks:
             won[trick.winner] += 1
         return won

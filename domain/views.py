@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cards import Card, sort_cards
-from .legal import legal_plays
+from .cards import Card, cards_of
+from .legal import legal_cards
 from .secrecy import HAND, PASSED, RECEIVED, Secret, may_see, moment_of
 from .state import CompletedTrick, GameState, Phase
 
@@ -141,7 +141,7 @@ def public_view(state: GameState) -> PublicView:
                 seat=i,
                 name=info.name,
                 bot=info.bot,
-                hand_size=len(hand.hands[i]) if hand is not None else 0,
+                hand_size=hand.held_by(i).bit_count() if hand is not None else 0,
                 points_this_hand=sum(rules.card_points(c) for c in taken),
                 has_passed=hand is not None and hand.passed[i] is not None,
             )
@@ -185,7 +185,7 @@ def seat_view(state: GameState, seat: int) -> SeatView:
             return may_see(secret, seat, seat, state.hand_number, moment)
 
         if shown(HAND):
-            own = sort_cards(hand.hands[seat])
+            own = cards_of(hand.held_by(seat))
         if shown(PASSED):
             passed = hand.passed[seat]
         if shown(RECEIVED) and hand.received is not None:
@@ -194,7 +194,7 @@ def seat_view(state: GameState, seat: int) -> SeatView:
             legal = own
             to_pass = state.rules.cards_to_pass(hand.pass_direction)
         elif state.phase is Phase.PLAYING and hand.turn == seat and own:
-            legal = sort_cards(legal_plays(state.rules, hand, seat))
+            legal = legal_cards(state.rules, hand, seat)
     return SeatView(public_view(state), seat, own, legal, passed, received, to_pass)
 
 

@@ -19,6 +19,10 @@ class Settings:
     key_prefix: str = "hearts"
     # Projection-log partitions; part of the data layout: never change it for existing data.
     partitions: int = 16
+    # An append is acknowledged once this many replicas have it (WAIT); 0: once the primary has.
+    min_replicas: int = 0
+    # How long an append waits for those replicas (ms) before answering 503 not-replicated.
+    replica_timeout_ms: int = 1000
     # Request bodies above this many bytes get 413.
     max_body_bytes: int = 64 * 1024
     # How long an Idempotency-Key is remembered (seconds).
@@ -113,6 +117,13 @@ def flag(raw: str) -> bool:
     return bool(raw)
 
 
+def non_negative(raw: str) -> int:
+    value = int(raw)
+    if value < 0:
+        raise ValueError(raw)
+    return value
+
+
 def positive(raw: str) -> int:
     value = int(raw)
     if value < 1:
@@ -125,6 +136,8 @@ _VARIABLES = (
     ("redis_url", "REDIS_URL", str),
     ("key_prefix", "HEARTS_KEY_PREFIX", str),
     ("partitions", "HEARTS_PARTITIONS", positive),
+    ("min_replicas", "HEARTS_MIN_REPLICAS", non_negative),
+    ("replica_timeout_ms", "HEARTS_REPLICA_TIMEOUT_MS", positive),
     ("max_body_bytes", "HEARTS_MAX_BODY_BYTES", positive),
     ("idempotency_ttl", "HEARTS_IDEMPOTENCY_TTL", positive),
     ("conflict_retries", "HEARTS_CONFLICT_RETRIES", positive),

@@ -17,7 +17,13 @@ import redis
 from hypothesis import settings
 
 from service.store.event_store import RedisEventStore
-from tests.redis_helpers import RedisServerMissing, start_redis_server, stop_redis_server
+from service.store.redis_server import client_for
+from tests.redis_helpers import (
+    RedisServerMissing,
+    start_redis_cluster,
+    start_redis_server,
+    stop_redis_server,
+)
 
 # --- Hypothesis profiles -------------------------------------------------
 
@@ -43,19 +49,33 @@ def redis_server(tmp_path_factory):
     stop_redis_server(process)
 
 
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """A throwaway 3-master Redis Cluster (no replicas, no persistence) for the whole session."""
+    try:
+        cluster = start_redis_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    except RedisServerMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
 @pytest.fixture
 def key_prefix() -> str:
     """A unique key prefix per test, so tests sharing a server never collide."""
     return f"test-{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture(params=["fake", "real"])
+@pytest.fixture(params=["fake", "real", "cluster"])
 def redis_client(request):
-    """A Redis client: a private fakeredis server, or the throwaway real server."""
+    """A Redis client: a private fakeredis server, the throwaway real server, or a cluster client
+    of the throwaway 3-master cluster (the service's own client for a ``redis+cluster://`` URL)."""
     if request.param == "fake":
         client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    else:
+    elif request.param == "real":
         client = redis.Redis.from_url(request.getfixturevalue("redis_server"))
+    else:
+        client = client_for(request.getfixturevalue("redis_cluster").url)
     yield client
     client.close()
 

@@ -24,6 +24,7 @@ from service.app.game_service import GameService
 from service.settings import Settings
 from service.store import redis_server
 from service.store.event_store import RedisEventStore
+from service.web import bp as web_table
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,13 @@ def create_app(
         if redis is None:
             url = settings.redis_url or redis_server.start(settings.data_dir).url
             redis = redis_server.client_for(url)
-        store = RedisEventStore(redis, prefix=settings.key_prefix, partitions=settings.partitions)
+        store = RedisEventStore(
+            redis,
+            prefix=settings.key_prefix,
+            partitions=settings.partitions,
+            min_replicas=settings.min_replicas,
+            replica_timeout_ms=settings.replica_timeout_ms,
+        )
         service = GameService(
             store,
             conflict_retries=settings.conflict_retries,
@@ -92,6 +99,7 @@ def create_app(
     api = HeartsApi(app)
     problems.register(app)
     api_package.register(app, api)
+    app.register_blueprint(web_table)  # the browser client at / (service/web)
     app.before_request(_before)
     app.after_request(_after)
 

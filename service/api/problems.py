@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+import redis.exceptions as redis_errors
 from flask import Flask, Response, has_request_context, json, request
 from werkzeug.exceptions import HTTPException
 
@@ -26,7 +27,7 @@ from service.api.schemas import ProblemSchema
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
-from service.store.event_store import CorruptStore, IdempotencyKeyReused
+from service.store.event_store import CorruptStore, IdempotencyKeyReused, NotReplicated
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,14 @@ _HTTP = [
         "The game changed under the command too many times in a row; retry.",
     ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
+    ProblemType(
+        "not-replicated",
+        503,
+        "Not confirmed by replicas",
+        "The move was recorded on the primary but fewer replicas than HEARTS_MIN_REPLICAS "
+        "confirmed it in time; a failover could still lose it. Retry with the same "
+        "Idempotency-Key to learn whether it stands.",
+    ),
     ProblemType("internal-error", 500, "Internal error", "A bug: the server logged it."),
     ProblemType("hand-not-found", 404, "No such hand", "That hand has not been dealt."),
     ProblemType("event-not-found", 404, "No such event", "The game has no event with that seq."),
@@ -253,13 +262,28 @@ def to_problem(error: BaseException) -> Problem:
         )
     if isinstance(error, HTTPException):
         return _from_http(error)
-    if isinstance(error, (redis.ConnectionError, redis.TimeoutError)):
+    if isinstance(error, NotReplicated):
+        log.error("append not replicated: %s", error)
+        return Problem("not-replicated", str(error), headers={"Retry-After": "1"})
+    if isinstance(error, _UNAVAILABLE):
         log.error("redis unavailable: %s", error)
         return Problem(
             "unavailable", "the event store cannot be reached; retry", headers={"Retry-After": "1"}
         )
     log.exception("unhandled error", exc_info=error)
     return Problem("internal-error", "the server failed to handle this request", status=500)
+
+
+# The store cannot answer now, and may soon: a node down, or a cluster slot failing over to a
+# replica (CLUSTERDOWN, TRYAGAIN during a migration, a slot no live master serves yet).
+_UNAVAILABLE = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis_errors.ClusterError,
+    redis_errors.TryAgainError,
+    redis_errors.SlotNotCoveredError,
+    redis_errors.AskError,  # and MOVED: the slot moved more times than the client follows
+)
 
 
 def _from_http(error: HTTPException) -> Problem:

@@ -78,7 +78,8 @@ def start_in_process_projector(app: Flask) -> threading.Thread:
     app (``create_app`` starts it when ``Settings.projector_in_process``)."""
     store = ProjectionStore(app.extensions["hearts"].store)
     app.extensions["hearts.projections"] = store
-    projector = Projector(store, consumer="in-process")
+    # Not blocking: fakeredis's blocking XREADGROUP spins, holding a gevent worker's only thread.
+    projector = Projector(store, consumer="in-process", blocking=False)
     stop = threading.Event()
     app.extensions["hearts.projector_stop"] = stop  # set it to stop the thread
     thread = threading.Thread(target=projector.run, args=(stop,), name="projector", daemon=True)

@@ -18,17 +18,35 @@ from the checkpoint on and applies it in order, a run of entries per atomic step
 ``rebuild`` folds the whole log into a fresh generation with the same apply step, then swaps it
 in (see :func:`rebuild`).
 
+Partition ownership: with ``lease_ms`` (what ``hearts project`` uses) each partition is read by
+one projector of a group at a time. It owns partition N while it holds the lease key
+``<prefix>:{p<N>}:projlease:<group>`` (in the partition's cluster slot; SET NX PX, renewed every
+third of ``lease_ms``). Live projectors of a group announce themselves in
+``<prefix>:projectors:<group>`` (a sorted set scored by when they expire), and each keeps at most
+its fair share (partitions / live projectors, rounded up), giving back the rest. On taking a
+partition over, a projector XAUTOCLAIMs everything pending there (the previous owner died or gave
+it back) before reading new entries. A projector that loses a lease while applying is still
+harmless: the checkpoint refuses its stale steps. Without ``lease_ms`` a projector reads every
+partition (tests drive several side by side to show the checkpoint is what keeps them exact).
+
+On a Redis Cluster no command may name keys of two slots, so new entries are read with one
+non-blocking XREADGROUP per partition (pipelined, the client sends each node its own), and an
+empty round waits ``poll_ms``; one Redis gets a single blocking XREADGROUP over them all (unless
+``blocking=False``: fakeredis's blocking read spins without yielding under gevent).
+
 ``on_applied`` (optional) is called with the running count of applied entries right after each
 atomic step, before anything is acknowledged: the crash tests kill the process from there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -43,12 +61,27 @@ from service.store.read_models import (
     new_generation_id,
     stream_id,
 )
+from service.store.redis_server import is_cluster
 
 log = logging.getLogger(__name__)
 
 GROUP = "projector"
 # A consumer with nothing pending and idle this long is removed from the group (a dead process).
 DEAD_CONSUMER_IDLE_MS = 3600 * 1000
+DEFAULT_LEASE_MS = 10_000
+
+# KEYS: 1 lease. ARGV: 1 owner, 2 lease ms. Renews the lease if the owner still holds it.
+_RENEW_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+# KEYS: 1 lease. ARGV: 1 owner. Gives the lease back if the owner still holds it.
+_RELEASE_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 def _text(value: Any) -> str:
@@ -74,6 +107,9 @@ class Projector:
         claim_interval: float = 5.0,
         on_applied: Callable[[int], None] | None = None,
         generation: str | None = None,
+        lease_ms: int | None = None,
+        blocking: bool | None = None,
+        poll_ms: int = 100,
     ) -> None:
         self.projections = projections
         # Pinned: always this generation (a reference build); else whatever the pointer names.
@@ -91,6 +127,16 @@ class Projector:
         self.acked = 0
         self._keys = self.store.partition_log_keys()
         self._partition_of_key = {key: p for p, key in enumerate(self._keys)}
+        self.lease_ms = lease_ms
+        self.poll_ms = poll_ms
+        # Blocking XREADGROUP over every partition at once: not on a cluster (see above).
+        self.blocking = not is_cluster(self.redis) if blocking is None else blocking
+        # The partitions this projector reads: all of them, or (with leases) those it holds.
+        self.owned: set[int] = set(range(len(self._keys))) if lease_ms is None else set()
+        self._next_lease_check = 0.0
+        if lease_ms is not None:
+            self._renew = self.redis.register_script(_RENEW_LUA)
+            self._release = self.redis.register_script(_RELEASE_LUA)
 
     # Set-up -----------------------------------------------------------------
 
@@ -111,10 +157,26 @@ class Projector:
         self.ensure_groups()
         if self.generation is None:
             self.projections.ensure_generation()
-        self.recover_own()
+        if self.lease_ms is None:
+            self.recover_own()
         next_claim = 0.0
+        try:
+            self._loop(stop, next_claim)
+        finally:
+            if self.lease_ms is not None:
+                self.release_all()
+        log.info(
+            "projector %s stopped: applied %d log entries, acknowledged %d",
+            self.consumer,
+            self.applied,
+            self.acked,
+        )
+
+    def _loop(self, stop: threading.Event, next_claim: float) -> None:
         while not stop.is_set():
             try:
+                if self.lease_ms is not None and time.monotonic() >= self._next_lease_check:
+                    self.refresh_leases()
                 if time.monotonic() >= next_claim:
                     self.reclaim()
                     next_claim = time.monotonic() + self.claim_interval
@@ -125,61 +187,127 @@ class Projector:
             except Exception:  # keep going: the entries stay pending and are retried
                 log.exception("projector: failed to apply; retrying in 1 s")
                 stop.wait(1.0)
-        log.info(
-            "projector %s stopped: applied %d log entries, acknowledged %d",
-            self.consumer,
-            self.applied,
-            self.acked,
-        )
+
+    # Partition leases -----------------------------------------------------------
+
+    def lease_key(self, partition: int) -> str:
+        return f"{self.store.log_key(partition).removesuffix(':log')}:projlease:{self.group}"
+
+    @property
+    def members_key(self) -> str:
+        return f"{self.store.prefix}:projectors:{self.group}"
+
+    def refresh_leases(self) -> None:
+        """Renew the leases held, give back any beyond the fair share, take free ones up to it."""
+        assert self.lease_ms is not None
+        now_ms = int(time.time() * 1000)
+        self.redis.zadd(self.members_key, {self.consumer: now_ms + self.lease_ms})
+        self.redis.zremrangebyscore(self.members_key, "-inf", now_ms)
+        alive = max(1, int(self.redis.zcard(self.members_key)))
+        share = -(-len(self._keys) // alive)
+        for p in sorted(self.owned):
+            if not self._renew(keys=[self.lease_key(p)], args=[self.consumer, self.lease_ms]):
+                log.warning("projector %s lost partition %d", self.consumer, p)
+                self.owned.discard(p)
+        for p in sorted(self.owned, reverse=True)[: max(0, len(self.owned) - share)]:
+            self._release(keys=[self.lease_key(p)], args=[self.consumer])
+            self.owned.discard(p)
+        # Start at a different partition per consumer, so newcomers do not all contend for 0.
+        start = zlib.crc32(self.consumer.encode()) % len(self._keys)
+        order = [(start + i) % len(self._keys) for i in range(len(self._keys))]
+        for p in order:
+            if len(self.owned) >= share:
+                break
+            if p in self.owned:
+                continue
+            if self.redis.set(self.lease_key(p), self.consumer, nx=True, px=self.lease_ms):
+                self.owned.add(p)
+                self.take_over(p)
+        self._next_lease_check = time.monotonic() + self.lease_ms / 3000
+
+    def take_over(self, partition: int) -> int:
+        """Claim (XAUTOCLAIM, any idle time) and handle everything pending on a partition just
+        taken: its previous owner died, or gave it back, before acknowledging."""
+        return self._claim(self._keys[partition], 0)
+
+    def release_all(self) -> None:
+        """Give back every lease (a clean stop: another projector takes over at once)."""
+        with contextlib.suppress(redis_lib.RedisError):
+            for p in sorted(self.owned):
+                self._release(keys=[self.lease_key(p)], args=[self.consumer])
+            self.redis.zrem(self.members_key, self.consumer)
+        self.owned.clear()
 
     def poll(self, block_ms: int | None = None, count: int | None = None) -> int:
         """Take new deliveries (waiting up to ``block_ms``), apply and ack; returns how many."""
         block = self.block_ms if block_ms is None else block_ms
+        keys = [self._keys[p] for p in sorted(self.owned)]
+        if not keys:
+            time.sleep(block / 1000)
+            return 0
         try:
-            reply = self.redis.xreadgroup(
-                self.group,
-                self.consumer,
-                {key: ">" for key in self._keys},
-                count=count or self.batch_size,
-                block=block if block > 0 else None,
-            )
+            delivered = self._read_group(keys, ">", count or self.batch_size, block)
         except redis_lib.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             self.ensure_groups()  # first run, or the groups were lost (e.g. a wiped Redis)
             return 0
-        return self._handle(_stream_entries(reply))
+        return self._handle(delivered)
+
+    def _read_group(self, keys: list[str], start: str, count: int, block: int) -> dict:
+        if self.blocking:
+            reply = self.redis.xreadgroup(
+                self.group,
+                self.consumer,
+                {key: start for key in keys},
+                count=count,
+                block=block if block > 0 else None,
+            )
+            return _stream_entries(reply)
+        # One XREADGROUP per partition (on a cluster each is its own slot), none blocking.
+        pipe = self.redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.xreadgroup(self.group, self.consumer, {key: start}, count=count)
+        delivered: dict[str, list[str]] = {}
+        for reply in pipe.execute():
+            delivered.update(_stream_entries(reply))
+        if block > 0 and not any(delivered.values()):
+            time.sleep(min(block, self.poll_ms) / 1000)
+        return delivered
 
     def recover_own(self) -> int:
         """Entries delivered to this consumer name before (a restart under the same name)."""
-        reply = self.redis.xreadgroup(
-            self.group, self.consumer, {key: "0" for key in self._keys}, count=100_000
-        )
-        return self._handle(_stream_entries(reply))
+        keys = [self._keys[p] for p in sorted(self.owned)]
+        return self._handle(self._read_group(keys, "0", 100_000, 0)) if keys else 0
 
     def reclaim(self) -> int:
         """Take over entries pending on other consumers for longer than ``claim_idle_ms``."""
         handled = 0
-        for key in self._keys:
-            start = "0-0"
-            while True:
-                reply = self.redis.xautoclaim(
-                    key,
-                    self.group,
-                    self.consumer,
-                    self.claim_idle_ms,
-                    start_id=start,
-                    count=self.batch_size,
-                )
-                # Not JUSTID: redis-py drops the next start id from a JUSTID reply.
-                start = _text(reply[0])
-                ids = [_text(entry_id) for entry_id, _ in reply[1]]
-                if ids:
-                    handled += self._handle({key: ids})
-                if start == "0-0":
-                    break
-            self._forget_dead_consumers(key)
+        for p in sorted(self.owned):
+            handled += self._claim(self._keys[p], self.claim_idle_ms)
+            self._forget_dead_consumers(self._keys[p])
         return handled
+
+    def _claim(self, key: str, idle_ms: int) -> int:
+        handled = 0
+        start = "0-0"
+        while True:
+            try:
+                reply = self.redis.xautoclaim(
+                    key, self.group, self.consumer, idle_ms, start_id=start, count=self.batch_size
+                )
+            except redis_lib.ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                self.ensure_groups()
+                return handled
+            # Not JUSTID: redis-py drops the next start id from a JUSTID reply.
+            start = _text(reply[0])
+            ids = [_text(entry_id) for entry_id, _ in reply[1]]
+            if ids:
+                handled += self._handle({key: ids})
+            if start == "0-0":
+                return handled
 
     def _forget_dead_consumers(self, key: str) -> None:
         for info in self.redis.xinfo_consumers(key, self.group):

@@ -16,7 +16,7 @@ def open_store() -> Iterator[RedisEventStore]:
     """The configured event store, or SystemExit(2) if there is no real Redis to use.
 
     Without REDIS_URL it starts the embedded redis-server on the default data dir, as
-    `hearts serve` does; the in-process fakeredis fallback would hold no games, so it is refused.
+    `hearts serve` does; without redis-server either there is nothing to work on.
     """
     from service.settings import Settings
     from service.store import redis_server
@@ -25,14 +25,24 @@ def open_store() -> Iterator[RedisEventStore]:
     started = None
     url = settings.redis_url
     if url is None:
-        started = redis_server.start(settings.data_dir)
+        try:
+            started = redis_server.start(settings.data_dir)
+        except redis_server.NoRedis as exc:
+            print(f"hearts: {exc}", file=sys.stderr)
+            raise SystemExit(UNUSABLE) from None
         url = started.url
     if url == redis_server.FAKE_URL:
-        print("hearts: no Redis to use: set REDIS_URL or install redis-server", file=sys.stderr)
+        print("hearts: fakeredis:// holds no games outside its process", file=sys.stderr)
         raise SystemExit(UNUSABLE)
     client = redis_server.client_for(url)
     try:
-        yield RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
+        yield RedisEventStore(
+            client,
+            prefix=settings.key_prefix,
+            partitions=settings.partitions,
+            min_replicas=settings.min_replicas,
+            replica_timeout_ms=settings.replica_timeout_ms,
+        )
     finally:
         client.close()
         if started is not None:

@@ -46,6 +46,12 @@ def add_parser(subparsers: Any) -> None:
         )
         p.add_argument("--group", default="projector", help="consumer group name")
         p.add_argument(
+            "--lease-ms",
+            type=positive,
+            default=10_000,
+            help="a partition's lease: how soon another projector takes over from a dead one",
+        )
+        p.add_argument(
             "--generation",
             help="write this generation whatever the pointer says (a reference build)",
         )
@@ -97,6 +103,7 @@ def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | No
             claim_interval=args.claim_interval,
             generation=args.generation,
             on_applied=on_applied,
+            lease_ms=args.lease_ms,
         )
         logging.getLogger(__name__).info(
             "projector %s running on %d partitions", projector.consumer, projections.partitions

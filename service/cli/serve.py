@@ -1,11 +1,13 @@
 """``hearts serve``: run the API under gunicorn.
 
 Redis: REDIS_URL if set; else the embedded default (service/store/redis_server.py), started here in
-the master so every worker shares it. Workers are gevent workers (``sse_worker_class``: an idle live
-event stream costs a greenlet, not a thread). Metrics use prometheus_client's multiprocess mode in a
-fresh directory (service/metrics.py). The start-up sweep carries on games left on a bot's turn. If
-another module registers the ``project`` subcommand, the projector runs beside the API as ``hearts
-project`` unless ``--no-projector``."""
+the master so every worker shares it; without redis-server either, it refuses to start (exit 2)
+unless ``--ephemeral``, which keeps every game in one worker's memory and says so loudly. Workers
+are gevent workers (``sse_worker_class``: an idle live event stream costs a greenlet, not a
+thread). Metrics use prometheus_client's multiprocess mode in a fresh directory
+(service/metrics.py). The start-up sweep carries on games left on a bot's turn. If another module
+registers the ``project`` subcommand, the projector runs beside the API as ``hearts project``
+unless ``--no-projector``."""
 
 from __future__ import annotations
 
@@ -38,6 +40,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--no-projector", action="store_true", help="do not start the projector beside the API"
     )
     parser.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="keep games in this process's memory (fakeredis): NOTHING survives a restart",
+    )
+    parser.add_argument(
         "--app",
         default=DEFAULT_APP,
         help="module:function that builds the Flask app from Settings (bench/ serves its own)",
@@ -57,8 +64,17 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     started: redis_server.EmbeddedRedis | None = None
     url = settings.redis_url
-    if not url:
-        started = redis_server.start(settings.data_dir)
+    if args.ephemeral and url:
+        print("hearts serve: --ephemeral and REDIS_URL exclude each other", file=sys.stderr)
+        return 2
+    if args.ephemeral:
+        url = redis_server.ephemeral().url
+    elif not url:
+        try:
+            started = redis_server.start(settings.data_dir)
+        except redis_server.NoRedis as exc:
+            print(f"hearts serve: {exc}", file=sys.stderr)
+            return 2
         url = started.url
     workers = args.workers or settings.workers
     if url == redis_server.FAKE_URL and workers != 1:

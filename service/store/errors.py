@@ -49,3 +49,19 @@ class ChainMismatch(StoreError):
 
 class CorruptStore(StoreError):
     """Data in Redis does not have the shape the store writes. Nothing was written."""
+
+
+class NotReplicated(StoreError):
+    """The append was written on the master, but fewer replicas than asked acknowledged it in
+    time (WAIT): it is recorded, yet a failover now could lose it. Retrying the request with the
+    same Idempotency-Key tells whether it survived."""
+
+    def __init__(self, game_id: str, version: int, wanted: int, acknowledged: int) -> None:
+        super().__init__(
+            f"game {game_id!r} version {version}: {acknowledged} of {wanted} replicas "
+            "acknowledged the append in time"
+        )
+        self.game_id = game_id
+        self.version = version
+        self.wanted = wanted
+        self.acknowledged = acknowledged

@@ -32,6 +32,12 @@ never from XLEN). Streams are never trimmed and entries are never deleted.
 Appends run as one Lua script that makes every check before its first write
 (Redis does not roll scripts back), so an append writes all its events to both
 streams or nothing at all.
+
+Redis Cluster: every key an append, a read or a log read names carries one ``{p<N>}`` tag, so
+each command stays in one slot; only listing games (a pipeline of one ZRANGEBYSCORE per
+partition) spans slots, and the client sends each node its own. With ``min_replicas`` an append
+is followed, on the same connection to the slot's master, by ``WAIT min_replicas timeout``: the
+append is acknowledged only once that many replicas have it (else :class:`NotReplicated`).
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+import redis.exceptions as redis_errors
+
 from service.store.envelope import (
     GENESIS_HASH,
     ChainProblem,
@@ -63,6 +71,7 @@ from service.store.errors import (
     ConcurrencyConflict,
     CorruptStore,
     IdempotencyKeyReused,
+    NotReplicated,
     StoreError,
 )
 
@@ -76,6 +85,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "IdempotencyRecord",
     "LogEntry",
+    "NotReplicated",
     "RedisEventStore",
     "Snapshot",
     "StateCache",
@@ -328,6 +338,8 @@ class RedisEventStore:
         partitions: int = 16,
         *,
         now: Callable[[], str] = utc_now_iso,
+        min_replicas: int = 0,
+        replica_timeout_ms: int = 1000,
     ) -> None:
         if not isinstance(prefix, str) or not prefix or "{" in prefix or "}" in prefix:
             raise ValueError("prefix must be a non-empty string without braces")
@@ -337,6 +349,10 @@ class RedisEventStore:
         self.partitions = partitions
         self._now = now
         self._append_script = redis.register_script(_APPEND_LUA)
+        _check_count("min_replicas", min_replicas, 0)
+        _check_count("replica_timeout_ms", replica_timeout_ms, 1)
+        self.min_replicas = min_replicas
+        self.replica_timeout_ms = replica_timeout_ms
 
     # Keys -----------------------------------------------------------------
 
@@ -437,8 +453,13 @@ class RedisEventStore:
         for event in recorded:
             args += [event.seq, event.hash, envelope_json(event)]
 
-        reply = self._append_script(keys=keys, args=args)
+        if self.min_replicas:
+            reply, replicas = self._append_and_wait(keys, args)
+        else:
+            reply, replicas = self._append_script(keys=keys, args=args), None
         status = _text(reply[0])
+        if status == "ok" and replicas is not None and replicas < self.min_replicas:
+            raise NotReplicated(game_id, int(reply[1]), self.min_replicas, replicas)
         if status == "ok":
             return AppendResult(
                 game_id=game_id,
@@ -464,6 +485,26 @@ class RedisEventStore:
         if status == "corrupt":
             raise CorruptStore(f"game {game_id!r}: {_text(reply[1])}")
         raise StoreError(f"unexpected reply from the append script: {reply!r}")
+
+    def _append_and_wait(self, keys: list[str], args: list[Any]) -> tuple[Any, int]:
+        """The append script then WAIT, pipelined on one connection to the slot's master (WAIT
+        counts the replicas that have that connection's writes, so it must be the same one)."""
+        client = self.redis
+        cluster = hasattr(client, "get_node_from_key")
+        if cluster:
+            client = client.get_redis_connection(client.get_node_from_key(keys[0]))
+        pipe = client.pipeline(transaction=False)
+        self._append_script(keys=keys, args=args, client=pipe)
+        pipe.execute_command("WAIT", self.min_replicas, self.replica_timeout_ms)
+        try:
+            reply, replicas = pipe.execute()
+        except (redis_errors.ConnectionError, redis_errors.AskError):
+            # The slot moved (failover, migration): the cluster client learns the new layout
+            # for the next request; this one fails as unavailable.
+            if cluster:
+                self.redis.nodes_manager.initialize()
+            raise
+        return reply, int(replicas)
 
     def _hash_at(self, game_id: str, version: int) -> str:
         """Hash of the event at ``version`` (genesis for 0).

@@ -69,7 +69,11 @@ for i = 1, nd do
   a = a + 1
 end
 for i = 1, ni do
-  redis.call('HINCRBY', KEYS[3], ARGV[a], ARGV[a + 1])
+  -- A counter back at 0 (e.g. -10 then +10 points) is removed: a fold of the same log in other
+  -- batches never wrote it, and a rebuild must dump equal.
+  if redis.call('HINCRBY', KEYS[3], ARGV[a], ARGV[a + 1]) == 0 then
+    redis.call('HDEL', KEYS[3], ARGV[a])
+  end
   a = a + 2
 end
 for i = 1, nz do

@@ -1,11 +1,17 @@
-"""The Redis to use when REDIS_URL is not set.
+"""The Redis to use: a client for REDIS_URL, or the embedded server when REDIS_URL is not set.
 
-With ``redis-server`` on PATH: a private server for this data directory (default ``./.hearts/``),
-listening only on a unix socket there, with the append-only file on and fsync every second
-(``--appendonly yes --appendfsync everysec``), so games survive a restart of the service (and a
-crash, losing at most the last second). If a server from an earlier run still answers on that
-socket (the service was killed), it is reused. Without the binary: fakeredis inside the process,
-with a loud warning, because then nothing survives a restart.
+URLs: ``redis://``, ``rediss://`` and ``unix://`` are one Redis server (redis-py's
+``Redis.from_url``); ``redis+cluster://host:port`` (``rediss+cluster://`` with TLS) is a Redis
+Cluster reached through any of its nodes (redis-py's ``RedisCluster``, which learns the other
+nodes and follows MOVED/ASK redirections); ``fakeredis://`` is an in-process store that holds
+nothing after the process ends (``hearts serve --ephemeral`` only).
+
+Embedded: with ``redis-server`` on PATH, a private server for this data directory (default
+``./.hearts/``), listening only on a unix socket there, with the append-only file on and fsync
+every second (``--appendonly yes --appendfsync everysec``), so games survive a restart of the
+service (and a crash, losing at most the last second). If a server from an earlier run still
+answers on that socket (the service was killed), it is reused. Without the binary :func:`start`
+raises :class:`NoRedis`: the service never falls back to memory on its own.
 """
 
 from __future__ import annotations
@@ -17,19 +23,33 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
+import redis.cluster
 
 log = logging.getLogger(__name__)
 
 FAKE_URL = "fakeredis://"
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 WARNING = (
-    "\n"
-    + "!" * 78
-    + "\n!! No REDIS_URL and no redis-server on PATH: using fakeredis inside this process.\n"
+    "\n" + "!" * 78 + "\n!! --ephemeral: every game lives in this process's memory (fakeredis).\n"
     "!! NOTHING SURVIVES A RESTART, and only one worker can run. Install redis-server\n"
     "!! (apt-get install redis-server) or set REDIS_URL for real use.\n" + "!" * 78 + "\n"
 )
+NO_REDIS = (
+    "no Redis to use: REDIS_URL is not set and there is no redis-server on PATH. "
+    "Install redis-server (apt-get install redis-server), or set REDIS_URL "
+    "(redis://host:port/0, or redis+cluster://host:port for a Redis Cluster); "
+    "`hearts serve --ephemeral` keeps games in memory only, and loses them all when it stops."
+)
+
+
+class NoRedis(RuntimeError):
+    """Neither REDIS_URL nor redis-server: nowhere durable to keep games."""
+
+    def __init__(self) -> None:
+        super().__init__(NO_REDIS)
 
 
 @dataclass
@@ -49,12 +69,10 @@ class EmbeddedRedis:
 
 
 def start(data_dir: str | Path = ".hearts", *, binary: str | None = None) -> EmbeddedRedis:
-    """A Redis URL for the embedded default: a private redis-server, else ``fakeredis://``."""
+    """The URL of the embedded default, a private redis-server; :class:`NoRedis` without one."""
     binary = binary or shutil.which("redis-server")
     if binary is None:
-        print(WARNING, file=sys.stderr, flush=True)
-        log.warning("using fakeredis: nothing survives a restart")
-        return EmbeddedRedis(FAKE_URL)
+        raise NoRedis()
     directory = Path(data_dir).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     socket = directory / "redis.sock"
@@ -97,6 +115,18 @@ def start(data_dir: str | Path = ".hearts", *, binary: str | None = None) -> Emb
     raise RuntimeError(f"redis-server did not answer; see {directory / 'redis.log'}")
 
 
+def ephemeral() -> EmbeddedRedis:
+    """The in-process store, after saying loudly on stderr that nothing survives."""
+    print(WARNING, file=sys.stderr, flush=True)
+    log.warning("--ephemeral: using fakeredis, nothing survives a restart")
+    return EmbeddedRedis(FAKE_URL)
+
+
+def is_cluster(client: Any) -> bool:
+    """Whether ``client`` talks to a Redis Cluster (commands are routed by key slot)."""
+    return isinstance(client, redis.cluster.RedisCluster)
+
+
 def _answers(url: str) -> bool:
     client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
     try:
@@ -107,10 +137,18 @@ def _answers(url: str) -> bool:
         client.close()
 
 
-def client_for(url: str) -> redis.Redis:
-    """A client for a Redis URL, or an in-process fakeredis for ``fakeredis://``."""
+def client_for(url: str) -> Any:
+    """A client for a URL (see the module docstring): ``redis.Redis``, ``RedisCluster`` or, for
+    ``fakeredis://``, an in-process fakeredis (installed by the ``test`` or ``ephemeral`` extra)."""
     if url == FAKE_URL:
-        import fakeredis
-
+        try:
+            import fakeredis
+        except ImportError:
+            raise RuntimeError(
+                "--ephemeral needs fakeredis: pip install 'hearts[ephemeral]'"
+            ) from None
         return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in CLUSTER_SCHEMES:
+        return redis.cluster.RedisCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}")
     return redis.Redis.from_url(url, health_check_interval=30)

@@ -1,17 +1,26 @@
-"""Fixtures of the projection tests: a store and its read models on the throwaway redis-server."""
+"""Fixtures of the projection tests: a store and its read models on the throwaway redis-server
+and on the throwaway Redis Cluster."""
 
 from __future__ import annotations
 
 import pytest
-import redis
 
 from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
+from service.store.redis_server import client_for
+
+
+@pytest.fixture(params=["real", "cluster"])
+def redis_url(request) -> str:
+    """The throwaway single redis-server's URL, or the throwaway cluster's redis+cluster:// one."""
+    if request.param == "real":
+        return request.getfixturevalue("redis_server")
+    return request.getfixturevalue("redis_cluster").url
 
 
 @pytest.fixture
-def real_redis(redis_server):
-    client = redis.Redis.from_url(redis_server)
+def real_redis(redis_url):
+    client = client_for(redis_url)
     yield client
     client.close()
 

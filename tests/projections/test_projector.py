@@ -30,7 +30,7 @@ def _games(store, seed: int, count: int, score_limit: int = 20):
 
 
 def test_sigkill_between_apply_and_ack_then_restart_equals_an_uninterrupted_run(
-    redis_server, key_prefix, store, projections
+    redis_url, key_prefix, store, projections
 ):
     _games(store, seed=1, count=4)
     log_length = sum(store.redis.xlen(k) for k in store.partition_log_keys())
@@ -38,15 +38,17 @@ def test_sigkill_between_apply_and_ack_then_restart_equals_an_uninterrupted_run(
 
     # The reference: an uninterrupted projector, its own group, pinned to its own generation.
     reference = spawn_projector(
-        redis_server, key_prefix, "--group", "reference", "--generation", "reference"
+        redis_url, key_prefix, "--group", "reference", "--generation", "reference"
     )
     crashing = spawn_projector(
-        redis_server,
+        redis_url,
         key_prefix,
         "--consumer",
         "doomed",
         "--batch",
         "32",
+        "--lease-ms",
+        "1000",  # its partitions are free a second after it dies
         crash_after=100,
     )
     assert crashing.wait(timeout=20) == -signal.SIGKILL
@@ -63,7 +65,7 @@ def test_sigkill_between_apply_and_ack_then_restart_equals_an_uninterrupted_run(
     assert 0 < sum(c.applied for c in projections.as_of(current).checkpoints) < log_length
 
     restarted = spawn_projector(
-        redis_server,
+        redis_url,
         key_prefix,
         "--consumer",
         "phoenix",
@@ -87,24 +89,26 @@ def test_sigkill_between_apply_and_ack_then_restart_equals_an_uninterrupted_run(
     assert projections.dump(current) == projections.dump("fold")
 
 
-def test_two_projectors_side_by_side_equal_one(redis_server, key_prefix, store, projections):
+def test_two_projectors_side_by_side_equal_one(redis_url, key_prefix, store, projections):
     rng = random.Random(2)
     rules = RuleOptions(score_limit=20)
     plans = [play_game(f"side-{i}", rules, rng) for i in range(4)]
     workers = [
-        spawn_projector(redis_server, key_prefix, "--consumer", f"w{i}", "--batch", "8")
+        # Short leases: the two settle on 8 partitions each within a second or two.
+        spawn_projector(
+            redis_url, key_prefix, "--consumer", f"w{i}", "--batch", "8", "--lease-ms", "3000"
+        )
         for i in range(2)
     ]
     try:
-        # Both are reading before the first append, so both get a share of the deliveries.
-        key = store.log_key(0)
-        wait_until(
-            lambda: (
-                store.redis.exists(key)
-                and {"w0", "w1"}
-                <= {c["name"].decode() for c in store.redis.xinfo_consumers(key, GROUP)}
-            )
-        )
+        # Both hold a fair share of the partition leases before the first append, so both get
+        # a share of the deliveries.
+        def owners() -> list[str]:
+            leases = [f"{store.log_key(p)[: -len(':log')]}:projlease:{GROUP}" for p in range(16)]
+            return [(store.redis.get(k) or b"").decode() for k in leases]
+
+        # Generous: two interpreters start first, on a machine that may be busy.
+        wait_until(lambda: sorted(owners()) == ["w0"] * 8 + ["w1"] * 8, timeout=90)
         # Appended while both run, one command at a time, so deliveries interleave.
         append_all(store, plans, rng)
         wait_until(lambda: caught_up(projections))
@@ -162,8 +166,8 @@ def test_entries_pending_on_a_dead_consumer_are_reclaimed(store, projections):
     dead = Projector(projections, consumer="dead")
     dead.ensure_groups()
     # The dead consumer took deliveries and never applied or acknowledged them.
-    keys = store.partition_log_keys()
-    store.redis.xreadgroup(GROUP, "dead", {k: ">" for k in keys}, count=1000)
+    for key in store.partition_log_keys():  # one stream per call: each is its own cluster slot
+        store.redis.xreadgroup(GROUP, "dead", {key: ">"}, count=1000)
     assert pending(projections) > 0
     alive = Projector(projections, consumer="alive", claim_idle_ms=1)
     threading.Event().wait(0.01)

@@ -124,14 +124,14 @@ def test_reads_keep_working_during_a_rebuild_and_writes_move_to_the_new_models(s
 
 
 def test_the_rebuild_command_prints_progress_and_swaps(
-    monkeypatch, capsys, redis_server, key_prefix, store, projections
+    monkeypatch, capsys, redis_url, key_prefix, store, projections
 ):
     rng = random.Random(22)
     plans = [play_game(f"c{i}", RuleOptions(score_limit=15), rng) for i in range(2)]
     _append_and_project(store, Projector(projections, consumer="p"), plans, rng)
     old = projections.current_generation()
     before = projections.dump(old)
-    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("HEARTS_KEY_PREFIX", key_prefix)
 
     assert cli_main(["projections", "rebuild", "--batch", "100", "--grace", "0"]) == 0

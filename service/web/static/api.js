@@ -1,0 +1,189 @@
+// The public HTTP API and its event stream, as a browser sees them: the reference client.
+// Every failure becomes an ApiError carrying the RFC 9457 problem the server sent.
+
+export const BASE = "/api/v1";
+
+export class ApiError extends Error {
+  constructor(problem) {
+    super(`${problem.title}: ${problem.detail ?? ""}`);
+    this.problem = problem;
+  }
+}
+
+function bearer(token) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+// A problem from a failed response; a made-up one when the body is not a problem (a proxy's
+// HTML page, a dropped connection), so the page always has a title and a detail to show.
+async function problemOf(response) {
+  try {
+    const body = await response.json();
+    if (body && body.title) return body;
+  } catch {
+    // not JSON: fall through
+  }
+  return { title: `HTTP ${response.status}`, detail: response.statusText, status: response.status };
+}
+
+export async function call(method, path, { token, body, idempotent = true } = {}) {
+  const headers = { Accept: "application/json", ...bearer(token) };
+  // no-store: the API's ETag is the game's version whoever asks, so a revalidated copy of the
+  // public view could come back (304) for a request that now carries a seat's token.
+  const init = { method, headers, cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+    // A retried POST (after a timeout) must not act twice: one key per intended command.
+    if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+  }
+  let response;
+  try {
+    response = await fetch(BASE + path, init);
+  } catch (error) {
+    throw new ApiError({ title: "Connection lost", detail: String(error.message ?? error) });
+  }
+  if (!response.ok) throw new ApiError(await problemOf(response));
+  return response.status === 204 ? null : response.json();
+}
+
+export const api = {
+  games: (query = "") => call("GET", `/games${query}`),
+  create: (body) => call("POST", "/games", { body }),
+  join: (id, name, seat) =>
+    call("POST", `/games/${id}/seats`, { body: seat == null ? { name } : { name, seat } }),
+  view: (id, token) => call("GET", `/games/${id}`, { token }),
+  pass: (id, token, cards) => call("POST", `/games/${id}/pass`, { token, body: { cards } }),
+  play: (id, token, card) => call("POST", `/games/${id}/play`, { token, body: { card } }),
+  moon: (id, token, choice) => call("POST", `/games/${id}/moon`, { token, body: { choice } }),
+  hand: (id, n) => call("GET", `/games/${id}/hands/${n}`),
+  audit: (id) => call("GET", `/games/${id}/audit`),
+  scoreboard: (id) => call("GET", `/games/${id}/scoreboard`),
+  leaderboard: (sort) => call("GET", `/leaderboard?sort=${encodeURIComponent(sort)}&limit=50`),
+};
+
+// Seat tokens live in localStorage, one per game, so a reload or a closed tab resumes the game.
+const SEATS = "hearts.seats";
+
+export function savedSeats() {
+  try {
+    return JSON.parse(localStorage.getItem(SEATS)) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+export function savedSeat(gameId) {
+  return savedSeats()[gameId] ?? null;
+}
+
+export function saveSeat(gameId, seat) {
+  const all = savedSeats();
+  all[gameId] = seat;
+  localStorage.setItem(SEATS, JSON.stringify(all));
+}
+
+export function forgetSeat(gameId) {
+  const all = savedSeats();
+  delete all[gameId];
+  localStorage.setItem(SEATS, JSON.stringify(all));
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Follows a game's events as Server-Sent Events. fetch rather than EventSource, because a seat's
+// stream needs an Authorization header. A dropped connection is retried (backing off) with
+// Last-Event-ID, so nothing is lost or repeated. Returns a function that stops it.
+export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
+  let last = after;
+  let stopped = false;
+  let controller = null;
+  let delay = 1000; // the next retry's wait; back to 1 s once a connection is live
+
+  function dispatch(block) {
+    let event = "message";
+    let id = null;
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const name = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (name === "event") event = value;
+      else if (name === "id") id = Number(value);
+      else if (name === "data") data.push(value);
+    }
+    if (!data.length) return "go on";
+    const payload = JSON.parse(data.join("\n"));
+    if (event === "message") {
+      if (id != null) last = id;
+      onItem(payload);
+    } else if (event === "end") {
+      onEnd(payload);
+      return "end";
+    } else if (event === "reconnect") {
+      return "reconnect";
+    }
+    return "go on";
+  }
+
+  async function once() {
+    controller = new AbortController();
+    const headers = { Accept: "text/event-stream", ...bearer(token) };
+    if (last) headers["Last-Event-ID"] = String(last);
+    const response = await fetch(`${BASE}/games/${gameId}/events`, {
+      headers,
+      signal: controller.signal,
+    });
+    if (response.status === 204) {
+      onEnd(null); // finished before we came back
+      return "end";
+    }
+    if (!response.ok) throw new ApiError(await problemOf(response));
+    delay = 1000;
+    onStatus("live");
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return "dropped";
+      buffer += value.replace(/\r\n?/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const outcome = dispatch(block);
+        if (outcome !== "go on") return outcome;
+      }
+    }
+  }
+
+  (async () => {
+    while (!stopped) {
+      let outcome;
+      try {
+        outcome = await once();
+        if (outcome === "end") return;
+      } catch (error) {
+        if (stopped) return;
+        const problem = error instanceof ApiError ? error.problem : null;
+        if (problem?.status === 404 || problem?.status === 401) {
+          onStatus("failed", problem);
+          return;
+        }
+      }
+      if (stopped) return;
+      if (outcome !== "reconnect") {
+        onStatus("lost", { title: "Connection lost", detail: `retrying in ${delay / 1000} s` });
+        await sleep(delay);
+        delay = Math.min(delay * 2, 15000);
+      }
+    }
+  })();
+
+  return () => {
+    stopped = true;
+    controller?.abort();
+  };
+}

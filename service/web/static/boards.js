@@ -1,0 +1,119 @@
+// The projections: a game's scoreboard (with a plot of the running totals, a line per seat)
+// and the players' leaderboard.
+
+import { api } from "./api.js";
+import { escapeHtml } from "./cards.js";
+import { $, nameHtml, showProblem } from "./ui.js";
+
+const COLOURS = ["#d7263d", "#1b998b", "#2e86de", "#f49d37"];
+
+// An SVG line chart of the running total after each hand; hand 0 is the start (all zero).
+export function totalsPlot(seats, hands) {
+  const scored = hands.filter((h) => h.totals);
+  const series = seats.map((_, seat) => [0, ...scored.map((h) => h.totals[seat])]);
+  const width = 640;
+  const height = 260;
+  const pad = { left: 40, right: 12, top: 12, bottom: 28 };
+  const max = Math.max(10, ...series.flat());
+  const min = Math.min(0, ...series.flat());
+  const count = Math.max(1, scored.length);
+  const x = (i) => pad.left + (i / count) * (width - pad.left - pad.right);
+  const y = (v) => pad.top + ((max - v) / (max - min)) * (height - pad.top - pad.bottom);
+  const lines = series
+    .map((values, seat) => {
+      const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+      return `<polyline fill="none" stroke="${COLOURS[seat]}" stroke-width="2.5" points="${points}" data-seat="${seat}"/>`;
+    })
+    .join("");
+  const ticks = [min, Math.round((min + max) / 2), max]
+    .map((v) => `<text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>
+      <line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`)
+    .join("");
+  const labels = scored
+    .map((h, i) => `<text x="${x(i + 1)}" y="${height - 8}" text-anchor="middle">${h.hand_number}</text>`)
+    .join("");
+  const legend = seats
+    .map((_, s) => `<span><i style="background:${COLOURS[s]}"></i>${nameHtml(seats, s)}</span>`)
+    .join("");
+  return `<figure class="plot"><svg viewBox="0 0 ${width} ${height}" role="img" aria-label="Score per hand">
+    ${ticks}${labels}${lines}</svg><figcaption class="legend">${legend}</figcaption></figure>`;
+}
+
+// The projector trails the log: a game it has not reached yet is 404 scoreboard-not-ready with
+// Retry-After, so the page says so and asks again a few times.
+async function scoreboardWhenReady(root, gameId, alive) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api.scoreboard(gameId);
+    } catch (error) {
+      if (error.problem?.code !== "scoreboard-not-ready" || attempt >= 20 || !alive()) throw error;
+      root.innerHTML = `<p class="muted">${escapeHtml(error.problem.detail)}; retrying…</p>`;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+export async function showScoreboard(root, gameId) {
+  const hash = location.hash;
+  const board = await scoreboardWhenReady(root, gameId, () => location.hash === hash);
+  const seats = board.seats;
+  const head = seats.map((_, s) => `<th>${nameHtml(seats, s)}</th>`).join("");
+  const rows = board.hands
+    .map((h) => {
+      const cells = seats
+        .map((_, s) => {
+          if (!h.scored) return `<td class="muted">…</td>`;
+          const change = h.score_changes[s];
+          const moon = h.shooter === s ? ` <span class="tag">${h.shot}</span>` : "";
+          return `<td>${change > 0 ? "+" : ""}${change} <b>${h.totals[s]}</b>${moon}</td>`;
+        })
+        .join("");
+      return `<tr><td><a href="#/replay/${gameId}/${h.hand_number}">${h.hand_number}</a></td><td>${h.pass_direction}</td>${cells}</tr>`;
+    })
+    .join("");
+  const standings = board.standings
+    .map((s) => `<li>${s.rank}. ${nameHtml(seats, s.seat)} ${s.total}${s.winner ? " 🏆" : ""}</li>`)
+    .join("");
+  root.innerHTML = `<section class="panel scoreboard">
+    <h1>Scoreboard <code>${gameId}</code> <span class="phase">${board.status}</span></h1>
+    <p><a href="#/watch/${gameId}">Table</a></p>
+    ${totalsPlot(seats, board.hands)}
+    <table class="points"><thead><tr><th>hand</th><th>pass</th>${head}</tr></thead><tbody>${rows}</tbody></table>
+    <ol class="standings">${standings}</ol></section>`;
+  return null;
+}
+
+const FIGURES = [
+  ["wins", "wins"],
+  ["win_rate", "win rate"],
+  ["games_played", "games"],
+  ["average_final_score", "avg final score"],
+  ["average_points_per_hand", "avg points/hand"],
+  ["moons_shot", "moons"],
+  ["qs_taken", "Q♠ taken"],
+];
+
+function figure(value) {
+  if (value == null) return "–";
+  return Number.isInteger(value) ? String(value) : value.toFixed(2);
+}
+
+export async function showLeaderboard(root) {
+  root.innerHTML = `<section class="panel"><h1>Leaderboard
+    <select id="sort" aria-label="Rank by">${FIGURES.map(([k, t]) => `<option value="${k}">${t}</option>`).join("")}</select></h1>
+    <div id="board"><p class="muted">Loading…</p></div></section>`;
+  const select = $("#sort", root);
+  async function load() {
+    const body = await api.leaderboard(select.value);
+    const head = FIGURES.map(([, t]) => `<th>${t}</th>`).join("");
+    const rows = body.players
+      .map((p) => `<tr><td>${p.rank}</td><td>${escapeHtml(p.name)}</td>${FIGURES.map(([k]) => `<td>${figure(p[k])}</td>`).join("")}</tr>`)
+      .join("");
+    $("#board", root).innerHTML = body.players.length
+      ? `<div class="scroll"><table class="points"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
+      : `<p class="muted">No finished games counted yet.</p>`;
+  }
+  select.addEventListener("change", () => load().catch(showProblem));
+  await load();
+  return null;
+}

@@ -1,0 +1,109 @@
+// The lobby: your name, a form to create a game with bots, and the games to join or watch.
+
+import { api, saveSeat, savedSeat } from "./api.js";
+import { escapeHtml } from "./cards.js";
+import { $, attempt, seatName } from "./ui.js";
+
+const NAME = "hearts.name";
+const BOTS = ["random", "heuristic", "montecarlo"];
+const PRESETS = ["standard", "computer", "omnibus", "original"];
+
+function seatChoice(seat) {
+  const options = BOTS.map((b) => `<option value="${b}">bot: ${b}</option>`).join("");
+  return `<label>Seat ${seat} <select name="seat${seat}">${options}<option value="">open (a person)</option></select></label>`;
+}
+
+function gameRow(game) {
+  const open = game.seats.filter((s) => s.name == null && s.bot == null).length;
+  const mine = savedSeat(game.id);
+  const seats = game.seats
+    .map((s, i) => {
+      const who = s.name == null && s.bot == null ? `<em>open</em>` : escapeHtml(seatName(game.seats, i));
+      return `<span class="who">${who} <b>${game.scores?.[i] ?? 0}</b></span>`;
+    })
+    .join("");
+  const done = game.phase === "finished" ? game.hand_number : game.hand_number - 1;
+  const actions = [
+    mine ? `<a class="button primary" href="#/game/${game.id}">Resume (${escapeHtml(mine.name)})</a>` : "",
+    !mine && open ? `<button type="button" class="primary" data-join="${game.id}">Join</button>` : "",
+    `<a class="button" href="#/watch/${game.id}">Watch</a>`,
+    done >= 1 ? `<a class="button" href="#/replay/${game.id}/${done}">Replay</a>` : "",
+    game.hand_number >= 1 ? `<a class="button" href="#/scoreboard/${game.id}">Scores</a>` : "",
+  ].join("");
+  return `<li class="game" data-game="${game.id}">
+    <div class="meta"><code>${game.id}</code> <span class="phase">${game.phase}</span>
+      ${game.hand_number ? `hand ${game.hand_number}` : ""}</div>
+    <div class="seats">${seats}</div><div class="actions">${actions}</div></li>`;
+}
+
+async function loadGames() {
+  // GET /games is oldest first: read a few pages and show the newest first.
+  let games = [];
+  let cursor = null;
+  for (let page = 0; page < 5; page++) {
+    const query = `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    const body = await api.games(query);
+    games = games.concat(body.games);
+    cursor = body.next_cursor;
+    if (!cursor) break;
+  }
+  return games.reverse();
+}
+
+export async function showLobby(root) {
+  root.innerHTML = `
+    <section class="panel">
+      <h1>New game</h1>
+      <form id="create" class="create">
+        <label>Your name <input name="name" required maxlength="64" autocomplete="nickname"></label>
+        <label>Rules <select name="preset">${PRESETS.map((p) => `<option>${p}</option>`).join("")}</select></label>
+        <label>Play to <input name="score_limit" type="number" min="1" max="1000" value="100"></label>
+        <div class="seatpicks"><span>Seat 0: you</span>${[1, 2, 3].map(seatChoice).join("")}</div>
+        <button class="primary" type="submit">Create and sit down</button>
+      </form>
+    </section>
+    <section class="panel">
+      <h1>Games <button type="button" id="refresh" class="small">Refresh</button></h1>
+      <ul id="games" class="games"><li class="muted">Loading…</li></ul>
+    </section>`;
+  const form = $("#create", root);
+  form.name.value = localStorage.getItem(NAME) ?? "";
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = form.name.value.trim();
+    localStorage.setItem(NAME, name);
+    const seats = [null, ...[1, 2, 3].map((s) => (form[`seat${s}`].value ? { bot: form[`seat${s}`].value } : null))];
+    const rules = { preset: form.preset.value };
+    if (form.score_limit.value) rules.score_limit = Number(form.score_limit.value);
+    attempt(async () => {
+      const game = await api.create({ rules, seats });
+      await sitDown(game.id, name, 0);
+    });
+  });
+  async function sitDown(gameId, name, seat) {
+    const joined = await api.join(gameId, name, seat);
+    saveSeat(gameId, { seat: joined.seat, token: joined.token, name });
+    location.hash = `#/game/${gameId}`;
+  }
+  const list = $("#games", root);
+  list.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-join]");
+    if (!button) return;
+    const name = form.name.value.trim();
+    if (!name) {
+      form.name.reportValidity();
+      form.name.focus();
+      return;
+    }
+    localStorage.setItem(NAME, name);
+    attempt(() => sitDown(button.dataset.join, name, null));
+  });
+  async function refresh() {
+    const games = await attempt(loadGames);
+    if (!games) return;
+    list.innerHTML = games.length ? games.map(gameRow).join("") : `<li class="muted">No games yet: create one.</li>`;
+  }
+  $("#refresh", root).addEventListener("click", refresh);
+  await refresh();
+  return null;
+}

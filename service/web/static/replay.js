@@ -1,0 +1,156 @@
+// Replay one hand step by step (deal, pass, every card, the score) from GET /games/{id}/hands/{n},
+// with the game's audit (GET /games/{id}/audit) beside it.
+
+import { api } from "./api.js";
+import { cardBack, cardHtml, escapeHtml, sortHand } from "./cards.js";
+import { $, attempt, nameHtml, seatName } from "./ui.js";
+
+const POSITIONS = ["bottom", "left", "top", "right"];
+
+// The hand as a list of steps; each step is everything the table shows at that moment.
+export function replaySteps(record) {
+  const seats = record.seats.length;
+  const steps = [];
+  let hands = record.dealt.map((cards) => (cards ? [...cards] : null));
+  const taken = Array(seats).fill(0);
+  const points = Array(seats).fill(0);
+  const snapshot = (caption, trick, extra = {}) =>
+    steps.push({
+      caption,
+      hands: hands.map((h) => (h ? [...h] : null)),
+      trick,
+      taken: [...taken],
+      points: [...points],
+      ...extra,
+    });
+  snapshot(`Deal (dealer ${seatName(record.seats, record.dealer)})`, []);
+  const passing = record.passes.some((p) => p.passed?.length);
+  if (passing) {
+    hands = hands.map((cards, seat) => {
+      const pass = record.passes[seat];
+      if (!cards || !pass.passed || !pass.received) return cards;
+      return cards.filter((c) => !pass.passed.includes(c)).concat(pass.received);
+    });
+    snapshot(`Pass ${record.pass_direction}`, [], { received: record.passes.map((p) => p.received) });
+  }
+  const tricks = [...record.tricks];
+  if (record.current_trick?.length) tricks.push({ cards: record.current_trick, number: tricks.length + 1 });
+  for (const trick of tricks) {
+    trick.cards.forEach(({ seat, card }, index) => {
+      if (hands[seat]) hands[seat] = hands[seat].filter((c) => c !== card);
+      let caption = `Trick ${trick.number}: ${seatName(record.seats, seat)} plays`;
+      const complete = index === trick.cards.length - 1 && trick.winner != null;
+      if (complete) {
+        taken[trick.winner] += 1;
+        points[trick.winner] += trick.points;
+        caption += `; ${seatName(record.seats, trick.winner)} takes it` + (trick.points ? ` (${trick.points} pt)` : "");
+      }
+      snapshot(caption, trick.cards.slice(0, index + 1), { card, winner: complete ? trick.winner : null });
+    });
+  }
+  if (record.finished) {
+    snapshot(`Hand ${record.hand_number} scored`, [], { scored: true });
+  }
+  return steps;
+}
+
+function auditHtml(report) {
+  const checks = report.checks
+    .map(
+      (c) => `<li class="${c.ok ? "ok" : "bad"}" data-check="${c.name}">${c.ok ? "✔" : "✘"} <b>${c.name}</b>
+        <span class="muted">${c.checked} ${c.unit}</span></li>`,
+    )
+    .join("");
+  const problems = report.discrepancies
+    .map((d) => `<li class="bad">${escapeHtml(typeof d === "string" ? d : JSON.stringify(d))}</li>`)
+    .join("");
+  return `<h2>Audit: <span class="${report.ok ? "ok" : "bad"}">${report.ok ? "all checks pass" : "discrepancies found"}</span></h2>
+    <ul class="checks">${checks}${problems}</ul>
+    <p class="muted">${report.events} events, ${report.hands.length} hand(s) checked.</p>`;
+}
+
+export async function showReplay(root, gameId, number) {
+  const [record, game] = await Promise.all([api.hand(gameId, number), api.view(gameId)]);
+  const steps = replaySteps(record);
+  let at = 0; // the deal: once the hand is over, all four hands are shown
+  const hands = game.phase === "finished" ? game.hand_number : game.hand_number - 1;
+  const picker = Array.from({ length: Math.max(hands, number) }, (_, i) => i + 1)
+    .map((n) => `<a href="#/replay/${gameId}/${n}" class="${n === number ? "current" : ""}">${n}</a>`)
+    .join(" ");
+  root.innerHTML = `
+    <section class="replay table" id="replay">
+      <div class="status">Replay of <code>${gameId}</code>, hand ${number} ·
+        pass ${record.pass_direction} · <span class="hands">hands: ${picker}</span> ·
+        <a href="#/watch/${gameId}">table</a> · <a href="#/scoreboard/${gameId}">scoreboard</a></div>
+      <div class="felt"></div>
+      <div class="controls">
+        <button type="button" data-step="first" aria-label="First">|◀</button>
+        <button type="button" data-step="back" aria-label="Back">◀</button>
+        <input type="range" min="0" max="${steps.length - 1}" value="${at}" aria-label="Step">
+        <button type="button" data-step="forward" aria-label="Forward">▶</button>
+        <button type="button" data-step="last" aria-label="Last">▶|</button>
+      </div>
+      <div class="caption" aria-live="polite"></div>
+      <aside class="audit"><p class="muted">Auditing…</p></aside>
+    </section>`;
+  const section = $("#replay", root);
+  const felt = $(".felt", section);
+  const slider = $("input[type=range]", section);
+
+  function seatHtml(seat, position, step) {
+    const cards = step.hands[seat];
+    const received = new Set(step.received?.[seat] ?? []);
+    const shown = cards
+      ? sortHand(cards).map((c) => cardHtml(c, { classes: received.has(c) ? ["received"] : [] })).join("")
+      : cardBack();
+    const winner = step.winner === seat ? " to-act" : "";
+    const total = step.scored ? ` · total ${record.totals[seat]}` : "";
+    return `<div class="seat pos-${position}${winner}" data-seat="${seat}">
+      <div class="name">${nameHtml(record.seats, seat)}</div>
+      <div class="figures"><span>tricks ${step.taken[seat]}</span><span>pts ${step.points[seat]}</span>${total}</div>
+      <div class="minihand">${shown}</div></div>`;
+  }
+
+  function show(index) {
+    at = Math.max(0, Math.min(index, steps.length - 1));
+    const step = steps[at];
+    slider.value = String(at);
+    section.dataset.step = String(at);
+    const seats = [0, 1, 2, 3].map((s) => seatHtml(s, POSITIONS[s], step)).join("");
+    const trick = step.trick
+      .map(({ seat, card }) => `<div class="slot pos-${POSITIONS[seat]}">${cardHtml(card)}</div>`)
+      .join("");
+    felt.innerHTML = `${seats}<div class="trick">${trick}</div>`;
+    let caption = `${at} / ${steps.length - 1}: ${escapeHtml(step.caption)}`;
+    if (step.card) caption = caption.replace(/plays/, `plays ${cardHtml(step.card)}`);
+    if (step.scored) {
+      const changes = record.score_changes
+        .map((c, s) => `${nameHtml(record.seats, s)} ${c > 0 ? "+" : ""}${c}`)
+        .join(", ");
+      caption += `: ${changes}${record.shot ? ` (${escapeHtml(seatName(record.seats, record.shooter))} shot the ${record.shot})` : ""}`;
+    }
+    $(".caption", section).innerHTML = caption;
+  }
+
+  section.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-step]");
+    if (!button) return;
+    const moves = { first: -Infinity, back: at - 1, forward: at + 1, last: Infinity };
+    show(button.dataset.step === "first" ? 0 : button.dataset.step === "last" ? steps.length - 1 : moves[button.dataset.step]);
+  });
+  slider.addEventListener("input", () => show(Number(slider.value)));
+  const keys = (event) => {
+    if (event.target === slider || event.target.closest?.("input, select, textarea")) return;
+    const moves = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: steps.length - 1 };
+    if (event.key in moves) {
+      show(moves[event.key]);
+      event.preventDefault();
+    }
+  };
+  document.addEventListener("keydown", keys);
+  show(at);
+  attempt(async () => {
+    $(".audit", section).innerHTML = auditHtml(await api.audit(gameId));
+  });
+  return () => document.removeEventListener("keydown", keys);
+}

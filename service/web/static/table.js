@@ -1,0 +1,321 @@
+// The table: play your seat (token from localStorage) or watch (no token: public view only).
+// The view comes from GET /games/{id}; the event stream says when it changed. No polling.
+
+import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
+import { cardBack, cardHtml, escapeHtml, sortHand } from "./cards.js";
+import { $, attempt, nameHtml, seatName, setConnection, showProblem } from "./ui.js";
+
+const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
+const PASS_TO = { left: 1, across: 2, right: 3 };
+
+function handSummaryHtml(seats, hand, gameId) {
+  const rows = hand.points_taken
+    .map((points, seat) => {
+      const change = hand.score_changes[seat];
+      const sign = change > 0 ? "+" : "";
+      return `<tr><td>${nameHtml(seats, seat)}</td><td>${points}</td><td>${sign}${change}</td><td>${hand.totals[seat]}</td></tr>`;
+    })
+    .join("");
+  const shot = hand.shot ? `<p>${escapeHtml(seatName(seats, hand.shooter))} shot the ${hand.shot}!</p>` : "";
+  return `<h2>Hand ${hand.hand_number} over</h2>${shot}
+    <table class="points"><thead><tr><th></th><th>taken</th><th>score</th><th>total</th></tr></thead>
+    <tbody>${rows}</tbody></table>
+    <a href="#/replay/${gameId}/${hand.hand_number}">Replay hand ${hand.hand_number}</a>`;
+}
+
+export async function showTable(root, gameId, { watch }) {
+  let mine = watch ? null : savedSeat(gameId);
+  let view = null;
+  let lastHand = null; // the last scored hand: points, changes, totals
+  let selected = new Set(); // cards chosen to pass
+  let busy = false;
+  let stop = null;
+  let refreshing = null;
+  let stale = false;
+
+  root.innerHTML = `<section id="table" class="table"></section>`;
+  const table = $("#table", root);
+
+  async function load() {
+    try {
+      return await api.view(gameId, mine?.token);
+    } catch (error) {
+      if (mine && error.problem?.status === 401) {
+        // A token this game does not know (another server's data): watch instead.
+        forgetSeat(gameId);
+        mine = null;
+        return api.view(gameId, null);
+      }
+      throw error;
+    }
+  }
+
+  function accept(next) {
+    if (view && next.version < view.version) return; // an older answer overtaken by events
+    if (view && next.version === view.version && next.seat === view.seat) return; // no news
+    if (view && next.hand_number !== view.hand_number) selected = new Set();
+    view = next;
+    // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
+    // half-way redraw that would take the keyboard focus away from your hand.
+    if (!busy) render();
+  }
+
+  // Events say the game moved on: fetch the view once, however many events arrived meanwhile.
+  async function refresh() {
+    if (refreshing) {
+      stale = true;
+      return refreshing;
+    }
+    refreshing = (async () => {
+      do {
+        stale = false;
+        try {
+          accept(await load());
+        } catch (error) {
+          showProblem(error);
+        }
+      } while (stale);
+      refreshing = null;
+    })();
+    return refreshing;
+  }
+
+  function onItem(item) {
+    if (item.type === "HandScored") lastHand = item.payload;
+    if (!view || item.seq > view.version) refresh();
+  }
+
+  function startStream() {
+    stop = follow(gameId, {
+      token: mine?.token,
+      after: view.version,
+      onItem,
+      onEnd: () => {
+        setConnection(null);
+        refresh();
+      },
+      onStatus: (state, problem) => {
+        setConnection(state, problem);
+        if (state === "live") refresh(); // catch up on anything missed while away
+      },
+    });
+  }
+
+  async function act(action) {
+    if (busy) return;
+    busy = true;
+    table.classList.add("busy");
+    const result = await attempt(action);
+    busy = false;
+    table.classList.remove("busy");
+    if (result?.view) {
+      for (const item of result.events ?? []) if (item.type === "HandScored") lastHand = item.payload;
+      accept(result.view);
+    }
+    render(); // the hand was drawn disabled while busy, even if the view is the same version
+  }
+
+  function statusLine() {
+    const me = view.seat;
+    const who = (seat) => (seat === me ? "You" : seatName(view.seats, seat));
+    if (view.phase === "waiting") {
+      const open = view.seats.filter((s) => s.name == null && s.bot == null).length;
+      return `Waiting for ${open} player${open === 1 ? "" : "s"} to join`;
+    }
+    if (view.phase === "finished") return "Game over";
+    const parts = [`Hand ${view.hand_number}`, `pass ${view.pass_direction}`];
+    if (view.hearts_broken) parts.push(`<span class="red">♥ broken</span>`);
+    if (view.phase === "passing") {
+      const waiting = view.awaiting.map(who).join(", ");
+      parts.push(me != null && view.awaiting.includes(me) ? "<b>your pass</b>" : `waiting for ${escapeHtml(waiting)} to pass`);
+    } else if (view.phase === "moon_choice") {
+      parts.push(`${escapeHtml(who(view.moon_shooter))} shot the moon`);
+    } else if (view.turn != null) {
+      parts.push(view.turn === me ? "<b>your turn</b>" : `${escapeHtml(who(view.turn))} to play`);
+    }
+    return parts.join(" · ");
+  }
+
+  function seatHtml(seat, position) {
+    const info = view.seats[seat];
+    const tricks = view.tricks.filter((t) => t.winner === seat).length;
+    const classes = ["seat", `pos-${position}`];
+    if (view.awaiting.includes(seat)) classes.push("to-act");
+    if (seat === view.seat) classes.push("me");
+    if (view.winners?.includes(seat)) classes.push("winner");
+    const passed = view.phase === "passing" && info.has_passed ? ` <span class="tag">passed</span>` : "";
+    return `<div class="${classes.join(" ")}" data-seat="${seat}">
+      <div class="name">${nameHtml(view.seats, seat)}${passed}</div>
+      <div class="figures"><span title="total score">score <b>${view.scores[seat]}</b></span>
+        <span title="tricks taken this hand">tricks ${tricks}</span>
+        <span title="points taken this hand">pts ${info.points_this_hand}</span>
+        <span title="cards in hand">${info.hand_size} cards</span></div></div>`;
+  }
+
+  function trickHtml(base) {
+    let plays = view.current_trick;
+    let caption = "";
+    let last = false;
+    if (!plays.length && view.tricks.length && view.phase === "playing") {
+      const previous = view.tricks[view.tricks.length - 1];
+      plays = previous.cards;
+      last = true;
+      caption = `Trick ${view.tricks.length} to ${escapeHtml(seatName(view.seats, previous.winner))}` +
+        (previous.points ? ` (${previous.points} pt)` : "");
+    }
+    const slots = plays
+      .map(({ seat, card }) => {
+        const position = POSITIONS[(seat - base + 4) % 4];
+        return `<div class="slot pos-${position}">${cardHtml(card)}</div>`;
+      })
+      .join("");
+    return `<div class="trick${last ? " last" : ""}">${slots}<div class="caption">${caption}</div></div>`;
+  }
+
+  function handHtml() {
+    if (view.seat == null || !view.hand) return "";
+    const myTurn = view.awaiting.includes(view.seat) && !busy;
+    const legal = new Set(myTurn ? view.legal_cards : []);
+    const received = new Set(view.received_cards ?? []);
+    const cards = sortHand(view.hand)
+      .map((card) => {
+        const classes = [];
+        if (legal.has(card)) classes.push("legal");
+        if (selected.has(card)) classes.push("selected");
+        if (received.has(card)) classes.push("received");
+        const attrs = legal.has(card) ? "" : "disabled";
+        return cardHtml(card, { tag: "button", classes, attrs });
+      })
+      .join("");
+    return `<div class="hand" role="group" aria-label="Your hand">${cards}</div>`;
+  }
+
+  function actionHtml() {
+    const me = view.seat;
+    if (view.phase === "finished") {
+      const winners = view.winners.map((s) => escapeHtml(seatName(view.seats, s))).join(" and ");
+      return `<div class="banner over"><b>Game over.</b> ${winners} won.
+        <a href="#/replay/${gameId}/${view.hand_number}">Replay the last hand</a> ·
+        <a href="#/scoreboard/${gameId}">Scoreboard</a></div>`;
+    }
+    if (me == null) {
+      const open = view.seats.filter((s) => s.name == null && s.bot == null);
+      const join = open.length
+        ? `<form class="join"><input name="name" placeholder="Your name" required maxlength="64">
+           <button class="primary">Take a seat</button></form>`
+        : "";
+      return `<div class="banner">Watching: public information only.${join}</div>`;
+    }
+    if (view.phase === "passing" && view.awaiting.includes(me)) {
+      const target = PASS_TO[view.pass_direction];
+      const to = target ? ` to ${escapeHtml(seatName(view.seats, (me + target) % 4))} (${view.pass_direction})` : ` (${view.pass_direction})`;
+      const ready = selected.size === view.cards_to_pass;
+      return `<div class="banner">Choose ${view.cards_to_pass} cards to pass${to}: ${selected.size} chosen.
+        <button type="button" class="primary" id="pass" ${ready && !busy ? "" : "disabled"}>Pass</button></div>`;
+    }
+    if (view.phase === "moon_choice" && view.awaiting.includes(me)) {
+      return `<div class="banner">You shot the moon!
+        <button type="button" class="primary" data-moon="add_to_others">Add 26 to the others</button>
+        <button type="button" class="primary" data-moon="subtract_from_shooter">Take 26 off your score</button></div>`;
+    }
+    if (view.phase === "playing" && view.turn === me) return `<div class="banner">Your turn: play a highlighted card.</div>`;
+    if (view.received_cards?.length && !view.tricks.length && !view.current_trick.length) {
+      return `<div class="banner">You received ${view.received_cards.map((c) => cardHtml(c)).join(" ")}</div>`;
+    }
+    return `<div class="banner muted">Waiting for the others…</div>`;
+  }
+
+  function render() {
+    const focused = document.activeElement?.closest?.(".hand .card")?.dataset.card;
+    // A name being typed into the join form survives the re-render.
+    const typing = $(".join input", table);
+    const typed = typing ? { value: typing.value, focus: document.activeElement === typing } : null;
+    const base = view.seat ?? 0;
+    document.body.dataset.version = String(view.version);
+    table.dataset.phase = view.phase;
+    table.dataset.version = String(view.version);
+    table.classList.toggle("spectator", view.seat == null);
+    const seats = [0, 1, 2, 3].map((offset) => seatHtml((base + offset) % 4, POSITIONS[offset])).join("");
+    table.innerHTML = `
+      <div class="status">${statusLine()}</div>
+      <div class="felt">${seats}${trickHtml(base)}</div>
+      <div class="actions">${actionHtml()}</div>
+      ${handHtml()}
+      <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`;
+    const joinInput = $(".join input", table);
+    if (joinInput && typed) {
+      joinInput.value = typed.value;
+      if (typed.focus) joinInput.focus();
+    }
+    // Keep the keyboard where it was: the same card, else the first legal one on your turn.
+    const hand = $(".hand", table);
+    if (hand && (focused || view.awaiting.includes(view.seat))) {
+      const target = (focused && $(`.card[data-card="${focused}"]:not(:disabled)`, hand)) || $(".card:not(:disabled)", hand);
+      target?.focus({ preventScroll: true });
+    }
+  }
+
+  table.addEventListener("click", (event) => {
+    const card = event.target.closest(".hand .card");
+    if (card && !card.disabled) {
+      const code = card.dataset.card;
+      if (view.phase === "passing") {
+        if (selected.has(code)) selected.delete(code);
+        else if (selected.size < view.cards_to_pass) selected.add(code);
+        render();
+      } else if (view.phase === "playing") {
+        act(() => api.play(gameId, mine.token, code));
+      }
+      return;
+    }
+    if (event.target.closest("#pass")) {
+      act(async () => {
+        const result = await api.pass(gameId, mine.token, [...selected]);
+        selected = new Set();
+        return result;
+      });
+      return;
+    }
+    const moon = event.target.closest("[data-moon]");
+    if (moon) act(() => api.moon(gameId, mine.token, moon.dataset.moon));
+  });
+
+  table.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = event.target.name.value.trim();
+    attempt(async () => {
+      const joined = await api.join(gameId, name, null);
+      saveSeat(gameId, { seat: joined.seat, token: joined.token, name });
+      location.hash = `#/game/${gameId}`;
+      if (watch === false) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    });
+  });
+
+  // Arrows choose a card, Enter (the focused button's click) plays or selects it.
+  table.addEventListener("keydown", (event) => {
+    if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
+    const cards = [...table.querySelectorAll(".hand .card:not(:disabled)")];
+    if (!cards.length) return;
+    const index = cards.indexOf(document.activeElement);
+    let next = 0;
+    if (event.key === "ArrowRight") next = index < 0 ? 0 : Math.min(index + 1, cards.length - 1);
+    if (event.key === "ArrowLeft") next = index < 0 ? cards.length - 1 : Math.max(index - 1, 0);
+    if (event.key === "End") next = cards.length - 1;
+    cards[next].focus();
+    event.preventDefault();
+  });
+
+  accept(await load());
+  if (view.hand_number > 1 && !lastHand) {
+    const previous = await attempt(() => api.hand(gameId, view.hand_number - 1));
+    if (previous) {
+      lastHand = previous;
+      render();
+    }
+  }
+  startStream();
+  return () => {
+    stop?.();
+    setConnection(null);
+  };
+}

@@ -1,0 +1,60 @@
+"""The web table's end-to-end fixtures: real gunicorn (``hearts serve``) on the throwaway
+redis-server, and pytest-playwright's Chromium launched from the system's binary.
+
+No browser is downloaded at run time: the tests use Debian's ``chromium`` (README's set-up,
+``.ci/run``). Without it they skip, unless ``HEARTS_REQUIRE_BROWSER=1`` (CI), where a missing
+browser fails them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+
+import pytest
+
+from tests.replay.live import start_server, stop_server
+
+REQUIRE_ENV = "HEARTS_REQUIRE_BROWSER"
+BINARY_ENV = "HEARTS_CHROMIUM"
+
+
+def chromium_binary() -> str | None:
+    """The system Chromium: $HEARTS_CHROMIUM, chromium on PATH, or Debian's /usr/bin path."""
+    candidates = [os.environ.get(BINARY_ENV), shutil.which("chromium")]
+    candidates += [shutil.which("chromium-browser"), "/usr/bin/chromium"]
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright's launch arguments, with the system Chromium as the executable."""
+    binary = chromium_binary()
+    if binary is None:
+        message = (
+            "no Chromium found ($HEARTS_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
+            "install it with `apt-get install -y chromium` (README, Set up)"
+        )
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return {**browser_type_launch_args, "executable_path": binary}
+
+
+@pytest.fixture(scope="module")
+def web_server(redis_server, tmp_path_factory):
+    """Base URL of ``hearts serve`` (one gevent worker, projector in-process) on its own key
+    prefix of the throwaway redis-server."""
+    prefix = f"web-{int(time.time() * 1000)}-{uuid.uuid4().hex[:6]}"
+    process, port = start_server(
+        redis_server,
+        prefix,
+        tmp_path_factory.mktemp("gunicorn-web"),
+        HEARTS_PROJECTOR_IN_PROCESS="1",
+    )
+    yield f"http://127.0.0.1:{port}"
+    stop_server(process)

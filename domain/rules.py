@@ -236,46 +236,125 @@ def default_cycle(players: int) -> tuple[PassDirection, ...]:
     return (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.HOLD)
 
 
-_ENUM_OPTIONS: dict[str, type[Enum]] = {
-    "first_lead": FirstLead,
-    "hearts_lead": HeartsLead,
-    "moon_scoring": MoonScoring,
-    "exact_limit_reset": ExactLimitReset,
-    "tie_break": TieBreak,
+class OptionKind(Enum):
+    """How a rule option is written in JSON."""
+
+    BOOLEAN = "boolean"
+    INTEGER = "integer"  # from minimum to maximum
+    CHOICE = "choice"  # one of the choices (or null where nullable)
+    CARDS = "cards"  # a list of distinct cards (or null where nullable)
+    CYCLE = "cycle"  # a list of pass directions, or the name of a cycle
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One rule option as data: what values it takes. ``from_dict`` parses and validates with
+    it, and the HTTP API's OpenAPI document is generated from it (one definition of both)."""
+
+    kind: OptionKind
+    description: str
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    nullable: bool = False
+
+
+def _choices(enum: type[Enum]) -> tuple[str, ...]:
+    return tuple(m.value for m in enum)
+
+
+# The JSON value of each choice option, by its text (the enums' own values, plus suits and cards).
+_CHOICE_VALUES: dict[str, dict[str, Any]] = {
+    "first_lead": {m.value: m for m in FirstLead},
+    "hearts_lead": {m.value: m for m in HeartsLead},
+    "moon_scoring": {m.value: m for m in MoonScoring},
+    "exact_limit_reset": {m.value: m for m in ExactLimitReset},
+    "tie_break": {m.value: m for m in TieBreak},
+    "penalty_suit": {"hearts": Suit.HEARTS, "diamonds": Suit.DIAMONDS},
+    "bonus_card": dict(BONUS_CARDS),
 }
-_BOOL_OPTIONS = {
-    "kitty",
-    "pass_cycle_repeats",
-    "mix_includes_kitty",
-    "optional_passing",
-    "queen_breaks_hearts",
-    "hearts_and_queen_may_lead_hearts",
-    "no_points_on_first_trick",
-    "must_play_queen_when_safe",
-    "shoot_the_sun",
+
+_B = OptionKind.BOOLEAN
+
+# Every field of RuleOptions, in its order (a test checks they match).
+OPTIONS: dict[str, OptionSpec] = {
+    "players": OptionSpec(OptionKind.INTEGER, "Players at the table", minimum=3, maximum=6),
+    "removed_cards": OptionSpec(
+        OptionKind.CARDS,
+        "Cards out of play so the deal comes out even (52 mod players of them, no penalty "
+        "card); null: the usual low clubs and diamonds",
+        nullable=True,
+    ),
+    "kitty": OptionSpec(
+        _B, "Deal the odd cards face down to the first taker of a penalty card instead"
+    ),
+    "cards_passed": OptionSpec(
+        OptionKind.INTEGER, "Cards passed on a left, right or across hand", minimum=0, maximum=4
+    ),
+    "pass_cycle": OptionSpec(
+        OptionKind.CYCLE,
+        "The pass direction of each hand in turn, or a named cycle",
+        choices=tuple(NAMED_CYCLES),
+    ),
+    "pass_cycle_repeats": OptionSpec(_B, "Repeat the cycle; false: hold on every later hand"),
+    "mix_includes_kitty": OptionSpec(_B, "The mix shuffles the kitty in with the discards"),
+    "optional_passing": OptionSpec(_B, "A player may pass on what they receive, unseen"),
+    "first_lead": OptionSpec(OptionKind.CHOICE, "Who leads the first trick", _choices(FirstLead)),
+    "hearts_lead": OptionSpec(
+        OptionKind.CHOICE, "When the penalty suit may be led", _choices(HeartsLead)
+    ),
+    "queen_breaks_hearts": OptionSpec(_B, "Playing the queen of spades breaks hearts"),
+    "hearts_and_queen_may_lead_hearts": OptionSpec(
+        _B, "A hand of only hearts and the queen may lead hearts before they are broken"
+    ),
+    "no_points_on_first_trick": OptionSpec(_B, "No penalty card on the first trick"),
+    "must_play_queen_when_safe": OptionSpec(
+        _B, "Play the queen of spades on the first chance to discard it"
+    ),
+    "bonus_card": OptionSpec(
+        OptionKind.CHOICE,
+        "Omnibus: this card counts minus 10 (null: none)",
+        tuple(BONUS_CARDS),
+        nullable=True,
+    ),
+    "shoot_the_sun": OptionSpec(_B, "Taking every trick scores 52, handled like the moon"),
+    "moon_scoring": OptionSpec(
+        OptionKind.CHOICE, "How shooting the moon scores", _choices(MoonScoring)
+    ),
+    "penalty_suit": OptionSpec(
+        OptionKind.CHOICE, "The suit whose cards score a point each", ("hearts", "diamonds")
+    ),
+    "score_limit": OptionSpec(
+        OptionKind.INTEGER, "The game ends when a score reaches this", minimum=1, maximum=10_000
+    ),
+    "exact_limit_reset": OptionSpec(
+        OptionKind.CHOICE,
+        "A score of exactly the limit resets to half or zero",
+        _choices(ExactLimitReset),
+    ),
+    "tie_break": OptionSpec(OptionKind.CHOICE, "Tied lowest scores at the end", _choices(TieBreak)),
 }
-_INT_OPTIONS = {"players", "cards_passed", "score_limit"}
 
 
 def _parse_option(name: str, raw: Any) -> Any:
+    spec = OPTIONS[name]
     try:
-        if name in _ENUM_OPTIONS:
-            return _ENUM_OPTIONS[name](raw)
-        if name in _BOOL_OPTIONS:
+        if raw is None and spec.nullable:
+            return None
+        if spec.kind is OptionKind.BOOLEAN:
             if not isinstance(raw, bool):
                 raise ValueError
             return raw
-        if name in _INT_OPTIONS:
+        if spec.kind is OptionKind.INTEGER:
             if isinstance(raw, bool) or not isinstance(raw, int):
                 raise ValueError
             return raw
-        if name == "penalty_suit":
-            return {"hearts": Suit.HEARTS, "diamonds": Suit.DIAMONDS}[raw]
-        if name == "bonus_card":
-            return None if raw is None else BONUS_CARDS[str(raw).upper().replace("10", "T")]
-        if name == "removed_cards":
-            return None if raw is None else tuple(Card(c) for c in raw)
-        if name == "pass_cycle":
+        if spec.kind is OptionKind.CHOICE:
+            text = str(raw).upper().replace("10", "T") if name == "bonus_card" else raw
+            return _CHOICE_VALUES[name][text]
+        if spec.kind is OptionKind.CARDS:
+            return tuple(Card(c) for c in raw)
+        if spec.kind is OptionKind.CYCLE:
             if isinstance(raw, str):
                 return NAMED_CYCLES[raw][0]
             cycle = tuple(PassDirection(d) for d in raw)
@@ -283,23 +362,20 @@ def _parse_option(name: str, raw: Any) -> Any:
                 raise ValueError
             return cycle
     except (ValueError, KeyError, TypeError):
-        raise InvalidRules(f"invalid value for {name}: {raw!r}{_hint(name)}") from None
+        raise InvalidRules(f"invalid value for {name}: {raw!r}{_hint(spec)}") from None
     raise InvalidRules(f"unknown rule option: {name}")  # pragma: no cover - guarded by from_dict
 
 
-def _hint(name: str) -> str:
-    if name in _ENUM_OPTIONS:
-        return f" (one of {', '.join(m.value for m in _ENUM_OPTIONS[name])})"
-    if name == "pass_cycle":
-        return f" (a list of {[d.value for d in PassDirection]} or one of {sorted(NAMED_CYCLES)})"
-    if name == "penalty_suit":
-        return " (hearts or diamonds)"
-    if name == "bonus_card":
-        return " (JD, TD or null)"
-    if name in _BOOL_OPTIONS:
+def _hint(spec: OptionSpec) -> str:
+    if spec.kind is OptionKind.CHOICE:
+        allowed = spec.choices + (("null",) if spec.nullable else ())
+        return f" ({', '.join(allowed[:-1])} or {allowed[-1]})"
+    if spec.kind is OptionKind.CYCLE:
+        return f" (a list of {[d.value for d in PassDirection]} or one of {sorted(spec.choices)})"
+    if spec.kind is OptionKind.BOOLEAN:
         return " (true or false)"
-    if name in _INT_OPTIONS:
-        return " (an integer)"
+    if spec.kind is OptionKind.INTEGER:
+        return f" (an integer from {spec.minimum} to {spec.maximum})"
     return ""
 
 
@@ -317,12 +393,9 @@ def _validate(r: RuleOptions) -> None:
     def refuse(reason: str) -> None:
         raise InvalidRules(reason)
 
-    if not 3 <= r.players <= 6:
-        refuse("players must be 3 to 6")
-    if not 0 <= r.cards_passed <= 4:
-        refuse("cards_passed must be 0 to 4")
-    if not 1 <= r.score_limit <= 10_000:
-        refuse("score_limit must be 1 to 10000")
+    for name, spec in OPTIONS.items():
+        if spec.kind is OptionKind.INTEGER and not spec.minimum <= getattr(r, name) <= spec.maximum:
+            refuse(f"{name} must be {spec.minimum} to {spec.maximum}")
     if r.penalty_suit not in (Suit.HEARTS, Suit.DIAMONDS):
         refuse("the penalty suit is hearts or diamonds (never spades or clubs)")
     if r.kitty and r.removed_cards:

@@ -21,13 +21,18 @@ from service.api.common import (
     service,
     token,
 )
-from service.api.problems import Problem
+from service.api.links import AFTER_MOVE
+from service.api.problems import BODY, TOKEN, Problem, documented
 from service.api.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
 from service.app.auth import Forbidden, seat_of
 
 blp = Blueprint("commands", __name__, url_prefix="/api/v1/games", description="Pass, play, choose")
 
-_DOC = {"parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC], "security": BEARER_DOC}
+_DOC = {
+    "parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC],
+    "security": BEARER_DOC,
+    "responses": {200: {"links": AFTER_MOVE}},
+}
 
 # Request schemas are given as instances: given a class, webargs builds a schema (copying every
 # field) on each request. Schemas hold no per-request state (marshmallow 4 has no context).
@@ -36,6 +41,7 @@ _DOC = {"parameters": [IDEMPOTENCY_DOC, IF_MATCH_DOC], "security": BEARER_DOC}
 @blp.route("/<game_id>/pass", methods=["POST"])
 @blp.arguments(PassSchema())
 @blp.response(200, CommandResultSchema)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(**_DOC)
 def pass_cards(body: dict[str, Any], game_id: str):
     """Pass cards (``{"cards": ["QS", "AH", "KH"]}``); empty declines where passing is optional."""
@@ -46,6 +52,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 @blp.route("/<game_id>/play", methods=["POST"])
 @blp.arguments(PlaySchema())
 @blp.response(200, CommandResultSchema)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(**_DOC)
 def play(body: dict[str, Any], game_id: str):
     """Play a card (``{"card": "QS"}``)."""
@@ -56,6 +63,7 @@ def play(body: dict[str, Any], game_id: str):
 @blp.route("/<game_id>/moon", methods=["POST"])
 @blp.arguments(MoonSchema())
 @blp.response(200, CommandResultSchema)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(**_DOC)
 def moon(body: dict[str, Any], game_id: str):
     """After shooting the moon where the shooter chooses: ``add_to_others`` or

@@ -37,6 +37,8 @@ IF_MATCH_DOC = {
     "description": 'The game version (ETag) the command was chosen at, e.g. "12"; 412 if stale.',
 }
 BEARER_DOC = [{"bearerAuth": []}]
+# A token is optional: without one the caller sees what the public sees.
+OPTIONAL_BEARER_DOC = [{}, {"bearerAuth": []}]
 
 
 def service() -> GameService:

@@ -3,6 +3,7 @@ service and the API together, and starts the app's background threads (sweep, pr
 
 from __future__ import annotations
 
+import http
 import json
 import logging
 import time
@@ -10,12 +11,14 @@ from typing import Any
 
 from flask import Flask, g, request
 from flask_smorest import Api
+from flask_smorest.utils import prepare_response
 
 from service import api as api_package
 from service import metrics
 from service.api import problems
-from service.api.problems import Problem
+from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
+from service.api.schemas import ProblemSchema
 from service.app.bot_runner import start_sweep
 from service.app.game_service import GameService
 from service.settings import Settings
@@ -29,7 +32,21 @@ JSON_METHODS = {"POST", "PUT", "PATCH"}
 
 
 class HeartsApi(Api):
-    """flask-smorest's Api, with every error answered as an RFC 9457 problem."""
+    """flask-smorest's Api, with every error answered as an RFC 9457 problem and documented as
+    one: each operation lists its own problem statuses (``problems.documented``), so there is no
+    catch-all 'default' response, and the statuses flask-smorest adds itself (422 on a schema)
+    are problem+json too."""
+
+    DEFAULT_ERROR_RESPONSE_NAME = None
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_responses(self) -> None:
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if status >= 400:
+                response["schema"] = self.ERROR_SCHEMA
+            prepare_response(response, self.spec, PROBLEM_JSON)
+            self.spec.components.response(status.name, response, lazy=True)
 
     def handle_http_exception(self, error):  # type: ignore[override]
         return problems.handle(error)

@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from domain.cards import InvalidCard
 from service.api.common import (
     IDEMPOTENCY_DOC,
+    OPTIONAL_BEARER_DOC,
     etag,
     idempotency,
     json_response,
@@ -18,13 +19,13 @@ from service.api.common import (
     snapshot_view,
     token,
 )
-from service.api.problems import Problem
+from service.api.links import AFTER_CREATE
+from service.api.problems import BODY, Problem, documented
 from service.api.schemas import (
     CreatedSchema,
     CreateGameSchema,
     GameListSchema,
     GamesQuerySchema,
-    PublicViewSchema,
     SeatViewSchema,
 )
 from service.app.deal_plan import DealPlan
@@ -36,7 +37,8 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateGameSchema())
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
-@blp.doc(parameters=[IDEMPOTENCY_DOC])
+@documented(blp, *BODY, 409)
+@blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_CREATE}})
 def create_game(body: dict[str, Any]):
     """Create a game: rule options, seats (open or a bot), optional seed and explicit deals."""
     try:
@@ -70,6 +72,7 @@ def create_game(body: dict[str, Any]):
 @blp.route("", methods=["GET"])
 @blp.arguments(GamesQuerySchema(), location="query")
 @blp.response(200, GameListSchema)
+@documented(blp, 400, 422)
 def list_games(query: dict[str, Any]):
     """Games, oldest first; filter by phase (``status``) and by a player's name."""
     found, cursor = service().list_games(
@@ -84,8 +87,14 @@ def list_games(query: dict[str, Any]):
 
 
 @blp.route("/<game_id>", methods=["GET"])
-@blp.response(200, SeatViewSchema, description="A seat's view with a token, else the public view")
-@blp.alt_response(200, schema=PublicViewSchema, description="The public view")
+@blp.response(
+    200,
+    SeatViewSchema,
+    description="A seat's view with a token, else the public view (without the seat's fields)",
+)
+@blp.alt_response(304, description="Not modified: If-None-Match named the current version")
+@documented(blp, 401, 404, 409)
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 def get_game(game_id: str):
     """The game as anyone sees it, or as your seat sees it with ``Authorization: Bearer``."""
     tok = token()

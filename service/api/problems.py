@@ -9,7 +9,9 @@ answered as ``internal-error`` without details.
 
 from __future__ import annotations
 
+import http
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,7 @@ from werkzeug.exceptions import HTTPException
 from bots import UnknownBot
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
+from service.api.schemas import ProblemSchema
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
@@ -340,3 +343,30 @@ def describe(code: str) -> dict[str, Any] | None:
         "title": known.title,
         "description": known.description,
     }
+
+
+# -- the problems in the OpenAPI document ---------------------------------------------------------
+
+# Any operation may fail on a bug (500) or an unreachable event store (503); a JSON body may be
+# malformed (400), too large (413), not JSON (415) or not match its schema (422); a token may be
+# missing or bad (401) or another seat's (403).
+ANY = (500, 503)
+BODY = (400, 413, 415, 422)
+TOKEN = (401, 403)
+
+
+def documented(blp: Any, *statuses: int) -> Callable[[Callable], Callable]:
+    """Document that an operation answers ``statuses`` with a problem (problem+json)."""
+
+    def decorate(view: Callable) -> Callable:
+        for status in sorted(set(statuses) | set(ANY)):
+            view = blp.alt_response(
+                status,
+                schema=ProblemSchema,
+                content_type=PROBLEM_JSON,
+                description=f"{http.HTTPStatus(status).phrase}: a problem; its code names the "
+                "rule (GET /problems lists every type)",
+            )(view)
+        return view
+
+    return decorate

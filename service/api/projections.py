@@ -27,7 +27,8 @@ from projections.scoreboard import Scoreboard
 from projections.stats import FIGURES
 from service import metrics
 from service.api.common import json_response, service
-from service.api.problems import CATALOGUE, Problem, ProblemType
+from service.api.problems import CATALOGUE, Problem, ProblemType, documented
+from service.api.schemas import LeaderboardSchema, PlayerSchema, ScoreboardSchema
 from service.app.projector import Projector
 from service.store.read_models import AsOf, Checkpoint, ProjectionStore
 
@@ -91,12 +92,8 @@ def _figure_docs() -> str:
 
 
 @blp.route("/games/<game_id>/scoreboard", methods=["GET"])
-@blp.doc(
-    responses={
-        "200": {"description": "The scoreboard: hand by hand, running totals, standings"},
-        "404": {"description": "No such game (game-not-found), or not projected yet"},
-    }
-)
+@blp.response(200, ScoreboardSchema, description="Hand by hand, running totals, standings")
+@documented(blp, 404)
 def scoreboard(game_id: str):
     """A game's scoreboard: each hand's pass, points taken, moon or sun, score changes and
     running totals; the standings and winners."""
@@ -163,10 +160,9 @@ def _scoreboard_with_checkpoint(
             "description": "next_cursor of the previous page (same sort and order).",
         },
     ],
-    responses={
-        "400": {"description": "invalid-sort, invalid-order, invalid-limit, invalid-cursor"}
-    },
 )
+@blp.response(200, LeaderboardSchema)
+@documented(blp, 400)
 def leaderboard():
     """Players ranked by one figure, paginated with an opaque cursor."""
     args = request.args
@@ -203,8 +199,9 @@ def leaderboard():
             "description": f"How many recent games to list (default {DEFAULT_RECENT}).",
         }
     ],
-    responses={"404": {"description": "player-not-found"}},
 )
+@blp.response(200, PlayerSchema)
+@documented(blp, 400, 404)
 def player(name: str):
     """A player's figures and most recently started games (bots under their strategy name)."""
     recent = _recent_limit(request.args.get("recent"))

@@ -29,13 +29,23 @@ from domain.views import awaiting, seat_view
 from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
+    OPTIONAL_BEARER_DOC,
     actor,
     json_response,
     service,
     token,
     view_dict,
 )
-from service.api.problems import Problem
+from service.api.problems import BODY, Problem, documented
+from service.api.schemas import (
+    AuditSchema,
+    EventsPageSchema,
+    ExportSchema,
+    HandSchema,
+    ImportedSchema,
+    ResumeSchema,
+    SeatViewSchema,
+)
 from service.app.errors import EventNotFound
 from service.app.game import StoredGame
 from service.app.game_service import idempotency_for, new_game_id
@@ -53,6 +63,7 @@ blp = Blueprint(
 EVENT_STREAM = "text/event-stream"
 MAX_IMPORT_BYTES = 8 * 1024 * 1024  # a long game exports to a few hundred kB
 EVENTS_PAGE = 1000
+TEXT = {"type": "string"}  # the schema of a text body (an event stream, a rendered hand)
 
 
 class EventsQuery(Schema):
@@ -82,8 +93,11 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 
 @blp.route("/<game_id>/events", methods=["GET"])
 @blp.arguments(EventsQuery, location="query")
-@blp.doc(security=BEARER_DOC)
-@blp.response(200, description="The events (JSON), or a live text/event-stream")
+@blp.doc(security=OPTIONAL_BEARER_DOC)
+@blp.response(200, EventsPageSchema, description="The events (JSON), or a live stream")
+@blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
+@blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
+@documented(blp, 400, 401, 404, 409, 422)
 def events(query: dict[str, Any], game_id: str):
     """The game's events after ``after``, redacted for the caller; SSE with
     ``Accept: text/event-stream`` (resume with ``Last-Event-ID``)."""
@@ -179,8 +193,10 @@ def sse_stream(
 
 @blp.route("/<game_id>/hands/<int:number>", methods=["GET"])
 @blp.arguments(FormatQuery, location="query")
-@blp.doc(security=BEARER_DOC)
-@blp.response(200, description="The hand's record (JSON, or text with ?format=text)")
+@blp.doc(security=OPTIONAL_BEARER_DOC)
+@blp.response(200, HandSchema, description="The hand's record (JSON, or text with ?format=text)")
+@blp.alt_response(200, schema=TEXT, content_type="text/plain", description="?format=text")
+@documented(blp, 401, 404, 409, 422)
 def hand(query: dict[str, Any], game_id: str, number: int):
     """Hand ``number`` in full once it is finished; while in play, what the caller may see."""
     svc = service()
@@ -197,8 +213,9 @@ def hand(query: dict[str, Any], game_id: str, number: int):
 
 @blp.route("/<game_id>/state", methods=["GET"])
 @blp.arguments(StateQuery, location="query")
-@blp.doc(security=BEARER_DOC)
-@blp.response(200, description="The public or seat view after event ``at``")
+@blp.doc(security=OPTIONAL_BEARER_DOC)
+@blp.response(200, SeatViewSchema, description="The public or seat view after event ``at``")
+@documented(blp, 401, 404, 409, 422)
 def state_at(query: dict[str, Any], game_id: str):
     """The game as it stood after event ``at``: the same view ``GET /games/{id}`` gave then."""
     svc = service()
@@ -217,7 +234,8 @@ def state_at(query: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/audit", methods=["GET"])
-@blp.response(200, description="The audit report; ok is false on any discrepancy")
+@blp.response(200, AuditSchema, description="The audit report; ok is false on any discrepancy")
+@documented(blp, 404)
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
     report = Replay(service().store).audit(game_id)
@@ -226,7 +244,9 @@ def audit(game_id: str):
 
 @blp.route("/<game_id>/export", methods=["GET"])
 @blp.arguments(FormatQuery, location="query")
-@blp.response(200, description="The export document (JSON), or its text form")
+@blp.response(200, ExportSchema, description="The export document (JSON), or its text form")
+@blp.alt_response(200, schema=TEXT, content_type="text/plain", description="?format=text")
+@documented(blp, 404, 409, 422)
 def export(query: dict[str, Any], game_id: str):
     """The whole game as one self-contained document, once it is finished."""
     replay = Replay(service().store)
@@ -249,8 +269,12 @@ def _import_body_limit() -> None:
 
 
 @blp.route("/import", methods=["POST"])
-@blp.response(201, description="The new game: {id, version, source_game_id}; Location")
-@blp.doc(parameters=[IDEMPOTENCY_DOC])
+@blp.response(201, ImportedSchema, description="The new game; Location points at it")
+@documented(blp, *BODY, 409)
+@blp.doc(
+    parameters=[IDEMPOTENCY_DOC],
+    requestBody={"required": True, "content": {"application/json": {"schema": ExportSchema}}},
+)
 def import_():
     """Import an export as a new game: refused (422) unless it passes the audit. With an
     Idempotency-Key, a retry gets the first response and imports nothing."""
@@ -280,7 +304,8 @@ def _imported(body: dict[str, Any], replayed: bool = False) -> Response:
 
 @blp.route("/<game_id>/resume", methods=["GET"])
 @blp.doc(security=BEARER_DOC)
-@blp.response(200, description="{version, view, next_action, events_url}")
+@blp.response(200, ResumeSchema, description="The seat's view and the action expected next")
+@documented(blp, 401, 404, 409)
 def resume(game_id: str):
     """Everything a seat needs to carry on after a crash (its own or the server's): its view,
     the action expected of it next, and where to follow the game from."""

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
+from bots import bot_names
+from domain.rules import OPTIONS, PRESETS, OptionKind, OptionSpec, PassDirection, RuleOptions
+from projections.stats import FIGURES
+
+# Seats are numbered from 0; no table has more than the largest player count allows.
+SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
 PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
 MAX_NAME = 64
 
@@ -28,7 +34,70 @@ class SeatSpec(fields.Field):
         return None if value is None else {"bot": value}
 
 
-CardText = fields.String(metadata={"description": "A card: 2C, TD, QS, AH (10H and Q♠ work)"})
+# A card as the API writes it (rank 2-9, T, J, Q, K, A; suit C, D, H, S); requests may also write
+# 10 for T, a suit symbol, or lower case.
+CARD_PATTERN = "^(10|[2-9TJQKA])[CDHS♣♦♥♠]$"
+
+
+def card(**kwargs: Any) -> fields.String:
+    """A card field: ``2C``, ``TD``, ``QS``, ``AH`` (``10H`` and ``Q♠`` work too)."""
+    metadata = {"pattern": CARD_PATTERN, "example": "QS", **kwargs.pop("metadata", {})}
+    return fields.String(metadata=metadata, **kwargs)
+
+
+# -- rule options, generated from the declaration the domain validates with (domain.rules) ------
+
+
+def _option_schema(name: str, spec: OptionSpec, *, request: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": spec.description}
+    if spec.kind is OptionKind.BOOLEAN:
+        out["type"] = "boolean"
+    elif spec.kind is OptionKind.INTEGER:
+        out.update(type="integer", minimum=spec.minimum, maximum=spec.maximum)
+    elif spec.kind is OptionKind.CHOICE:
+        out.update(type="string", enum=list(spec.choices))
+    elif spec.kind is OptionKind.CARDS:
+        cards = {"type": "string", "pattern": CARD_PATTERN}
+        out.update(type="array", items=cards, uniqueItems=True)
+    elif spec.kind is OptionKind.CYCLE:
+        directions = {
+            "type": "array",
+            "items": {"type": "string", "enum": [d.value for d in PassDirection]},
+            "minItems": 1,
+        }
+        if request:
+            out["oneOf"] = [{"type": "string", "enum": list(spec.choices)}, directions]
+        else:
+            out.update(directions)
+    if spec.nullable:
+        out["nullable"] = True
+        if "enum" in out:
+            out["enum"].append(None)
+    return out
+
+
+def _preset_doc() -> str:
+    standard = RuleOptions().to_dict()
+    lines = []
+    for name, preset in PRESETS.items():
+        changed = {k: v for k, v in preset.to_dict().items() if standard[k] != v}
+        lines.append(f"{name}: {changed or 'the standard game'}")
+    return "Start from this preset, then apply the options given. " + "; ".join(lines)
+
+
+def rule_options_schema(*, request: bool) -> dict[str, Any]:
+    """The JSON schema of rule options: as sent at creation (a preset and any overrides), or as
+    a game's view shows them (every option, resolved)."""
+    properties = {
+        name: _option_schema(name, spec, request=request) for name, spec in OPTIONS.items()
+    }
+    if request:
+        properties = {
+            "preset": {"type": "string", "enum": list(PRESETS), "description": _preset_doc()},
+            **properties,
+        }
+        return {"properties": properties, "additionalProperties": False}
+    return {"properties": properties, "additionalProperties": False, "required": list(OPTIONS)}
 
 
 # -- requests ---------------------------------------------------------------------------------
@@ -40,12 +109,21 @@ class CreateGameSchema(Schema):
         load_default=None,
         allow_none=True,
         metadata={
-            "description": 'Rule options: {"preset": "standard"|"computer"|"omnibus"|"original", '
-            "...any option}; see docs/rules.md",
+            "description": "Rule options: a preset and any options to change (docs/rules.md); "
+            "a combination that makes no sense is refused (422 invalid-rules)",
+            **rule_options_schema(request=True),
         },
     )
     seats = fields.List(
-        SeatSpec(allow_none=True),
+        SeatSpec(
+            allow_none=True,
+            metadata={
+                "type": "object",
+                "properties": {"bot": {"type": "string", "enum": bot_names()}},
+                "required": ["bot"],
+                "additionalProperties": False,
+            },
+        ),
         load_default=None,
         allow_none=True,
         metadata={"description": 'One entry per seat: null (open) or {"bot": "random"}'},
@@ -57,7 +135,7 @@ class CreateGameSchema(Schema):
         metadata={"description": "Deal every hand from this seed (reproducible games)"},
     )
     deals = fields.List(
-        fields.List(fields.List(fields.String())),
+        fields.List(fields.List(card())),
         load_default=None,
         allow_none=True,
         metadata={"description": "deals[k][s]: seat s's cards in hand k+1; then from the seed"},
@@ -70,16 +148,20 @@ class JoinSchema(Schema):
 
 
 class PassSchema(Schema):
-    cards = fields.List(fields.String(), required=True, validate=validate.Length(max=13))
+    cards = fields.List(card(), required=True, validate=validate.Length(max=13))
     seat = fields.Integer(
-        strict=True, metadata={"description": "Optional: must be the token's seat"}
+        strict=True,
+        validate=SEAT_RANGE,
+        metadata={"description": "Optional: must be the token's seat"},
     )
 
 
 class PlaySchema(Schema):
-    card = fields.String(required=True, metadata={"description": "The card to play"})
+    card = card(required=True, metadata={"description": "The card to play"})
     seat = fields.Integer(
-        strict=True, metadata={"description": "Optional: must be the token's seat"}
+        strict=True,
+        validate=SEAT_RANGE,
+        metadata={"description": "Optional: must be the token's seat"},
     )
 
 
@@ -87,7 +169,11 @@ class MoonSchema(Schema):
     choice = fields.String(
         required=True, validate=validate.OneOf(["add_to_others", "subtract_from_shooter"])
     )
-    seat = fields.Integer(strict=True)
+    seat = fields.Integer(
+        strict=True,
+        validate=SEAT_RANGE,
+        metadata={"description": "Optional: must be the token's seat"},
+    )
 
 
 class SeatBotSchema(Schema):
@@ -122,7 +208,7 @@ class CreatedSchema(Schema):
 
 class PlayCardSchema(Schema):
     seat = fields.Integer()
-    card = fields.String()
+    card = card()
 
 
 class TrickSchema(Schema):
@@ -133,11 +219,20 @@ class TrickSchema(Schema):
     points = fields.Integer(allow_none=True)
 
 
+class SeatPublicSchema(Schema):
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    bot = fields.String(allow_none=True)
+    hand_size = fields.Integer()
+    points_this_hand = fields.Integer()
+    has_passed = fields.Boolean()
+
+
 class PublicViewSchema(Schema):
     id = fields.String()
     version = fields.Integer()
     phase = fields.String(validate=validate.OneOf(PHASES))
-    rules = fields.Dict()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
     hand_number = fields.Integer()
     dealer = fields.Integer(allow_none=True)
     pass_direction = fields.String(allow_none=True)
@@ -147,7 +242,7 @@ class PublicViewSchema(Schema):
     tricks = fields.List(fields.Nested(TrickSchema))
     hearts_broken = fields.Boolean()
     scores = fields.List(fields.Integer())
-    seats = fields.List(fields.Dict())
+    seats = fields.List(fields.Nested(SeatPublicSchema))
     seed_commitment = fields.String(allow_none=True)
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
@@ -155,10 +250,10 @@ class PublicViewSchema(Schema):
 
 class SeatViewSchema(PublicViewSchema):
     seat = fields.Integer()
-    hand = fields.List(fields.String())
-    legal_cards = fields.List(fields.String())
-    passed_cards = fields.List(fields.String(), allow_none=True)
-    received_cards = fields.List(fields.String())
+    hand = fields.List(card())
+    legal_cards = fields.List(card(), metadata={"description": "What you may pass or play now"})
+    passed_cards = fields.List(card(), allow_none=True)
+    received_cards = fields.List(card())
     cards_to_pass = fields.Integer()
 
 
@@ -191,10 +286,302 @@ class GameListSchema(Schema):
 
 
 class ProblemSchema(Schema):
-    type = fields.String()
+    """An RFC 9457 problem, served as application/problem+json."""
+
+    type = fields.String(
+        metadata={"description": "/problems/<code>: GET it for the problem type's description"}
+    )
     title = fields.String()
     status = fields.Integer()
     detail = fields.String()
-    code = fields.String()
-    instance = fields.String()
-    errors = fields.Dict()
+    code = fields.String(metadata={"description": "The type's last segment, stable"})
+    instance = fields.String(metadata={"description": "The request path"})
+    errors = fields.Dict(
+        metadata={"description": "validation-error: the messages of each field that failed"}
+    )
+
+    class Meta:
+        unknown = INCLUDE  # some problem types add members (e.g. an audit's discrepancies)
+
+
+# -- read models ---------------------------------------------------------------------------------
+
+
+class AsOfSchema(Schema):
+    generation = fields.String(allow_none=True)
+    positions = fields.List(
+        fields.String(allow_none=True), metadata={"description": "By partition"}
+    )
+    lag = fields.Integer()
+
+
+class ScoreboardAsOfSchema(Schema):
+    generation = fields.String()
+    partition = fields.Integer()
+    position = fields.String(allow_none=True)
+    seq = fields.Integer()
+
+
+class HandRecordSchema(Schema):
+    hand_number = fields.Integer()
+    dealer = fields.Integer()
+    pass_direction = fields.String()
+    tricks_won = fields.List(fields.Integer())
+    penalty_cards_taken = fields.List(fields.Integer())
+    queen_of_spades = fields.Integer(allow_none=True)
+    scored = fields.Boolean()
+    points_taken = fields.List(fields.Integer(), allow_none=True)
+    shot = fields.String(allow_none=True, validate=validate.OneOf(["moon", "sun"]))
+    shooter = fields.Integer(allow_none=True)
+    moon_scoring = fields.String(allow_none=True)
+    score_changes = fields.List(fields.Integer(), allow_none=True)
+    exact_limit_resets = fields.List(fields.Integer())
+    totals = fields.List(fields.Integer(), allow_none=True)
+
+
+class StandingSchema(Schema):
+    rank = fields.Integer()
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    total = fields.Integer()
+    winner = fields.Boolean()
+
+
+class ScoreboardSchema(Schema):
+    game_id = fields.String()
+    seq = fields.Integer()
+    position = fields.String()
+    status = fields.String()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
+    penalty_suit = fields.String()
+    seats = fields.List(fields.Nested(SeatSummarySchema))
+    hands = fields.List(fields.Nested(HandRecordSchema))
+    totals = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    standings = fields.List(fields.Nested(StandingSchema))
+    created_at = fields.String(allow_none=True)
+    started_at = fields.String(allow_none=True)
+    finished_at = fields.String(allow_none=True)
+    as_of = fields.Nested(ScoreboardAsOfSchema)
+
+
+def _figure_fields() -> dict[str, fields.Field]:
+    # Counters are whole numbers; rates and averages are null until a game counts.
+    return {
+        name: fields.Integer() if figure.counter else fields.Float(allow_none=True)
+        for name, figure in FIGURES.items()
+    }
+
+
+PlayerFiguresSchema = Schema.from_dict(
+    {"name": fields.String(), **_figure_fields()}, name="PlayerFigures"
+)
+LeaderboardRowSchema = Schema.from_dict(
+    {"rank": fields.Integer(), "name": fields.String(), **_figure_fields()}, name="LeaderboardRow"
+)
+
+
+class LeaderboardSchema(Schema):
+    sort = fields.String(validate=validate.OneOf(list(FIGURES)))
+    order = fields.String(validate=validate.OneOf(["asc", "desc"]))
+    players = fields.List(fields.Nested(LeaderboardRowSchema))
+    total = fields.Integer()
+    next_cursor = fields.String(allow_none=True)
+    as_of = fields.Nested(AsOfSchema)
+
+
+class RecentSeatSchema(Schema):
+    seat = fields.Integer()
+    total = fields.Integer()
+    rank = fields.Integer()
+    winner = fields.Boolean()
+
+
+class RecentGameSchema(Schema):
+    game_id = fields.String()
+    status = fields.String()
+    hands = fields.Integer()
+    started_at = fields.String(allow_none=True)
+    finished_at = fields.String(allow_none=True)
+    seats = fields.List(fields.Nested(RecentSeatSchema))
+
+
+PlayerSchema = Schema.from_dict(
+    {
+        "name": fields.String(),
+        **_figure_fields(),
+        "recent_games": fields.List(fields.Nested(RecentGameSchema)),
+        "as_of": fields.Nested(AsOfSchema),
+    },
+    name="Player",
+)
+
+
+# -- replay, audit, export, resume -----------------------------------------------------------------
+
+
+class EventsPageSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    phase = fields.String(validate=validate.OneOf(PHASES))
+    events = fields.List(fields.Nested(EventSchema))
+    next_after = fields.Integer(metadata={"description": "Ask again with after=next_after"})
+    more = fields.Boolean(metadata={"description": "Whether more events follow this page"})
+
+
+class HandSeatSchema(Schema):
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    bot = fields.String(allow_none=True)
+
+
+class HandPassSchema(Schema):
+    seat = fields.Integer()
+    has_passed = fields.Boolean()
+    passed = fields.List(card(), allow_none=True, metadata={"description": "null: hidden"})
+    received = fields.List(card(), allow_none=True, metadata={"description": "null: hidden"})
+
+
+class HandTrickSchema(TrickSchema):
+    kitty = fields.List(card(), allow_none=True)
+    seq = fields.Integer(metadata={"description": "The TrickTaken event"})
+
+
+class MoonChoiceSchema(Schema):
+    seat = fields.Integer()
+    choice = fields.String()
+
+
+class HandSchema(Schema):
+    """A hand's record: complete once finished; while in play, what the caller may see."""
+
+    id = fields.String()
+    version = fields.Integer()
+    hand_number = fields.Integer()
+    finished = fields.Boolean()
+    first_seq = fields.Integer()
+    last_seq = fields.Integer()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
+    seats = fields.List(fields.Nested(HandSeatSchema))
+    dealer = fields.Integer()
+    pass_direction = fields.String()
+    cards_to_pass = fields.Integer()
+    seed_commitment = fields.String()
+    seed = fields.String(allow_none=True, metadata={"description": "Revealed once finished"})
+    explicit = fields.Boolean(metadata={"description": "Dealt as given, not from the seed"})
+    dealt = fields.List(fields.List(card(), allow_none=True))
+    kitty_dealt = fields.List(card(), allow_none=True)
+    passes = fields.List(fields.Nested(HandPassSchema))
+    kitty_after_pass = fields.List(card(), allow_none=True)
+    tricks = fields.List(fields.Nested(HandTrickSchema))
+    current_trick = fields.List(fields.Nested(PlayCardSchema))
+    scores_before = fields.List(fields.Integer())
+    moon_choice = fields.Nested(MoonChoiceSchema, allow_none=True)
+    points_taken = fields.List(fields.Integer(), allow_none=True)
+    shooter = fields.Integer(allow_none=True)
+    shot = fields.String(allow_none=True, validate=validate.OneOf(["moon", "sun"]))
+    moon_scoring = fields.String(allow_none=True)
+    score_changes = fields.List(fields.Integer(), allow_none=True)
+    exact_limit_resets = fields.List(fields.Integer(), allow_none=True)
+    totals = fields.List(fields.Integer(), allow_none=True)
+    game_over = fields.Boolean()
+    winners = fields.List(fields.Integer(), allow_none=True)
+
+
+class AuditCheckSchema(Schema):
+    name = fields.String()
+    ok = fields.Boolean()
+    checked = fields.Integer()
+    unit = fields.String()
+
+
+class AuditHandSchema(Schema):
+    hand_number = fields.Integer()
+    seq = fields.Integer()
+    finished = fields.Boolean()
+    explicit = fields.Boolean()
+    commitment_ok = fields.Boolean()
+    deal_ok = fields.Boolean(allow_none=True, metadata={"description": "null: an explicit deal"})
+
+
+class DiscrepancySchema(Schema):
+    seq = fields.Integer()
+    check = fields.String()
+    reason = fields.String()
+    related = fields.List(fields.Integer())
+
+
+class AuditSchema(Schema):
+    game_id = fields.String()
+    ok = fields.Boolean(metadata={"description": "false on any discrepancy"})
+    events = fields.Integer()
+    last_seq = fields.Integer()
+    checks = fields.List(fields.Nested(AuditCheckSchema))
+    hands = fields.List(fields.Nested(AuditHandSchema))
+    discrepancies = fields.List(fields.Nested(DiscrepancySchema))
+    truncated = fields.Boolean()
+
+
+class StoredEventSchema(Schema):
+    type = fields.String()
+    schema_version = fields.Integer()
+    game_id = fields.String()
+    seq = fields.Integer()
+    time = fields.String()
+    command_id = fields.String()
+    payload = fields.Dict()
+    prev_hash = fields.String()
+    hash = fields.String()
+
+
+class ExportSchema(Schema):
+    """A finished game as one self-contained document (``POST /games/import`` takes it back)."""
+
+    format = fields.String()
+    format_version = fields.Integer()
+    game_id = fields.String()
+    exported_at = fields.String()
+    version = fields.Integer()
+    last_hash = fields.String(allow_none=True)
+    phase = fields.String(validate=validate.OneOf(PHASES))
+    hand_number = fields.Integer()
+    rules = fields.Dict(metadata=rule_options_schema(request=False))
+    seats = fields.List(fields.Nested(HandSeatSchema))
+    scores = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    events = fields.List(fields.Nested(StoredEventSchema))
+
+
+class ImportedSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    source_game_id = fields.String()
+
+
+class NextActionSchema(Schema):
+    """What the seat must do now (``action``), or whom it waits for."""
+
+    action = fields.String(
+        validate=validate.OneOf(["none", "wait", "pass", "play", "choose_moon_scoring"])
+    )
+    reason = fields.String()
+    winners = fields.List(fields.Integer())
+    cards = fields.Integer(metadata={"description": "pass: how many"})
+    direction = fields.String(allow_none=True)
+    legal_cards = fields.List(card())
+    optional = fields.Boolean()
+    choices = fields.List(fields.String())
+    post = fields.String(metadata={"description": "The path to POST the action to"})
+
+    class Meta:
+        # 'for' is a Python keyword: the seats waited for.
+        include = {"for": fields.List(fields.Integer())}
+
+
+class ResumeSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    seat = fields.Integer()
+    view = fields.Nested(SeatViewSchema)
+    next_action = fields.Nested(NextActionSchema)
+    events_url = fields.String()

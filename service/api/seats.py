@@ -20,7 +20,8 @@ from service.api.common import (
     token,
     view_dict,
 )
-from service.api.problems import Problem
+from service.api.links import AFTER_JOIN
+from service.api.problems import BODY, TOKEN, Problem, documented
 from service.api.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
 from service.app.auth import Forbidden
 
@@ -30,7 +31,8 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.route("/<game_id>/seats", methods=["POST"])
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
-@blp.doc(parameters=[IDEMPOTENCY_DOC])
+@documented(blp, *BODY, 404, 409, 412)
+@blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_JOIN}})
 def join(body: dict[str, Any], game_id: str):
     """Take a seat (the first open one unless ``seat`` is given). The first hand is dealt when
     every seat is filled."""
@@ -52,6 +54,7 @@ def join(body: dict[str, Any], game_id: str):
 @blp.route("/<game_id>/seats/<int:seat>/bot", methods=["POST"])
 @blp.arguments(SeatBotSchema)
 @blp.response(200, CommandResultSchema)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
 def set_bot(body: dict[str, Any], game_id: str, seat: int):
     """Hand your seat to a bot (``{"bot": "random"}``) or take it back (``{"bot": null}``)."""

@@ -13,6 +13,11 @@ import hmac
 import secrets
 from collections.abc import Sequence
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
 from domain.state import SeatInfo
 
 TOKEN_BYTES = 32
@@ -70,19 +75,59 @@ def seat_of(seats: Sequence[SeatInfo], token: str) -> int | None:
 # -- an idempotent join replays its token without the token being stored --------------------------
 #
 # A retried join (same Idempotency-Key) must get its token back, but the server keeps only the
-# token's hash. So the idempotency record holds the token encrypted with a key stream derived from
-# the Idempotency-Key itself, which Redis never sees (record scopes are hashed too): only the
-# client that knows the key can get the token back.
+# token's hash. So the idempotency record holds the token sealed with AES-GCM under a key derived
+# (HKDF) from the Idempotency-Key itself, which Redis never sees (record scopes are hashed too):
+# only the client that knows the key can get the token back, and an altered record fails to open
+# instead of yielding a wrong token.
+
+SEAL_VERSION = "v2."
+_NONCE_BYTES = 12
+
+
+class BrokenSeal(Exception):
+    """A sealed token that does not open with this key and scope (altered, or not ours)."""
 
 
 def seal_token(token: str, idempotency_key: str, scope: str) -> str:
-    data = token.encode("utf-8")
-    return base64.urlsafe_b64encode(_xor(data, _stream(idempotency_key, scope, len(data)))).decode()
+    nonce = secrets.token_bytes(_NONCE_BYTES)
+    sealed = AESGCM(_seal_key(idempotency_key, scope)).encrypt(
+        nonce, token.encode("utf-8"), scope.encode("utf-8")
+    )
+    return SEAL_VERSION + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
 
 def open_token(sealed: str, idempotency_key: str, scope: str) -> str:
+    if not sealed.startswith(SEAL_VERSION):
+        return _open_legacy(sealed, idempotency_key, scope)
+    data = base64.urlsafe_b64decode(sealed[len(SEAL_VERSION) :].encode("ascii"))
+    nonce, body = data[:_NONCE_BYTES], data[_NONCE_BYTES:]
+    try:
+        plain = AESGCM(_seal_key(idempotency_key, scope)).decrypt(
+            nonce, body, scope.encode("utf-8")
+        )
+    except InvalidTag:
+        raise BrokenSeal("the sealed token does not open with this key") from None
+    return plain.decode("utf-8")
+
+
+def _seal_key(idempotency_key: str, scope: str) -> bytes:
+    return HKDF(
+        algorithm=hashes.SHA256(),
+        length=32,
+        salt=None,
+        info=b"hearts-join-token\0" + scope.encode("utf-8"),
+    ).derive(idempotency_key.encode("utf-8"))
+
+
+# Records sealed before AES-GCM (an HMAC key stream XOR, no version prefix) live at most the
+# idempotency TTL (24 h): this reader lets a join retried across the upgrade get its token back.
+# Delete it (and _stream) one TTL after the upgrade is deployed; nothing writes this form.
+
+
+def _open_legacy(sealed: str, idempotency_key: str, scope: str) -> str:
     data = base64.urlsafe_b64decode(sealed.encode("ascii"))
-    return _xor(data, _stream(idempotency_key, scope, len(data))).decode("utf-8")
+    stream = _stream(idempotency_key, scope, len(data))
+    return bytes(x ^ y for x, y in zip(data, stream, strict=True)).decode("utf-8")
 
 
 def _stream(key: str, scope: str, size: int) -> bytes:
@@ -93,7 +138,3 @@ def _stream(key: str, scope: str, size: int) -> bytes:
         out += hmac.new(key.encode("utf-8"), message, hashlib.sha256).digest()
         counter += 1
     return out[:size]
-
-
-def _xor(a: bytes, b: bytes) -> bytes:
-    return bytes(x ^ y for x, y in zip(a, b, strict=True))

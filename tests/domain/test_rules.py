@@ -136,7 +136,10 @@ def test_removed_cards_may_be_chosen() -> None:
         ({"score_limit": 99.5}, "invalid value for score_limit"),
         ({"penalty_suit": "spades"}, "invalid value for penalty_suit: 'spades' .hearts or"),
         ({"penalty_suit": "clubs"}, "invalid value for penalty_suit"),
-        ({"moon_scoring": "double"}, "one of add_to_others, subtract_from_shooter"),
+        (
+            {"moon_scoring": "double"},
+            "add_to_others, subtract_from_shooter, add_unless_shooter_loses or",
+        ),
         ({"first_lead": "dealer"}, "invalid value for first_lead"),
         ({"hearts_lead": "never"}, "invalid value for hearts_lead"),
         ({"exact_limit_reset": "third"}, "invalid value for exact_limit_reset"),
@@ -199,3 +202,12 @@ def test_invalid_rules_are_a_rule_violation_with_a_stable_code() -> None:
 def test_queen_breaks_hearts_with_hearts_led_any_time_is_accepted_and_changes_nothing() -> None:
     r = opts(preset="original", queen_breaks_hearts=True)
     assert r.queen_breaks_hearts and r.hearts_lead is HeartsLead.ANY_TIME
+
+
+def test_every_option_is_declared_once_in_field_order() -> None:
+    # OPTIONS is what from_dict parses with and what the OpenAPI document is generated from.
+    from dataclasses import fields
+
+    from domain.rules import OPTIONS
+
+    assert list(OPTIONS) == [f.name for f in fields(RuleOptions)]

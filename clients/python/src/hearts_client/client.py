@@ -1,0 +1,201 @@
+"""HeartsClient: the hearts HTTP API on httpx. Seat: one joined seat, acting with its token."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import httpx
+
+from .errors import HeartsProblem
+from .models import (
+    CommandResult,
+    Created,
+    GameList,
+    Joined,
+    MoonChoice,
+    Phase,
+    PublicView,
+    SeatView,
+)
+
+API = "/api/v1"
+PROBLEM_JSON = "application/problem+json"
+
+
+class HeartsClient:
+    """A client of one server: ``HeartsClient("http://localhost:8000")``. Use it as a context
+    manager (or call ``close()``); pass ``http`` to bring your own ``httpx.Client``."""
+
+    def __init__(
+        self, base_url: str, *, timeout: float = 30.0, http: httpx.Client | None = None
+    ) -> None:
+        self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+
+    def __enter__(self) -> HeartsClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    # -- games ------------------------------------------------------------------------------
+
+    def create_game(
+        self,
+        *,
+        rules: dict[str, Any] | None = None,
+        seats: Sequence[str | None] | None = None,
+        seed: str | None = None,
+        deals: list[list[list[str]]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Created:
+        """A new game. ``seats``: one entry per seat, a bot's name or None (a player joins);
+        ``rules``: ``{"preset": ..., <option>: <value>}`` (the document lists every option)."""
+        body: dict[str, Any] = {"rules": rules, "seed": seed, "deals": deals}
+        if seats is not None:
+            body["seats"] = [None if bot is None else {"bot": bot} for bot in seats]
+        return cast(Created, self._call("POST", "/games", body, key=idempotency_key))
+
+    def list_games(
+        self,
+        *,
+        status: Phase | None = None,
+        player: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> GameList:
+        params = {"status": status, "player": player, "limit": limit, "cursor": cursor}
+        return cast(GameList, self._call("GET", "/games", params=params))
+
+    def game(self, game_id: str, token: str | None = None) -> PublicView | SeatView:
+        """The public view, or your seat's view with its token."""
+        return cast(PublicView, self._call("GET", f"/games/{game_id}", token=token))
+
+    def join(
+        self,
+        game_id: str,
+        name: str,
+        *,
+        seat: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Seat:
+        """Take a seat (the first open one unless ``seat``); the Seat acts with its token."""
+        body = {"name": name, "seat": seat}
+        joined = cast(
+            Joined, self._call("POST", f"/games/{game_id}/seats", body, key=idempotency_key)
+        )
+        return Seat(self, game_id, joined)
+
+    # -- read models -------------------------------------------------------------------------
+
+    def scoreboard(self, game_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/games/{game_id}/scoreboard")
+
+    def leaderboard(
+        self,
+        *,
+        sort: str | None = None,
+        order: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        params = {"sort": sort, "order": order, "limit": limit, "cursor": cursor}
+        return self._call("GET", "/leaderboard", params=params)
+
+    def player(self, name: str, *, recent: int | None = None) -> dict[str, Any]:
+        return self._call("GET", f"/players/{name}", params={"recent": recent})
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        params: dict[str, Any] | None = None,
+        token: str | None = None,
+        key: str | None = None,
+        if_match: int | None = None,
+    ) -> Any:
+        headers = {}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        if if_match is not None:
+            headers["If-Match"] = f'"{if_match}"'
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        response = self.http.request(
+            method, API + path, json=body, params=query or None, headers=headers
+        )
+        if response.is_error:
+            raise _problem(response)
+        return response.json()
+
+
+def _problem(response: httpx.Response) -> HeartsProblem:
+    if response.headers.get("content-type", "").startswith(PROBLEM_JSON):
+        return HeartsProblem(response.status_code, response.json())
+    # Not the API's own answer (a proxy in front of it, say): still a problem, without a code.
+    return HeartsProblem(response.status_code, {"detail": response.text[:500]})
+
+
+class Seat:
+    """A seat you joined: its number, its token (shown once by the server: keep it), and its
+    moves. ``view`` is the seat's view as of the last answer."""
+
+    def __init__(self, client: HeartsClient, game_id: str, joined: Joined) -> None:
+        self.client = client
+        self.game_id = game_id
+        self.seat: int = joined["seat"]
+        self.token: str = joined["token"]
+        self.view: SeatView = joined["view"]
+
+    def refresh(self) -> SeatView:
+        """The seat's view now."""
+        self.view = cast(SeatView, self.client.game(self.game_id, self.token))
+        return self.view
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat in self.view["awaiting"]
+
+    def pass_cards(self, cards: Sequence[str], **options: Any) -> CommandResult:
+        return self._move("pass", {"cards": list(cards)}, **options)
+
+    def play(self, card: str, **options: Any) -> CommandResult:
+        return self._move("play", {"card": card}, **options)
+
+    def choose_moon(self, choice: MoonChoice, **options: Any) -> CommandResult:
+        """After shooting the moon where the shooter chooses how it scores."""
+        return self._move("moon", {"choice": choice}, **options)
+
+    def set_bot(self, bot: str | None, **options: Any) -> CommandResult:
+        """Hand the seat to a bot strategy, or take it back with None."""
+        return self._move(f"seats/{self.seat}/bot", {"bot": bot}, **options)
+
+    def _move(
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        if_match: int | None = None,
+    ) -> CommandResult:
+        result = cast(
+            CommandResult,
+            self.client._call(
+                "POST",
+                f"/games/{self.game_id}/{path}",
+                body,
+                token=self.token,
+                key=idempotency_key,
+                if_match=if_match,
+            ),
+        )
+        self.view = result["view"]
+        return result

@@ -1,0 +1,99 @@
+"""The API's JSON bodies as typed dicts (field for field as /api/v1/openapi.json documents them)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+Phase = Literal["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
+MoonChoice = Literal["add_to_others", "subtract_from_shooter"]
+
+
+class SeatSummary(TypedDict):
+    seat: int
+    name: str | None
+    bot: str | None
+
+
+class Created(TypedDict):
+    id: str
+    version: int
+    seats: list[SeatSummary]
+
+
+class PlayedCard(TypedDict):
+    seat: int
+    card: str
+
+
+class Trick(TypedDict):
+    number: int
+    leader: int
+    cards: list[PlayedCard]
+    winner: int | None
+    points: int | None
+
+
+class SeatPublic(TypedDict):
+    seat: int
+    name: str | None
+    bot: str | None
+    hand_size: int
+    points_this_hand: int
+    has_passed: bool
+
+
+class PublicView(TypedDict):
+    id: str
+    version: int
+    phase: Phase
+    rules: dict[str, Any]
+    hand_number: int
+    dealer: int | None
+    pass_direction: str | None
+    turn: int | None
+    awaiting: list[int]
+    current_trick: list[PlayedCard]
+    tricks: list[Trick]
+    hearts_broken: bool
+    scores: list[int]
+    seats: list[SeatPublic]
+    seed_commitment: str | None
+    moon_shooter: int | None
+    winners: list[int]
+
+
+class SeatView(PublicView):
+    seat: int
+    hand: list[str]
+    legal_cards: list[str]
+    passed_cards: list[str] | None
+    received_cards: list[str]
+    cards_to_pass: int
+
+
+class Joined(TypedDict):
+    seat: int
+    token: str
+    version: int
+    view: SeatView
+
+
+class Event(TypedDict):
+    seq: int
+    type: str
+    schema_version: int
+    time: str
+    command_id: str
+    payload: dict[str, Any]
+    redacted: bool
+
+
+class CommandResult(TypedDict):
+    version: int
+    view: SeatView
+    events: list[Event]
+
+
+class GameList(TypedDict):
+    games: list[PublicView]
+    next_cursor: str | None

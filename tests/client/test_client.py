@@ -1,0 +1,137 @@
+"""The Python client (clients/python) against the real service: gunicorn on a throwaway
+redis-server. The README's example runs as written; refusals arrive as HeartsProblem; the
+client's typed bodies name the fields the OpenAPI document does."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from hearts_client import HeartsClient, HeartsProblem, models
+
+from tests.replay.live import start_server, stop_server
+
+CLIENT = Path(__file__).resolve().parents[2] / "clients" / "python"
+BOTS = ["random", "random", "random"]
+
+
+@pytest.fixture(scope="module")
+def base_url(redis_server, tmp_path_factory):
+    prefix = f"client-{uuid.uuid4().hex[:12]}"
+    process, port = start_server(redis_server, prefix, tmp_path_factory.mktemp("gunicorn"))
+    yield f"http://127.0.0.1:{port}"
+    stop_server(process)
+
+
+@pytest.fixture
+def hearts(base_url):
+    with HeartsClient(base_url) as client:
+        yield client
+
+
+def readme_example() -> str:
+    text = (CLIENT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 1, "the README has one Python example"
+    return blocks[0]
+
+
+def test_the_readme_example_plays_a_hand_as_written(base_url):
+    code = readme_example()
+    assert len([line for line in code.splitlines() if line.strip()]) <= 20
+    env = {
+        **os.environ,
+        "HEARTS_URL": base_url,
+        "PYTHONPATH": os.pathsep.join([str(CLIENT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    scores = re.fullmatch(r"scores: \[([-\d, ]+)\] winners: \[([\d, ]+)\]\n", done.stdout)
+    assert scores, done.stdout
+    # A whole hand was played: its penalty points (26, or a moon's 78) were handed out.
+    assert sum(int(s) for s in scores.group(1).split(",")) in (26, 78)
+
+
+def test_a_seat_plays_with_its_token(hearts):
+    game = hearts.create_game(seats=[None, *BOTS], seed="client")
+    me = hearts.join(game["id"], "cleo")
+    assert me.view["phase"] == "passing" and me.my_turn
+    result = me.pass_cards(me.view["legal_cards"][:3])
+    assert result["view"]["passed_cards"] == me.view["passed_cards"]
+    assert [e["type"] for e in result["events"]][:1] == ["CardsPassed"]
+    seen = hearts.game(game["id"], me.token)
+    assert seen["hand"] == me.refresh()["hand"]
+    assert "hand" not in hearts.game(game["id"])  # the public view shows no hand
+
+
+def test_refusals_are_problems_with_stable_codes(hearts):
+    game = hearts.create_game(seats=[None, *BOTS], seed="client-problems")
+    me = hearts.join(game["id"], "dora")
+    with pytest.raises(HeartsProblem) as refused:
+        me.play(me.view["hand"][0])  # still passing
+    assert (refused.value.status, refused.value.code) == (409, "wrong-phase")
+    with pytest.raises(HeartsProblem) as refused:
+        me.pass_cards(["ZZ"])
+    assert refused.value.status == 422
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.create_game(rules={"players": 9})
+    assert (refused.value.status, refused.value.code) == (422, "invalid-rules")
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.join(game["id"], "")
+    assert refused.value.code == "validation-error" and "name" in refused.value.errors
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.game("no-such-game")
+    assert (refused.value.status, refused.value.code) == (404, "game-not-found")
+
+
+def test_a_repeated_join_gets_the_same_seat_and_token(hearts):
+    game = hearts.create_game(seats=[None, None, *BOTS[:2]])
+    key = uuid.uuid4().hex
+    first = hearts.join(game["id"], "eve", idempotency_key=key)
+    again = hearts.join(game["id"], "eve", idempotency_key=key)
+    assert (again.seat, again.token) == (first.seat, first.token)
+
+
+def test_games_are_listed_by_player(hearts):
+    name = f"p{uuid.uuid4().hex[:8]}"
+    game = hearts.create_game(seats=[None, *BOTS])
+    hearts.join(game["id"], name)
+    deadline = time.monotonic() + 10
+    while True:  # the listing is an index the append updates; no waiting expected, but bounded
+        listed = hearts.list_games(player=name)
+        if listed["games"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert [g["id"] for g in listed["games"]] == [game["id"]]
+
+
+@pytest.mark.parametrize(
+    ("typed", "component"),
+    [
+        (models.Created, "Created"),
+        (models.SeatView, "SeatView"),
+        (models.PublicView, "PublicView"),
+        (models.Joined, "Joined"),
+        (models.CommandResult, "CommandResult"),
+        (models.Event, "Event"),
+        (models.GameList, "GameList"),
+        (models.Trick, "Trick"),
+        (models.SeatPublic, "SeatPublic"),
+    ],
+)
+def test_the_typed_bodies_name_the_documented_fields(hearts, typed, component):
+    document = hearts.http.get("/api/v1/openapi.json").json()
+    documented = set(document["components"]["schemas"][component]["properties"])
+    assert set(typed.__annotations__) | _inherited(typed) == documented
+
+
+def _inherited(typed: type) -> set[str]:
+    return {name for base in typed.__mro__[1:] for name in getattr(base, "__annotations__", {})}

@@ -1,0 +1,82 @@
+"""The OpenAPI document itself: errors are problems, rule options come from the domain's
+declaration, tokens are a declared bearer scheme."""
+
+from __future__ import annotations
+
+import fakeredis
+import pytest
+
+from domain.rules import OPTIONS, PRESETS, OptionKind
+from service.api.factory import create_app
+from service.settings import Settings
+
+METHODS = {"get", "post", "put", "patch", "delete"}
+
+
+@pytest.fixture(scope="module")
+def document():
+    app = create_app(Settings(key_prefix="doc", sweep_on_start=False), redis=fakeredis.FakeRedis())
+    return app.test_client().get("/api/v1/openapi.json").json
+
+
+def operations(document):
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                yield f"{method.upper()} {path}", operation
+
+
+def test_every_error_is_a_problem_and_every_success_has_a_body(document):
+    for name, operation in operations(document):
+        responses = operation["responses"]
+        assert "default" not in responses, name  # each status is listed, none caught by default
+        assert {"500", "503"} <= set(responses), name
+        for status, response in responses.items():
+            content = response.get("content", {})
+            if int(status) >= 400:
+                schema = content["application/problem+json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/Problem"}, (name, status)
+                assert set(content) == {"application/problem+json"}, (name, status)
+            elif int(status) in (200, 201):
+                assert "schema" in content["application/json"], (name, status)
+
+
+def test_the_problem_schema_is_rfc_9457_with_code_and_errors(document):
+    properties = document["components"]["schemas"]["Problem"]["properties"]
+    assert {"type", "title", "status", "detail", "instance", "code", "errors"} <= set(properties)
+
+
+def test_rule_options_are_the_domains_declaration(document):
+    create = document["components"]["schemas"]["CreateGame"]["properties"]["rules"]
+    shown = document["components"]["schemas"]["PublicView"]["properties"]["rules"]
+    assert create["properties"]["preset"]["enum"] == list(PRESETS)
+    assert set(create["properties"]) == {"preset", *OPTIONS}
+    assert set(shown["properties"]) == set(OPTIONS) == set(shown["required"])
+    assert create["additionalProperties"] is False
+    for name, spec in OPTIONS.items():
+        option = create["properties"][name]
+        if spec.kind is OptionKind.INTEGER:
+            assert (option["minimum"], option["maximum"]) == (spec.minimum, spec.maximum)
+        if spec.kind is OptionKind.CHOICE:
+            nulls = [None] if spec.nullable else []
+            assert option["enum"] == [*spec.choices, *nulls], name
+        if spec.kind is OptionKind.BOOLEAN:
+            assert option["type"] == "boolean", name
+
+
+def test_seat_operations_declare_the_bearer_scheme(document):
+    scheme = document["components"]["securitySchemes"]["bearerAuth"]
+    assert scheme == {"type": "http", "scheme": "bearer"}
+    for name, operation in operations(document):
+        if any(name.endswith(s) for s in ("/pass", "/play", "/moon", "/bot", "/resume")):
+            assert operation["security"] == [{"bearerAuth": []}], name
+
+
+def test_links_lead_from_create_to_join_to_moves(document):
+    paths = document["paths"]
+    created = paths["/api/v1/games"]["post"]["responses"]["201"]["links"]
+    joined = paths["/api/v1/games/{game_id}/seats"]["post"]["responses"]["201"]["links"]
+    moved = paths["/api/v1/games/{game_id}/pass"]["post"]["responses"]["200"]["links"]
+    assert created["Join"]["operationRef"].endswith("~1seats/post")
+    assert joined["Pass"]["operationRef"].endswith("~1pass/post")
+    assert moved["Play"]["operationRef"].endswith("~1play/post")

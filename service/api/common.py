@@ -19,7 +19,9 @@ from service.store.event_store import Snapshot
 
 API_PREFIX = "/api/v1"
 MAX_IDEMPOTENCY_KEY = 255
-_ETAG = re.compile(r'^(?:W/)?"?(\d{1,18})"?$')
+# A seat's view is tagged with its seat too ("12.s0"): the same version looks different to
+# each viewer, so a cache must not answer one viewer's If-None-Match with another's copy.
+_ETAG = re.compile(r'^(?:W/)?"?(\d{1,18})(?:\.s\d{1,2})?"?$')
 
 IDEMPOTENCY_DOC = {
     "in": "header",
@@ -78,8 +80,9 @@ def if_match() -> int | None:
     return int(match.group(1))
 
 
-def etag(version: int) -> str:
-    return f'"{version}"'
+def etag(version: int, seat: int | None = None) -> str:
+    """The version, and for a seat's view the seat: If-Match accepts either form."""
+    return f'"{version}"' if seat is None else f'"{version}.s{seat}"'
 
 
 def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[str, Any]:

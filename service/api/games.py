@@ -101,12 +101,12 @@ def get_game(game_id: str):
     svc = service()
     snap = svc.load(game_id)
     seat = svc.seat_of_token(snap, tok) if tok is not None else None
-    tag = etag(snap.version)
+    tag = etag(snap.version, seat)
     if request.headers.get("If-None-Match") in (tag, f"W/{tag}"):
-        response = json_response(None, 304, version=snap.version)
+        response = json_response(None, 304, headers={"ETag": tag, **_vary()})
         response.set_data(b"")
         return response
-    return json_response(snapshot_view(snap, seat), version=snap.version, headers=_vary())
+    return json_response(snapshot_view(snap, seat), headers={"ETag": tag, **_vary()})
 
 
 def _vary() -> dict[str, str]:

@@ -8,7 +8,7 @@ from domain.decider import fold
 from domain.events import event_from_dict
 from domain.views import public_view
 from service.app.deal_plan import hand_seed, is_domain_event
-from tests.api.helpers import Hearts
+from tests.api.helpers import Hearts, auth
 
 FAST = {"score_limit": 30}  # a complete game in a few hands
 
@@ -92,6 +92,34 @@ def test_etag_and_if_none_match(client, hearts: Hearts):
     assert tag == f'"{response.get_json()["version"]}"'
     again = client.get(f"/api/v1/games/{game_id}", headers={"If-None-Match": tag})
     assert again.status_code == 304 and again.data == b""
+
+
+def test_a_seats_etag_names_the_seat_so_no_viewer_gets_anothers_copy(client, hearts: Hearts):
+    game_id, tokens = hearts.new_game(4)
+    public = client.get(f"/api/v1/games/{game_id}")
+    mine = client.get(f"/api/v1/games/{game_id}", headers=auth(tokens[0]))
+    version = mine.get_json()["version"]
+    assert mine.headers["ETag"] == f'"{version}.s0"' != public.headers["ETag"]
+    # The public copy's tag does not validate a seat's request (nor another seat's tag).
+    for stale in (public.headers["ETag"], f'"{version}.s1"'):
+        again = client.get(
+            f"/api/v1/games/{game_id}", headers={**auth(tokens[0]), "If-None-Match": stale}
+        )
+        assert again.status_code == 200 and again.get_json()["hand"] == mine.get_json()["hand"]
+    same = client.get(
+        f"/api/v1/games/{game_id}",
+        headers={**auth(tokens[0]), "If-None-Match": mine.headers["ETag"]},
+    )
+    assert same.status_code == 304 and same.headers["ETag"] == mine.headers["ETag"]
+    # If-Match takes the seat's tag as the version it names.
+    seat = mine.get_json()
+    moved = hearts.post(
+        f"/api/v1/games/{game_id}/pass",
+        {"cards": seat["legal_cards"][:3]},
+        tokens[0],
+        **{"If-Match": mine.headers["ETag"]},
+    )
+    assert moved.status_code == 200, moved.get_json()
 
 
 def test_list_games_filters_and_pages(client, hearts: Hearts):

@@ -28,8 +28,9 @@ async function problemOf(response) {
 
 export async function call(method, path, { token, body, idempotent = true } = {}) {
   const headers = { Accept: "application/json", ...bearer(token) };
-  // no-store: the API's ETag is the game's version whoever asks, so a revalidated copy of the
-  // public view could come back (304) for a request that now carries a seat's token.
+  // no-store: the table always wants the state now, and a game's replay and event pages are
+  // tagged by version only, so a revalidated copy fetched without a token could come back (304)
+  // for a request that now carries one (the game view itself is tagged per seat).
   const init = { method, headers, cache: "no-store" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";

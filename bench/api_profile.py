@@ -42,7 +42,7 @@ LAYERS = (
     ("domain: decide + events", ("domain/",)),
     ("service: app + handlers", ("service/", "bench/")),
 )
-FOLD_FUNCTIONS = ("evolve", "fold", "fold_records", "fold_events")
+FOLD_FUNCTIONS = ("evolve", "fold", "apply", "fold_records")
 
 
 def layer_of(stack: list[str]) -> str:

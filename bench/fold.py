@@ -7,8 +7,12 @@ Baseline, in the same run: the same events through a loop that only dispatches e
 type to a function that returns the state unchanged. Any event-by-event fold in Python pays at
 least that (iterate, look up the type, call), so ``ratio`` is the share of the fold's time that
 is that irreducible floor, and ``1 / ratio`` what the state changes themselves cost on top of it.
-A second floor, ``copy_floor``: per event, only the two copies an immutable state needs (the
-game's and its hand's attribute dicts into new objects), no rule applied.
+``fold`` drafts the state once and applies each event to that draft in place (domain/decider.py),
+so for context also: ``evolve_one_by_one``, the same events through ``evolve`` one at a time (a
+new frozen state per event, as the audit and the replays step through a log), and
+``copy_floor``: per event only the two copies such a state needs (the game's and its hand's
+attribute dicts into new objects), no rule applied: what any fold that copied the state per event
+would pay at the least (the fold did until issue 13).
 For context, also: ``json.loads`` of the same events' payloads (the decoding every load from the
 store pays anyway), and ``event_from_dict`` + fold (payloads to state, as a load does).
 
@@ -29,7 +33,7 @@ from collections.abc import Callable
 
 from bench.common import RedisServer, Report, alternate, median, parser
 from bench.randomplay import random_game
-from domain.decider import fold
+from domain.decider import evolve, fold
 from domain.events import EVENT_TYPES, Event, event_from_dict, event_to_dict, event_type
 from domain.rules import PRESETS, RuleOptions
 from domain.state import INITIAL_STATE
@@ -47,6 +51,17 @@ def fold_rate(games: list[list[Event]]) -> float:
     start = time.process_time()
     for events in games:
         fold(events)
+    return total / (time.process_time() - start)
+
+
+def evolve_rate(games: list[list[Event]]) -> float:
+    """The same events through ``evolve``, one new state per event."""
+    total = sum(len(g) for g in games)
+    start = time.process_time()
+    for events in games:
+        state = INITIAL_STATE
+        for event in events:
+            state = evolve(state, event)
     return total / (time.process_time() - start)
 
 
@@ -72,9 +87,9 @@ def dispatch_rate(games: list[list[Event]]) -> float:
 
 
 def copy_floor_rate(games: list[list[Event]]) -> float:
-    """What an immutable state costs at the least: per event, the game's and its hand's
-    attribute dicts copied into two new objects (what every evolver of a play does) and nothing
-    else. A fold of frozen states cannot beat this."""
+    """What copying an immutable state per event costs at the least: the game's and its hand's
+    attribute dicts copied into two new objects (what ``evolve`` does for a play) and nothing
+    else. A fold that made a frozen state per event could not beat this."""
     total = sum(len(g) for g in games)
     states = [fold(g[: len(g) // 2]) for g in games]  # a state mid-game, with a hand
     new, set_attribute = object.__new__, object.__setattr__
@@ -194,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         {
             "fold": lambda: fold_rate(games),
             "dispatch": lambda: dispatch_rate(games),
+            "evolve": lambda: evolve_rate(games),
             "copy_floor": lambda: copy_floor_rate(games),
             "json": lambda: json_rate(encoded),
             "decode_fold": lambda: decode_fold_rate(payloads),
@@ -210,6 +226,7 @@ def main(argv: list[str] | None = None) -> None:
     report.add("fold_events_per_second_best_round", max(rates["fold"]), "events/s")
     report.add("baseline_dispatch_events_per_second", floor, "events/s")
     report.add("ratio_to_baseline", project / floor)
+    report.add("evolve_one_by_one_events_per_second", median(rates["evolve"]), "events/s")
     report.add("copy_floor_events_per_second", median(rates["copy_floor"]), "events/s")
     report.add("ratio_to_copy_floor", project / median(rates["copy_floor"]))
     report.add("json_loads_events_per_second", median(rates["json"]), "events/s")

@@ -11,7 +11,16 @@ from .commands import (
     PlayCard,
     SetSeatBot,
 )
-from .decider import decide, decide_and_evolve, evolve, first_leader, fold, is_terminal
+from .decider import (
+    apply,
+    decide,
+    decide_and_evolve,
+    draft,
+    evolve,
+    first_leader,
+    fold,
+    is_terminal,
+)
 from .errors import RuleViolation
 from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict, event_type
 from .legal import legal_plays, play_violation
@@ -44,9 +53,11 @@ __all__ = [
     "SeatInfo",
     "SetSeatBot",
     "Suit",
+    "apply",
     "awaiting",
     "decide",
     "decide_and_evolve",
+    "draft",
     "is_terminal",
     "event_from_dict",
     "event_to_dict",

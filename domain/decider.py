@@ -32,7 +32,6 @@ from .errors import (
     WrongNumberOfCards,
     WrongPhase,
 )
-from .immutable import replacer
 from .legal import hand_legal_mask, lowest_club, play_violation
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
@@ -43,9 +42,6 @@ from .tablerules import table_rules
 
 MAX_NAME_LENGTH = 64
 
-_replace_game = replacer(GameState)
-_replace_hand = replacer(HandState)
-# What replacer does, spelled out in the evolvers of the commonest events (see there).
 _new = object.__new__
 _set = object.__setattr__
 
@@ -56,10 +52,12 @@ def decide(command: c.Command, state: GameState) -> list[e.Event]:
 
 
 def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameState:
-    evolvers = _EVOLVERS  # evolve(), inlined: this is the loop every load runs
+    """The state after ``events``: one draft of ``state`` changed by each event in turn (below)."""
+    new = draft(state)
+    appliers = _APPLIERS  # apply(), inlined: this is the loop every load runs
     for event in events:
-        state = evolvers[type(event)](state, event)
-    return state
+        appliers[type(event)](new, event)
+    return new
 
 
 def is_terminal(state: GameState) -> bool:
@@ -326,46 +324,75 @@ def _hand(state: GameState) -> HandState:
 
 
 # -- evolve ---------------------------------------------------------------------------------------
+#
+# The state is frozen to everyone who reads it. The rules below are each written once, as the
+# change an event makes to a *draft*: a GameState (with its HandState) that nobody else holds yet,
+# changed in place. ``evolve`` drafts a copy and applies one event; ``fold`` drafts once and applies
+# a whole log, so loading a game copies the state once instead of twice per event. A draft is
+# handed out only when it is done, so a state never changes once someone else can see it.
 
 
 def evolve(state: GameState, event: e.Event) -> GameState:
     """The state after one event. Pure; events are facts, so nothing is checked here."""
-    return _EVOLVERS[type(event)](state, event)
+    new = draft(state)
+    _APPLIERS[type(event)](new, event)
+    return new
 
 
-def _created(state: GameState, event: e.GameCreated) -> GameState:
+def draft(state: GameState) -> GameState:
+    """A copy of ``state`` (and of its hand) that ``apply`` may change in place: for a loop that
+    folds many events into one state, or decides and applies commands one after another (the
+    bots' and benchmarks' simulations). Read it between changes; keep it only once done."""
+    game = {**state.__dict__}
+    hand = game["hand"]
+    if hand is not None:
+        game["hand"] = _build(HandState, {**hand.__dict__})
+    return _build(GameState, game)
+
+
+def apply(draft: GameState, event: e.Event) -> None:
+    """Change a ``draft`` by one event: ``evolve``'s rules, in place."""
+    _APPLIERS[type(event)](draft, event)
+
+
+def _build(cls: type, attributes: dict[str, Any]) -> Any:
+    # What the frozen classes' own __init__ would set, set at once (see domain/immutable.py).
+    obj = _new(cls)
+    _set(obj, "__dict__", attributes)
+    return obj
+
+
+def _created(game: GameState, event: e.GameCreated) -> None:
     seats = tuple(SeatInfo(name=bot, bot=bot) if bot else SeatInfo() for bot in event.seats)
     phase = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
-    return GameState(
+    created = GameState(
         game_id=event.game_id,
         phase=phase,
         rules=event.rules,
         seats=seats,
         scores=(0,) * event.rules.players,
     )
+    game.__dict__.update(created.__dict__)
 
 
-def _joined(state: GameState, event: e.PlayerJoined) -> GameState:
+def _joined(game: GameState, event: e.PlayerJoined) -> None:
     seats = _put(
-        state.seats, event.seat, SeatInfo(name=event.name, credential=event.credential, player=True)
+        game.seats, event.seat, SeatInfo(name=event.name, credential=event.credential, player=True)
     )
-    phase = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
-    return _replace_game(state, seats=seats, phase=phase)
+    changes = game.__dict__
+    changes["seats"] = seats
+    changes["phase"] = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
 
 
-def _control_changed(state: GameState, event: e.SeatControlChanged) -> GameState:
-    seat = SeatInfo(
-        state.seats[event.seat].name,
-        event.bot,
-        state.seats[event.seat].credential,
-        state.seats[event.seat].player,
-    )
-    return _replace_game(state, seats=_put(state.seats, event.seat, seat))
+def _control_changed(game: GameState, event: e.SeatControlChanged) -> None:
+    before = game.seats[event.seat]
+    seat = SeatInfo(before.name, event.bot, before.credential, before.player)
+    game.__dict__["seats"] = _put(game.seats, event.seat, seat)
 
 
-def _dealt(state: GameState, event: e.HandDealt) -> GameState:
-    n = state.players
-    hand = HandState(
+def _dealt(game: GameState, event: e.HandDealt) -> None:
+    n = game.players
+    dealt = HandState(
         number=event.hand_number,
         dealer=event.dealer,
         pass_direction=event.pass_direction,
@@ -378,16 +405,23 @@ def _dealt(state: GameState, event: e.HandDealt) -> GameState:
         passed=(None,) * n,
         taken=((),) * n,
     )
+    # A copy whose attributes are one dict set whole, as every state's are (domain/immutable.py):
+    # this hand is read and changed ~70 times before the next deal.
+    hand = _build(HandState, {**dealt.__dict__})
+    changes = game.__dict__
+    changes["hand_number"] = event.hand_number
+    changes["hand"] = hand
     if event.pass_direction is PassDirection.HOLD:
-        return _replace_game(
-            state, phase=Phase.PLAYING, hand_number=event.hand_number, hand=_start_play(state, hand)
-        )
-    return _replace_game(state, phase=Phase.PASSING, hand_number=event.hand_number, hand=hand)
+        changes["phase"] = Phase.PLAYING
+        _start_play(game, hand)
+    else:
+        changes["phase"] = Phase.PASSING
 
 
-def _start_play(state: GameState, hand: HandState) -> HandState:
-    leader = first_leader(state, hand)
-    return _replace_hand(hand, leader=leader, turn=leader)
+def _start_play(game: GameState, hand: HandState) -> None:
+    leader = first_leader(game, hand)
+    changes = hand.__dict__
+    changes["leader"] = changes["turn"] = leader
 
 
 def first_leader(state: GameState, hand: HandState) -> int:
@@ -400,55 +434,48 @@ def first_leader(state: GameState, hand: HandState) -> int:
     return (hand.dealer + 1) % state.players
 
 
-def _passed(state: GameState, event: e.CardsPassed) -> GameState:
-    hand = _hand(state)
-    cards = hand.cards & ~(mask_of(event.cards) << (52 * event.seat))
-    passed = _put(hand.passed, event.seat, event.cards)
-    return _replace_game(state, hand=_replace_hand(hand, cards=cards, passed=passed))
+def _passed(game: GameState, event: e.CardsPassed) -> None:
+    hand = _hand(game)
+    changes = hand.__dict__
+    changes["cards"] = hand.cards & ~(mask_of(event.cards) << (52 * event.seat))
+    changes["passed"] = _put(hand.passed, event.seat, event.cards)
 
 
-def _exchanged(state: GameState, event: e.PassesExchanged) -> GameState:
-    hand = _hand(state)
-    cards = hand.cards | sum(mask_of(r) << (52 * s) for s, r in enumerate(event.received))
-    hand = _replace_hand(hand, cards=cards, received=event.received, kitty=event.kitty)
-    return _replace_game(state, phase=Phase.PLAYING, hand=_start_play(state, hand))
+def _exchanged(game: GameState, event: e.PassesExchanged) -> None:
+    hand = _hand(game)
+    changes = hand.__dict__
+    received = sum(mask_of(cards) << (52 * s) for s, cards in enumerate(event.received))
+    changes["cards"] = hand.cards | received
+    changes["received"] = event.received
+    changes["kitty"] = event.kitty
+    game.__dict__["phase"] = Phase.PLAYING
+    _start_play(game, hand)
 
 
-def _played(state: GameState, event: e.CardPlayed) -> GameState:
-    # The commonest event: the copies are assembled here, field by field, without replacer's
-    # keyword arguments and calls (half of this event's cost).
-    hand = state.hand
+def _played(game: GameState, event: e.CardPlayed) -> None:
+    hand = game.hand
     assert hand is not None
-    rules = state.rules
+    rules = game.rules
     card: Card = event.card
     seat = event.seat
-    attributes = {**hand.__dict__}
-    attributes["cards"] = hand.cards & ~(card.bit << (52 * seat))
-    attributes["trick"] = hand.trick + ((seat, card),)
-    attributes["turn"] = (seat + 1) % rules.players
+    changes = hand.__dict__
+    changes["cards"] = hand.cards & ~(card.bit << (52 * seat))
+    changes["trick"] = hand.trick + ((seat, card),)
+    changes["turn"] = (seat + 1) % rules.players
     if not hand.hearts_broken and (
         card.suit is rules.penalty_suit or (card is QUEEN_OF_SPADES and rules.queen_breaks_hearts)
     ):
-        attributes["hearts_broken"] = True
-    new_hand = _new(HandState)
-    _set(new_hand, "__dict__", attributes)
-    game = {**state.__dict__}
-    game["hand"] = new_hand
-    new_game = _new(GameState)
-    _set(new_game, "__dict__", game)
-    return new_game
+        changes["hearts_broken"] = True
 
 
-def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
-    hand = state.hand
+def _trick_taken(game: GameState, event: e.TrickTaken) -> None:
+    hand = game.hand
     assert hand is not None
     plays = event.plays
     winner = event.winner
     kitty = event.kitty
-    done = _new(CompletedTrick)
-    _set(
-        done,
-        "__dict__",
+    done = _build(
+        CompletedTrick,
         {
             "number": event.trick_number,
             "leader": plays[0][0],
@@ -461,44 +488,43 @@ def _trick_taken(state: GameState, event: e.TrickTaken) -> GameState:
     taken = hand.taken
     won = taken[winner] + tuple([card for _, card in plays]) + kitty
     hand_over = not hand.cards
-    attributes = {**hand.__dict__}
-    attributes["trick"] = ()
-    attributes["tricks"] = hand.tricks + (done,)
-    attributes["taken"] = taken[:winner] + (won,) + taken[winner + 1 :]
+    changes = hand.__dict__
+    changes["trick"] = ()
+    changes["tricks"] = hand.tricks + (done,)
+    changes["taken"] = taken[:winner] + (won,) + taken[winner + 1 :]
     if kitty:
-        attributes["kitty_taken"] = True
-    attributes["leader"] = attributes["turn"] = None if hand_over else winner
-    new_hand = _new(HandState)
-    _set(new_hand, "__dict__", attributes)
-    if not hand_over:
-        game = {**state.__dict__}
-        game["hand"] = new_hand
-        new_game = _new(GameState)
-        _set(new_game, "__dict__", game)
-        return new_game
-    shooter = needs_shooters_choice(state.rules, new_hand.taken, new_hand.tricks_won)
-    if shooter is not None:
-        return _replace_game(state, hand=new_hand, phase=Phase.MOON_CHOICE, moon_shooter=shooter)
-    return _replace_game(state, hand=new_hand)
+        changes["kitty_taken"] = True
+    changes["leader"] = changes["turn"] = None if hand_over else winner
+    if hand_over:
+        shooter = needs_shooters_choice(game.rules, hand.taken, hand.tricks_won)
+        if shooter is not None:
+            game.__dict__["phase"] = Phase.MOON_CHOICE
+            game.__dict__["moon_shooter"] = shooter
 
 
-def _moon_chosen(state: GameState, event: e.MoonScoringChosen) -> GameState:
-    return _replace_game(state, moon_shooter=None)
+def _moon_chosen(game: GameState, event: e.MoonScoringChosen) -> None:
+    game.__dict__["moon_shooter"] = None
 
 
-def _scored(state: GameState, event: e.HandScored) -> GameState:
-    return _replace_game(state, scores=event.totals, phase=Phase.DEALING, moon_shooter=None)
+def _scored(game: GameState, event: e.HandScored) -> None:
+    changes = game.__dict__
+    changes["scores"] = event.totals
+    changes["phase"] = Phase.DEALING
+    changes["moon_shooter"] = None
 
 
-def _ended(state: GameState, event: e.GameEnded) -> GameState:
-    return _replace_game(state, phase=Phase.FINISHED, winners=event.winners, scores=event.totals)
+def _ended(game: GameState, event: e.GameEnded) -> None:
+    changes = game.__dict__
+    changes["phase"] = Phase.FINISHED
+    changes["winners"] = event.winners
+    changes["scores"] = event.totals
 
 
 def _put(items: tuple, index: int, value: object) -> tuple:
     return items[:index] + (value,) + items[index + 1 :]
 
 
-_EVOLVERS = {
+_APPLIERS: dict[type, Callable[[GameState, Any], None]] = {
     e.GameCreated: _created,
     e.PlayerJoined: _joined,
     e.SeatControlChanged: _control_changed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.decider import evolve
+from domain.decider import apply, draft, fold
 from domain.events import Event, event_to_dict, event_type
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
@@ -22,7 +22,7 @@ class StoredGame:
 
     def after(self, events: Sequence[Event]) -> StoredGame:
         """This game after domain events just decided."""
-        return StoredGame(fold_events(self.state, events), self.plan)
+        return StoredGame(fold(events, self.state), self.plan)
 
 
 def fold_records(
@@ -35,23 +35,17 @@ def fold_records(
     altered by hand)."""
     if not events:
         return table
-    state, plan = table.state, table.plan
+    state, plan = draft(table.state), table.plan  # changed in place by each event, then kept
     game_id = events[0].game_id
     for stored, record in game_log.typed(events, upcasters=upcasters):
         if isinstance(record, DealPlan):
             plan = record
             continue
         try:
-            state = evolve(state, record)
+            apply(state, record)
         except Exception as exc:  # the rules cannot apply it: the log was damaged
             raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
     return StoredGame(state, plan)
-
-
-def fold_events(state: GameState, events: Sequence[Event]) -> GameState:
-    for event in events:
-        state = evolve(state, event)
-    return state
 
 
 def new_event(event: Event) -> NewEvent:

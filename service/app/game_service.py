@@ -34,7 +34,7 @@ from bots import bot_names, get_bot
 from domain.cards import Card
 from domain.commands import Command, CreateGame, JoinGame
 from domain.dealing import check_explicit_deal
-from domain.decider import decide
+from domain.decider import decide, fold
 from domain.errors import RuleViolation
 from domain.events import PlayerJoined
 from domain.rules import RuleOptions
@@ -53,7 +53,7 @@ from service.app.errors import (
     StaleVersion,
     TooManyConflicts,
 )
-from service.app.game import StoredGame, fold_events, fold_records, new_event
+from service.app.game import StoredGame, fold_records, new_event
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import (
     AppendResult,
@@ -290,7 +290,7 @@ class GameService:
             records = [new_event(e) for e in events]
             if not plan.empty:
                 records.append(plan_event(plan))
-            return Decided(records, StoredGame(fold_events(table.state, events), plan), None)
+            return Decided(records, StoredGame(fold(events, table.state), plan), None)
 
         def lost_race() -> None:
             if idempotency is not None:

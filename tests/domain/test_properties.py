@@ -34,10 +34,13 @@ from domain import (
     RuleOptions,
     RuleViolation,
     Suit,
+    apply,
     decide,
+    draft,
     event_from_dict,
     event_to_dict,
     event_type,
+    evolve,
     fold,
     legal_plays,
     seat_view,
@@ -371,6 +374,35 @@ def test_a_full_game_always_ends(rules: RuleOptions, seed: int) -> None:
     assert game.state.phase is Phase.FINISHED, f"no end after {game.hands_played} hands"
     assert isinstance(game.log[-1], GameEnded)
     check_scoring(rules, game.log)
+
+
+def _attributes(state: GameState) -> tuple[dict, dict | None]:
+    # Every attribute's value is immutable (ints, enums, tuples), so this copy is a snapshot.
+    return dict(vars(state)), dict(vars(state.hand)) if state.hand is not None else None
+
+
+@settings(max_examples=20, deadline=None)
+@given(rules=rule_options(), seed=SEEDS)
+def test_folding_never_changes_a_state_someone_holds(rules: RuleOptions, seed: int) -> None:
+    """evolve and fold change a private draft in place (domain/decider.py), never the state
+    they are given nor its hand: every state lived through is still what it was."""
+    game = start(rules, seed)
+    play_hands(game, hands=2)
+    states = [INITIAL_STATE]
+    for event in game.log:
+        states.append(evolve(states[-1], event))
+    snapshots = [_attributes(s) for s in states]
+    assert fold(game.log) == states[-1] == game.state
+    for start_at in game.rng.sample(range(len(states)), min(6, len(states))):
+        assert fold(game.log[start_at:], states[start_at]) == game.state
+    drafted = draft(states[0])
+    for event, expected in zip(game.log, states[1:], strict=True):
+        apply(drafted, event)
+        assert drafted == expected
+    assert [_attributes(s) for s in states] == snapshots
+    assert [_attributes(state) for _, state in game.lived] == [
+        _attributes(states[length]) for length, _ in game.lived
+    ]
 
 
 @settings(max_examples=60, deadline=None)

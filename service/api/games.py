@@ -92,7 +92,11 @@ def list_games(query: dict[str, Any]):
     SeatViewSchema,
     description="A seat's view with a token, else the public view (without the seat's fields)",
 )
-@blp.alt_response(304, description="Not modified: If-None-Match named the current version")
+@blp.alt_response(
+    304,
+    description="Not modified: If-None-Match named the current ETag of this view: the version "
+    'for the public view ("12"), the version and seat for a seat\'s view ("12.s0")',
+)
 @documented(blp, 401, 404, 409)
 @blp.doc(security=OPTIONAL_BEARER_DOC)
 def get_game(game_id: str):

@@ -124,6 +124,13 @@ _HTTP = [
         "This Idempotency-Key was used for a different request; use a fresh key.",
     ),
     ProblemType(
+        "idempotency-receipt-unreadable",
+        409,
+        "Idempotency record damaged",
+        "The stored record of this Idempotency-Key's first join no longer opens, so its token "
+        "cannot be returned again; nothing was changed. Join under a new name or key.",
+    ),
+    ProblemType(
         "too-many-conflicts",
         503,
         "Too busy",
@@ -200,6 +207,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.StaleVersion: 412,
     app_errors.TooManyConflicts: 503,
     app_errors.IdempotencyKeyReused: 422,
+    app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,

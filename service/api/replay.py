@@ -50,7 +50,7 @@ from service.app.errors import EventNotFound
 from service.app.game import StoredGame
 from service.app.game_service import idempotency_for, new_game_id
 from service.app.replay import Replay, Stream, import_id_for_key
-from service.cli.replay_text import render_hand
+from service.app.replay_text import render_hand
 from service.store.event_store import Snapshot
 
 blp = Blueprint(

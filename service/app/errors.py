@@ -102,6 +102,19 @@ class IdempotencyKeyReused(ServiceError):
     code = "idempotency-key-reused"
 
 
+class ReceiptUnreadable(ServiceError):
+    """A retried join's record holds a token that does not open (the record was altered): the
+    first response cannot be given again, and a second join would take another seat."""
+
+    code = "idempotency-receipt-unreadable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the record of this Idempotency-Key's first request is damaged: its token cannot be "
+            "returned again"
+        )
+
+
 class NameReserved(ServiceError):
     """A player asked for a bot's name: statistics are kept by name, and bots go by theirs."""
 

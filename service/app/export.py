@@ -30,7 +30,7 @@ from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
 from service.app.deal_plan import DealPlan, plan_event
 from service.app.errors import ServiceError
 from service.app.hand_records import Logged, hand_records
-from service.cli.replay_text import render_hands, render_summary
+from service.app.replay_text import render_hands, render_summary
 from service.store.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
 from service.store.upcasting import UpcasterRegistry
 

@@ -50,6 +50,7 @@ from service.app.errors import (
     InvalidCursor,
     InvalidDeal,
     NameReserved,
+    ReceiptUnreadable,
     StaleVersion,
     TooManyConflicts,
 )
@@ -254,7 +255,10 @@ class GameService:
         after = fold_records(before, events[start:end])
         token = None
         if receipt.get("token") is not None:
-            token = auth.open_token(receipt["token"], key, receipt["scope"])
+            try:
+                token = auth.open_token(receipt["token"], key, receipt["scope"])
+            except (auth.BrokenSeal, ValueError):  # ValueError: not even base64 or UTF-8
+                raise ReceiptUnreadable() from None
         return Outcome(
             game_id,
             end,

@@ -82,7 +82,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from service.app.errors import GameNotFound
     from service.app.hand_records import ALL
     from service.app.replay import Replay
-    from service.cli.replay_text import render_hands, render_summary, wants_colour
+    from service.app.replay_text import render_hands, render_summary, wants_colour
 
     viewer = ALL if args.all else args.seat
     with open_store() as store:

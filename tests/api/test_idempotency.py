@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from domain.cards import DECK
 from tests.api.helpers import Hearts, auth
 from tests.api.test_errors import assert_problem
@@ -62,6 +64,23 @@ def test_a_retried_join_gets_the_same_seat_and_token(
         assert b"join-ann" not in name
         assert token.encode() not in redis_client.get(name)
         assert 0 < redis_client.ttl(name) <= 86400
+
+
+def test_a_retried_join_whose_record_was_altered_is_refused_not_answered_with_500(
+    hearts: Hearts, client, redis_client, key_prefix
+):
+    game = hearts.create([None] * 4)
+    url = f"/api/v1/games/{game['id']}/seats"
+    assert client.post(url, json={"name": "ann"}, headers=key("join-ann")).status_code == 201
+    (name,) = redis_client.scan_iter(match=f"{key_prefix}:*:idem:*")
+    fingerprint, _, response = redis_client.get(name).decode().partition("\n")
+    record = json.loads(response)
+    sealed = record["token"]
+    record["token"] = sealed[:-4] + ("AAAA" if not sealed.endswith("AAAA") else "BBBB")
+    redis_client.set(name, fingerprint + "\n" + json.dumps(record), keepttl=True)
+    again = client.post(url, json={"name": "ann"}, headers=key("join-ann"))
+    assert_problem(again, 409, "idempotency-receipt-unreadable")
+    assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 2
 
 
 def test_a_retried_create_gets_the_same_game(client):

@@ -11,9 +11,9 @@ import pytest
 import redis
 
 from service.app.hand_records import decode_events, hand_records
+from service.app.replay_text import render_hand, wants_colour
 from service.cli import main
 from service.cli.replay import sse_worker_class
-from service.cli.replay_text import render_hand, wants_colour
 from service.store.event_store import RedisEventStore
 from tests.replay.helpers import play_game
 from tests.replay.tamper import find, read_raw, tamper

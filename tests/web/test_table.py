@@ -279,6 +279,78 @@ def test_join_from_the_table_shoot_the_moon_and_choose_how_it_scores(
         context.close()
 
 
+PASS_TARGET = {"left": 1, "across": None, "right": -1}
+
+
+@pytest.mark.parametrize("players", [3, 5, 6])
+def test_three_five_and_six_player_tables_seat_everyone_and_play_a_hand(
+    browser: Browser, web_server: str, players: int
+):
+    context = browser.new_context(viewport={"width": 1100, "height": 820})
+    try:
+        page = context.new_page()
+        page.goto(web_server + "/")
+        page.get_by_label("Your name").fill("kim")
+        page.get_by_label("Play to").fill("1")
+        page.get_by_label("Players").select_option(str(players))
+        expect(page.locator(".seatpicks select")).to_have_count(players - 1)
+        page.get_by_role("button", name="Create and sit down").click()
+        page.wait_for_url(re.compile(r"#/game/g[0-9a-f]+"))
+        expect(page.locator(".hand .card").first).to_be_visible()
+        game_id = game_id_of(page)
+        token = token_of(page, game_id)
+        view = api(web_server, f"/games/{game_id}", token)
+        size = len(view["hand"])
+        expect(page.locator(".hand .card")).to_have_count(size)
+        # Every seat is drawn once, each in its own place, the viewer at the bottom.
+        seats = page.locator(".felt .seat")
+        expect(seats).to_have_count(players)
+        classes = seats.evaluate_all("els => els.map(e => e.className)")
+        places = {c for name in classes for c in name.split() if c.startswith("pos-")}
+        assert len(places) == players
+        expect(page.locator('.felt .seat.pos-bottom[data-seat="0"]')).to_have_count(1)
+        boxes = seats.evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect();"
+            " return [r.left, r.top, r.right, r.bottom]; })"
+        )
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                overlap = min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+                assert not overlap, f"two seats overlap: {a} {b}"
+        if view["phase"] == "passing":
+            direction = view["pass_direction"]
+            offset = PASS_TARGET[direction] if direction != "across" else players // 2
+            target = view["seats"][offset % players]
+            expect(page.locator(".banner")).to_contain_text(f"to {target['name']}")
+            cards = page.locator(".hand .card")
+            for index in range(view["cards_to_pass"]):
+                cards.nth(index).click()
+            page.locator("#pass").click()
+        played = 0
+        while True:
+            page.wait_for_function(
+                "document.querySelector('#table')?.dataset.phase === 'finished'"
+                " || document.querySelector('.hand .card.legal:not(:disabled)')"
+            )
+            if page.locator("#table").get_attribute("data-phase") == "finished":
+                break
+            page.locator(".hand .card.legal:not(:disabled)").first.click()
+            played += 1
+            expect(page.locator(".hand .card")).to_have_count(size - played)
+        assert played == size
+        expect(page.locator(".lasthand")).to_contain_text("Hand 1 over")
+        # The replay draws every seat's dealt hand.
+        page.get_by_role("link", name="Replay the last hand").click()
+        expect(page.locator("#replay")).to_have_attribute("data-step", "0")
+        expect(page.locator("#replay .seat")).to_have_count(players)
+        record = api(web_server, f"/games/{game_id}/hands/1")
+        for seat_number, dealt in enumerate(record["dealt"]):
+            shown = hand_codes(page, f'#replay .seat[data-seat="{seat_number}"] .card')
+            assert sorted(shown) == sorted(dealt)
+    finally:
+        context.close()
+
+
 def test_a_phone_sized_screen_fits_the_hand_and_the_table(browser: Browser, web_server: str):
     phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     try:

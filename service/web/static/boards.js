@@ -5,7 +5,7 @@ import { api } from "./api.js";
 import { escapeHtml } from "./cards.js";
 import { $, nameHtml, showProblem } from "./ui.js";
 
-const COLOURS = ["#d7263d", "#1b998b", "#2e86de", "#f49d37"];
+const COLOURS = ["#d7263d", "#1b998b", "#2e86de", "#f49d37", "#7b2cbf", "#5c6b73"]; // up to 6 seats
 
 // An SVG line chart of the running total after each hand; hand 0 is the start (all zero).
 export function totalsPlot(seats, hands) {

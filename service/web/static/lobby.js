@@ -58,7 +58,8 @@ export async function showLobby(root) {
         <label>Your name <input name="name" required maxlength="64" autocomplete="nickname"></label>
         <label>Rules <select name="preset">${PRESETS.map((p) => `<option>${p}</option>`).join("")}</select></label>
         <label>Play to <input name="score_limit" type="number" min="1" max="1000" value="100"></label>
-        <div class="seatpicks"><span>Seat 0: you</span>${[1, 2, 3].map(seatChoice).join("")}</div>
+        <label>Players <select name="players">${[3, 4, 5, 6].map((n) => `<option${n === 4 ? " selected" : ""}>${n}</option>`).join("")}</select></label>
+        <div class="seatpicks"></div>
         <button class="primary" type="submit">Create and sit down</button>
       </form>
     </section>
@@ -68,12 +69,18 @@ export async function showLobby(root) {
     </section>`;
   const form = $("#create", root);
   form.name.value = localStorage.getItem(NAME) ?? "";
+  const others = () => Array.from({ length: Number(form.players.value) - 1 }, (_, i) => i + 1);
+  const drawSeatPicks = () => {
+    $(".seatpicks", form).innerHTML = `<span>Seat 0: you</span>${others().map(seatChoice).join("")}`;
+  };
+  form.players.addEventListener("change", drawSeatPicks);
+  drawSeatPicks();
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const name = form.name.value.trim();
     localStorage.setItem(NAME, name);
-    const seats = [null, ...[1, 2, 3].map((s) => (form[`seat${s}`].value ? { bot: form[`seat${s}`].value } : null))];
-    const rules = { preset: form.preset.value };
+    const seats = [null, ...others().map((s) => (form[`seat${s}`].value ? { bot: form[`seat${s}`].value } : null))];
+    const rules = { preset: form.preset.value, players: Number(form.players.value) };
     if (form.score_limit.value) rules.score_limit = Number(form.score_limit.value);
     attempt(async () => {
       const game = await api.create({ rules, seats });

@@ -3,9 +3,8 @@
 
 import { api } from "./api.js";
 import { cardBack, cardHtml, escapeHtml, sortHand } from "./cards.js";
-import { $, attempt, nameHtml, seatName } from "./ui.js";
+import { $, attempt, nameHtml, seatName, seatPositions } from "./ui.js";
 
-const POSITIONS = ["bottom", "left", "top", "right"];
 
 // The hand as a list of steps; each step is everything the table shows at that moment.
 export function replaySteps(record) {
@@ -116,9 +115,10 @@ export async function showReplay(root, gameId, number) {
     const step = steps[at];
     slider.value = String(at);
     section.dataset.step = String(at);
-    const seats = [0, 1, 2, 3].map((s) => seatHtml(s, POSITIONS[s], step)).join("");
+    const positions = seatPositions(record.seats.length); // seen from seat 0
+    const seats = positions.map((position, s) => seatHtml(s, position, step)).join("");
     const trick = step.trick
-      .map(({ seat, card }) => `<div class="slot pos-${POSITIONS[seat]}">${cardHtml(card)}</div>`)
+      .map(({ seat, card }) => `<div class="slot pos-${positions[seat]}">${cardHtml(card)}</div>`)
       .join("");
     felt.innerHTML = `${seats}<div class="trick">${trick}</div>`;
     let caption = `${at} / ${steps.length - 1}: ${escapeHtml(step.caption)}`;

@@ -3,10 +3,7 @@
 
 import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
 import { cardBack, cardHtml, escapeHtml, sortHand } from "./cards.js";
-import { $, attempt, nameHtml, seatName, setConnection, showProblem } from "./ui.js";
-
-const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
-const PASS_TO = { left: 1, across: 2, right: 3 };
+import { $, attempt, nameHtml, passTarget, seatName, seatPositions, setConnection, showProblem } from "./ui.js";
 
 function handSummaryHtml(seats, hand, gameId) {
   const rows = hand.points_taken
@@ -165,7 +162,8 @@ export async function showTable(root, gameId, { watch }) {
     }
     const slots = plays
       .map(({ seat, card }) => {
-        const position = POSITIONS[(seat - base + 4) % 4];
+        const players = view.seats.length;
+        const position = seatPositions(players)[(seat - base + players) % players];
         return `<div class="slot pos-${position}">${cardHtml(card)}</div>`;
       })
       .join("");
@@ -207,8 +205,8 @@ export async function showTable(root, gameId, { watch }) {
       return `<div class="banner">Watching: public information only.${join}</div>`;
     }
     if (view.phase === "passing" && view.awaiting.includes(me)) {
-      const target = PASS_TO[view.pass_direction];
-      const to = target ? ` to ${escapeHtml(seatName(view.seats, (me + target) % 4))} (${view.pass_direction})` : ` (${view.pass_direction})`;
+      const target = passTarget(view.pass_direction, me, view.seats.length);
+      const to = target != null ? ` to ${escapeHtml(seatName(view.seats, target))} (${view.pass_direction})` : ` (${view.pass_direction})`;
       const ready = selected.size === view.cards_to_pass;
       return `<div class="banner">Choose ${view.cards_to_pass} cards to pass${to}: ${selected.size} chosen.
         <button type="button" class="primary" id="pass" ${ready && !busy ? "" : "disabled"}>Pass</button></div>`;
@@ -235,7 +233,10 @@ export async function showTable(root, gameId, { watch }) {
     table.dataset.phase = view.phase;
     table.dataset.version = String(view.version);
     table.classList.toggle("spectator", view.seat == null);
-    const seats = [0, 1, 2, 3].map((offset) => seatHtml((base + offset) % 4, POSITIONS[offset])).join("");
+    const players = view.seats.length;
+    const seats = seatPositions(players)
+      .map((position, offset) => seatHtml((base + offset) % players, position))
+      .join("");
     table.innerHTML = `
       <div class="status">${statusLine()}</div>
       <div class="felt">${seats}${trickHtml(base)}</div>

@@ -29,6 +29,25 @@ export function setConnection(state, problem) {
   badge.title = problem ? `${problem.title}: ${problem.detail ?? ""}` : "";
 }
 
+// Where each seat sits, clockwise from the viewer (at the bottom), for 3 to 6 players: the
+// classes the felt's and the trick's grids place (style.css).
+const LAYOUTS = {
+  3: ["bottom", "left", "right"],
+  4: ["bottom", "left", "top", "right"],
+  5: ["bottom", "left", "top-left", "top-right", "right"],
+  6: ["bottom", "left", "top-left", "top", "top-right", "right"],
+};
+
+export function seatPositions(players) {
+  return LAYOUTS[players] ?? LAYOUTS[4];
+}
+
+// The seat a pass in `direction` goes to from `seat` (domain/passing.py pass_target), or null.
+export function passTarget(direction, seat, players) {
+  const offset = { left: 1, right: players - 1, across: Math.floor(players / 2) }[direction];
+  return offset == null ? null : (seat + offset) % players;
+}
+
 export function seatName(seats, seat) {
   const info = seats?.[seat];
   if (!info) return `seat ${seat}`;

@@ -177,10 +177,19 @@ def _to_json(value: Any) -> Any:
 Convert = Callable[[Any], Any]
 
 
+def _card_from_json(value: Any, _interned: dict[str, Card] = Card._interned) -> Card:
+    # A stored card is in its canonical spelling, so this is one dict lookup; anything else goes
+    # through Card(), which reads other spellings and raises InvalidCard (a ValueError).
+    try:
+        return _interned[value]
+    except (KeyError, TypeError):
+        return Card(value)
+
+
 def _converter(tp: Any) -> Convert | None:
     """What turns a field's JSON value into its value; None where the JSON value is the value."""
     if tp is Card:
-        return Card
+        return _card_from_json
     if tp is RuleOptions:
         return RuleOptions.from_dict
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -200,6 +209,14 @@ def _converter(tp: Any) -> Convert | None:
                 return tuple
             return lambda value: tuple([item(v) for v in value])
         items = [_converter(a) or _same for a in args]
+        if len(items) == 2:  # a play (seat, card): four in every trick taken
+            first, second = items
+
+            def pair(value: Any) -> tuple[Any, Any]:
+                a, b = value  # ValueError unless exactly two items
+                return (first(a), second(b))
+
+            return pair
         return lambda value: tuple([c(v) for c, v in zip(items, value, strict=True)])
     return None
 

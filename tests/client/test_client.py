@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -70,6 +71,54 @@ def test_a_seat_plays_with_its_token(hearts):
     seen = hearts.game(game["id"], me.token)
     assert seen["hand"] == me.refresh()["hand"]
     assert "hand" not in hearts.game(game["id"])  # the public view shows no hand
+
+
+def play_to_the_end(seat) -> None:
+    """The seat's first legal move each time it is due (its bots answer within each move)."""
+    while seat.view["phase"] != "finished":
+        assert seat.my_turn, seat.view
+        if seat.view["phase"] == "passing":
+            seat.pass_cards(seat.view["legal_cards"][: seat.view["cards_to_pass"]])
+        elif seat.view["phase"] == "moon_choice":
+            seat.choose_moon("add_to_others")
+        else:
+            seat.play(seat.view["legal_cards"][0])
+
+
+def test_a_seat_follows_its_game_live_then_replays_audits_and_exports_it(hearts):
+    game = hearts.create_game(rules={"score_limit": 1}, seats=[None, *BOTS], seed="follow")
+    me = hearts.join(game["id"], "flo")
+    seen: list[dict] = []
+    ended = threading.Event()
+
+    def watch() -> None:
+        seen.extend(me.follow())  # returns once the game has ended
+        ended.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    play_to_the_end(me)
+    assert ended.wait(60), "the live stream did not end with the game"
+    version = hearts.game(game["id"])["version"]
+    assert [event["seq"] for event in seen] == list(range(1, version + 1))
+    # What arrived live is what the log holds for this seat, page by page.
+    logged, after = [], 0
+    while True:
+        page = hearts.events(game["id"], token=me.token, after=after, limit=25)
+        logged += page["events"]
+        if not page["more"]:
+            break
+        after = page["next_after"]
+    assert [(e["seq"], e["type"]) for e in logged] == [(e["seq"], e["type"]) for e in seen]
+    # A follower that starts late gets the backlog, then the end.
+    assert [e["seq"] for e in hearts.follow(game["id"], after=version - 3)] == list(
+        range(version - 2, version + 1)
+    )
+    record = hearts.hand(game["id"], 1)
+    assert len(record["dealt"]) == 4 and all(len(cards) == 13 for cards in record["dealt"])
+    assert hearts.state_at(game["id"], 1, token=me.token)["phase"] == "waiting"
+    assert hearts.audit(game["id"])["ok"] is True
+    imported = hearts.import_game(hearts.export(game["id"]))
+    assert hearts.audit(imported["id"])["ok"] is True
 
 
 def test_refusals_are_problems_with_stable_codes(hearts):

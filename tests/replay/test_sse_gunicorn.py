@@ -1,6 +1,7 @@
-"""Live event streams against real gunicorn (``hearts serve``, gevent) and a real redis-server:
-resume with Last-Event-ID loses and repeats nothing; a seat never sees another seat's hidden
-cards before the hand is over; keep-alives; the end; idle streams do not hold the worker."""
+"""Live event streams against real gunicorn (``hearts serve``, gevent), on one redis-server and
+on a Redis Cluster: resume with Last-Event-ID loses and repeats nothing; a seat never sees
+another seat's hidden cards before the hand is over; keep-alives; the end; idle streams do not
+hold the worker."""
 
 from __future__ import annotations
 
@@ -14,11 +15,16 @@ from tests.replay.live import SSEStream, request, start_server, stop_server
 RULES = {"score_limit": 27}  # at least two hands
 
 
-@pytest.fixture(scope="module")
-def server(redis_server, tmp_path_factory):
+@pytest.fixture(scope="module", params=["redis", "cluster"])
+def server(request, tmp_path_factory):
+    """``hearts serve`` on one redis-server, and on a Redis Cluster (redis+cluster://)."""
+    if request.param == "cluster":
+        url = request.getfixturevalue("redis_cluster").url
+    else:
+        url = request.getfixturevalue("redis_server")
     prefix = f"sse-{int(time.time() * 1000)}"
     process, port = start_server(
-        redis_server, prefix, tmp_path_factory.mktemp("gunicorn"), HEARTS_SSE_KEEPALIVE="0.3"
+        url, prefix, tmp_path_factory.mktemp("gunicorn"), HEARTS_SSE_KEEPALIVE="0.3"
     )
     yield port
     stop_server(process)

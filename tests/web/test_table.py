@@ -108,6 +108,15 @@ def check_spectator_saw_only_public_cards(base: str, game_id: str, seen: list[st
         assert public_at <= version, f"{card} shown at version {version}, public at {public_at}"
 
 
+def my_turn_before_the_end(page: Page) -> bool:
+    """Wait until a card can be played (True) or the game is over (False)."""
+    page.wait_for_function(
+        "document.querySelector('#table')?.dataset.phase === 'finished'"
+        " || document.querySelector('.hand .card.legal:not(:disabled)')"
+    )
+    return page.locator("#table").get_attribute("data-phase") != "finished"
+
+
 def create_game(page: Page, base: str, name: str = "ann") -> str:
     page.goto(base + "/")
     page.get_by_label("Your name").fill(name)
@@ -147,11 +156,7 @@ def test_play_watch_reload_and_replay_a_hand(browser: Browser, web_server: str):
         played = 0
         reloaded = False
         while True:
-            page.wait_for_function(
-                "document.querySelector('#table')?.dataset.phase === 'finished'"
-                " || document.querySelector('.hand .card.legal:not(:disabled)')"
-            )
-            if page.locator("#table").get_attribute("data-phase") == "finished":
+            if not my_turn_before_the_end(page):
                 break
             view = api(base, f"/games/{game_id}", token)
             if view["phase"] != "playing" or view["turn"] != view["seat"]:
@@ -328,11 +333,7 @@ def test_three_five_and_six_player_tables_seat_everyone_and_play_a_hand(
             page.locator("#pass").click()
         played = 0
         while True:
-            page.wait_for_function(
-                "document.querySelector('#table')?.dataset.phase === 'finished'"
-                " || document.querySelector('.hand .card.legal:not(:disabled)')"
-            )
-            if page.locator("#table").get_attribute("data-phase") == "finished":
+            if not my_turn_before_the_end(page):
                 break
             page.locator(".hand .card.legal:not(:disabled)").first.click()
             played += 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import httpx
@@ -108,6 +110,82 @@ class HeartsClient:
     def player(self, name: str, *, recent: int | None = None) -> dict[str, Any]:
         return self._call("GET", f"/players/{name}", params={"recent": recent})
 
+    # -- the log: events, hands, audit -------------------------------------------------------
+
+    def events(
+        self,
+        game_id: str,
+        *,
+        token: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """One page of the game's events after seq ``after``, as the token's seat (or anyone)
+        may see them: ``{"events": [...], "next_after": ..., "more": ...}``."""
+        params = {"after": after, "limit": limit}
+        return self._call("GET", f"/games/{game_id}/events", params=params, token=token)
+
+    def follow(
+        self,
+        game_id: str,
+        *,
+        token: str | None = None,
+        after: int = 0,
+        retries: int = 5,
+    ) -> Iterator[dict[str, Any]]:
+        """Every event after seq ``after`` as it happens (Server-Sent Events), until the game
+        ends. A dropped connection, or the server's bounded stream lifetime, is resumed from the
+        last event received (``Last-Event-ID``): nothing lost, nothing twice. ``retries``
+        connection failures in a row end it with the error."""
+        failures = 0
+        while True:
+            headers = {"Accept": "text/event-stream", "Last-Event-ID": str(after)}
+            if token is not None:
+                headers["Authorization"] = f"Bearer {token}"
+            try:
+                with self.http.stream(
+                    "GET", f"{API}/games/{game_id}/events", headers=headers, timeout=None
+                ) as response:
+                    if response.status_code == 204:
+                        return  # nothing more will ever come
+                    if response.is_error:
+                        response.read()
+                        raise _problem(response)
+                    for kind, data in _messages(response.iter_lines()):
+                        failures = 0
+                        if kind == "end":
+                            return
+                        if kind == "message" and data is not None:
+                            after = data["seq"]
+                            yield data
+            except httpx.TransportError:
+                failures += 1
+                if failures > retries:
+                    raise
+                time.sleep(min(2.0, 0.1 * 2**failures))
+
+    def hand(self, game_id: str, number: int, *, token: str | None = None) -> dict[str, Any]:
+        """Hand ``number``'s record: in full once it is over; while in play, what you may see."""
+        return self._call("GET", f"/games/{game_id}/hands/{number}", token=token)
+
+    def state_at(self, game_id: str, at: int, *, token: str | None = None) -> dict[str, Any]:
+        """The game as it stood after event ``at``: the view ``game()`` gave then."""
+        return self._call("GET", f"/games/{game_id}/state", params={"at": at}, token=token)
+
+    def audit(self, game_id: str) -> dict[str, Any]:
+        """The server's re-verification of the whole log (``ok`` false on any discrepancy)."""
+        return self._call("GET", f"/games/{game_id}/audit")
+
+    def export(self, game_id: str) -> dict[str, Any]:
+        """A finished game as one self-contained document (``import_game`` takes it back)."""
+        return self._call("GET", f"/games/{game_id}/export")
+
+    def import_game(
+        self, document: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Record an exported game here, after the server has audited it."""
+        return self._call("POST", "/games/import", document, key=idempotency_key)
+
     # -- the wire ----------------------------------------------------------------------------
 
     def _call(
@@ -135,6 +213,23 @@ class HeartsClient:
         if response.is_error:
             raise _problem(response)
         return response.json()
+
+
+def _messages(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """(event name, parsed data) per Server-Sent Events message; comments are skipped."""
+    kind, data = "message", []
+    for line in lines:
+        if line == "":
+            if data:
+                yield kind, json.loads("\n".join(data))
+            kind, data = "message", []
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "event":
+            kind = value
+        elif name == "data":
+            data.append(value)
 
 
 def _problem(response: httpx.Response) -> HeartsProblem:
@@ -173,6 +268,10 @@ class Seat:
     def choose_moon(self, choice: MoonChoice, **options: Any) -> CommandResult:
         """After shooting the moon where the shooter chooses how it scores."""
         return self._move("moon", {"choice": choice}, **options)
+
+    def follow(self, after: int = 0) -> Iterator[dict[str, Any]]:
+        """This game's events as this seat may see them, as they happen (``client.follow``)."""
+        return self.client.follow(self.game_id, token=self.token, after=after)
 
     def set_bot(self, bot: str | None, **options: Any) -> CommandResult:
         """Hand the seat to a bot strategy, or take it back with None."""

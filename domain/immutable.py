@@ -1,9 +1,9 @@
-"""A fast ``dataclasses.replace`` for the frozen state classes folded on every event.
+"""A fast ``dataclasses.replace`` for frozen dataclasses copied many times in a loop.
 
 ``dataclasses.replace`` inspects the class and runs ``__init__`` (one ``object.__setattr__`` per
-field) on each call, which made it most of the fold's time. The state classes are frozen
-dataclasses without slots, so a copy is one new ``__dict__``: the same object ``replace`` would
-give, still frozen to everyone else.
+field) on each call. For a frozen dataclass without slots a copy is one new ``__dict__``: the
+same object ``replace`` would give, still frozen to everyone else. The projections' scoreboards
+use it; the game state no longer copies per event (domain/decider.py changes a private draft).
 """
 
 from __future__ import annotations

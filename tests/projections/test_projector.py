@@ -116,7 +116,10 @@ def test_two_projectors_side_by_side_equal_one(redis_url, key_prefix, store, pro
         logs = [stop(w) for w in workers]
     acked = [int(log.rsplit("acknowledged ", 1)[1].split()[0]) for log in logs]
     assert sum(acked) == sum(store.redis.xlen(k) for k in store.partition_log_keys())
-    assert all(n > 0 for n in acked), acked  # both took a share of the deliveries
+    # Who applies what is up to the leases (asserted shared before the appends): under load a
+    # projector that renews late loses its partitions to the other, once seen as [0, 739] in a
+    # 20-run loop. Exactness does not depend on it, so it is not asserted: every entry acked
+    # once (above), and the read models equal one projector's (below).
     build_generation(projections, "one")
     assert projections.dump(projections.current_generation()) == projections.dump("one")
 

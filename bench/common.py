@@ -27,6 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+# The throwaway servers' free port (and free cluster bus port) is chosen as the tests choose it.
+from tests.redis_helpers import free_port
+
 
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
@@ -176,24 +179,6 @@ class RedisServer:
                 self.process.kill()
                 self.process.wait()
         shutil.rmtree(self._dir, ignore_errors=True)
-
-
-def free_port(cluster: bool = False) -> int:
-    """A free loopback port; with ``cluster``, one whose cluster bus port (+10000) is free too
-    (and below 65536)."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if not cluster:
-            return port
-        if port + 10000 < 65536:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bus:
-                try:
-                    bus.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            return port
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 15.0) -> None:

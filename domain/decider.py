@@ -335,7 +335,7 @@ def _hand(state: GameState) -> HandState:
 def evolve(state: GameState, event: e.Event) -> GameState:
     """The state after one event. Pure; events are facts, so nothing is checked here."""
     new = draft(state)
-    _APPLIERS[type(event)](new, event)
+    apply(new, event)
     return new
 
 

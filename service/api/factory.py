@@ -19,6 +19,7 @@ from service.api import problems
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
+from service.api.security_headers import add_security_headers
 from service.app.bot_runner import start_sweep
 from service.app.game_service import GameService
 from service.settings import Settings
@@ -65,8 +66,6 @@ def create_app(
         OPENAPI_VERSION="3.0.3",
         OPENAPI_URL_PREFIX="/api/v1",
         OPENAPI_JSON_PATH="openapi.json",
-        OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
         API_SPEC_OPTIONS={
             "info": {
                 "description": "An event-sourced Hearts server. Errors are RFC 9457 problems "
@@ -100,6 +99,7 @@ def create_app(
     problems.register(app)
     api_package.register(app, api)
     app.register_blueprint(web_table)  # the browser client at / (service/web)
+    add_security_headers(app)  # CSP, nosniff, no-referrer on every answer (issue 22)
     app.before_request(_before)
     app.after_request(_after)
 

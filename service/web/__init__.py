@@ -11,9 +11,12 @@ from pathlib import Path
 
 from flask import Blueprint, Response, send_from_directory
 
+from service.web.docs import bp as api_reference
+
 STATIC = Path(__file__).parent / "static"
 
 bp = Blueprint("web", __name__, static_folder=str(STATIC), static_url_path="/web")
+bp.register_blueprint(api_reference)  # /api/v1/docs: Swagger UI from our own files (docs.py)
 
 
 @bp.route("/", methods=["GET"])

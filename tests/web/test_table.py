@@ -378,7 +378,7 @@ def test_api_problems_are_shown_not_a_blank_page(browser: Browser, web_server: s
     context = browser.new_context()
     try:
         page = context.new_page()
-        page.goto(f"{web_server}/#/watch/gnosuchgame")
+        page.goto(f"{web_server}/#/watch/g{'0' * 20}")  # well formed, but no such game
         expect(page.locator("#problem")).to_be_visible()
         expect(page.locator("#problem .title")).to_have_text("No such game")
         expect(page.locator("#page")).to_contain_text("Back to the lobby")

@@ -26,6 +26,11 @@ async function problemOf(response) {
   return { title: `HTTP ${response.status}`, detail: response.statusText, status: response.status };
 }
 
+function randomKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export async function call(method, path, { token, body, idempotent = true } = {}) {
   const headers = { Accept: "application/json", ...bearer(token) };
   // no-store: the table always wants the state now, and a game's replay and event pages are
@@ -35,8 +40,9 @@ export async function call(method, path, { token, body, idempotent = true } = {}
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
-    // A retried POST (after a timeout) must not act twice: one key per intended command.
-    if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+    // A retried POST (after a timeout) must not act twice: one key per intended command. 256
+    // random bits: a join's receipt (its token) is bound to its key, so no one may guess it.
+    if (idempotent) headers["Idempotency-Key"] = randomKey();
   }
   let response;
   try {
@@ -48,18 +54,23 @@ export async function call(method, path, { token, body, idempotent = true } = {}
   return response.status === 204 ? null : response.json();
 }
 
+// Every value put into a path is one encoded segment: an id can never add a segment, a query
+// or a fragment to the request (issue 22: "ID/scoreboard?x=..." once reached another endpoint).
+const seg = (value) => encodeURIComponent(String(value));
+const game = (id) => `/games/${seg(id)}`;
+
 export const api = {
   games: (query = "") => call("GET", `/games${query}`),
   create: (body) => call("POST", "/games", { body }),
   join: (id, name, seat) =>
-    call("POST", `/games/${id}/seats`, { body: seat == null ? { name } : { name, seat } }),
-  view: (id, token) => call("GET", `/games/${id}`, { token }),
-  pass: (id, token, cards) => call("POST", `/games/${id}/pass`, { token, body: { cards } }),
-  play: (id, token, card) => call("POST", `/games/${id}/play`, { token, body: { card } }),
-  moon: (id, token, choice) => call("POST", `/games/${id}/moon`, { token, body: { choice } }),
-  hand: (id, n) => call("GET", `/games/${id}/hands/${n}`),
-  audit: (id) => call("GET", `/games/${id}/audit`),
-  scoreboard: (id) => call("GET", `/games/${id}/scoreboard`),
+    call("POST", `${game(id)}/seats`, { body: seat == null ? { name } : { name, seat } }),
+  view: (id, token) => call("GET", game(id), { token }),
+  pass: (id, token, cards) => call("POST", `${game(id)}/pass`, { token, body: { cards } }),
+  play: (id, token, card) => call("POST", `${game(id)}/play`, { token, body: { card } }),
+  moon: (id, token, choice) => call("POST", `${game(id)}/moon`, { token, body: { choice } }),
+  hand: (id, n) => call("GET", `${game(id)}/hands/${seg(n)}`),
+  audit: (id) => call("GET", `${game(id)}/audit`),
+  scoreboard: (id) => call("GET", `${game(id)}/scoreboard`),
   leaderboard: (sort) => call("GET", `/leaderboard?sort=${encodeURIComponent(sort)}&limit=50`),
 };
 
@@ -133,7 +144,7 @@ export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
     controller = new AbortController();
     const headers = { Accept: "text/event-stream", ...bearer(token) };
     if (last) headers["Last-Event-ID"] = String(last);
-    const response = await fetch(`${BASE}/games/${gameId}/events`, {
+    const response = await fetch(`${BASE}${game(gameId)}/events`, {
       headers,
       signal: controller.signal,
     });

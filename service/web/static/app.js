@@ -1,11 +1,48 @@
 // The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/replay/ID/N,
 // #/scoreboard/ID, #/leaderboard. Each page module renders into #page and returns a cleanup.
 
+import { ApiError } from "./api.js";
 import { showLeaderboard, showScoreboard } from "./boards.js";
 import { showLobby } from "./lobby.js";
 import { showReplay } from "./replay.js";
 import { showTable } from "./table.js";
-import { $, clearProblem, setConnection, showProblem } from "./ui.js";
+import { $, clearProblem, html, render, setConnection, showProblem } from "./ui.js";
+
+// The ids the service makes (service/app/game_service.py: new_game_id, game_id_for_key): "g"
+// and 20 hex digits. Anything else in a link is refused before it reaches a request or the page.
+export const GAME_ID = /^g[0-9a-f]{20}$/;
+const HAND_NUMBER = /^[1-9][0-9]{0,5}$/;
+
+// The fragment as [page, id, hand]: split on "/" first, then each part decoded once (a "%2F"
+// in an id stays inside that id, and is then refused by the pattern).
+export function parseFragment(hash) {
+  const parts = hash.replace(/^#\/?/, "").split("/");
+  return parts.map((part) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return null; // malformed escapes: not a valid anything
+    }
+  });
+}
+
+// A link the page will not follow, shown like the server's problems.
+const badLink = (detail) => new ApiError({ title: "Not a valid link", detail, code: "bad-link" });
+
+function gameIdOf(id) {
+  if (typeof id !== "string" || !GAME_ID.test(id)) {
+    throw badLink("Its game id is not one this server makes (g and 20 hex digits).");
+  }
+  return id;
+}
+
+function handOf(extra) {
+  if (extra === undefined || extra === "") return 1;
+  if (typeof extra !== "string" || !HAND_NUMBER.test(extra)) {
+    throw badLink("Its hand number is not a number.");
+  }
+  return Number(extra);
+}
 
 let cleanup = null;
 
@@ -14,19 +51,19 @@ async function route() {
   cleanup = null;
   clearProblem();
   setConnection(null);
-  const [page, id, extra] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const [page, id, extra] = parseFragment(location.hash);
   const root = $("#page");
-  root.innerHTML = "";
+  root.replaceChildren();
   document.body.dataset.page = page || "lobby";
   try {
-    if (page === "game") cleanup = await showTable(root, id, { watch: false });
-    else if (page === "watch") cleanup = await showTable(root, id, { watch: true });
-    else if (page === "replay") cleanup = await showReplay(root, id, Number(extra) || 1);
-    else if (page === "scoreboard") cleanup = await showScoreboard(root, id);
+    if (page === "game") cleanup = await showTable(root, gameIdOf(id), { watch: false });
+    else if (page === "watch") cleanup = await showTable(root, gameIdOf(id), { watch: true });
+    else if (page === "replay") cleanup = await showReplay(root, gameIdOf(id), handOf(extra));
+    else if (page === "scoreboard") cleanup = await showScoreboard(root, gameIdOf(id));
     else if (page === "leaderboard") cleanup = await showLeaderboard(root);
     else cleanup = await showLobby(root);
   } catch (error) {
-    root.innerHTML = `<p class="muted">This page could not be shown. <a href="#/">Back to the lobby</a></p>`;
+    render(root, html`<p class="muted">This page could not be shown. <a href="#/">Back to the lobby</a></p>`);
     showProblem(error);
   }
 }

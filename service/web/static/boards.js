@@ -2,10 +2,10 @@
 // and the players' leaderboard.
 
 import { api } from "./api.js";
-import { escapeHtml } from "./cards.js";
-import { $, nameHtml, showProblem } from "./ui.js";
+import { $, arrangedBadge, html, nameHtml, render, segment, showProblem } from "./ui.js";
 
-const COLOURS = ["#d7263d", "#1b998b", "#2e86de", "#f49d37", "#7b2cbf", "#5c6b73"]; // up to 6 seats
+// Each seat's colour is its class, seat-0 to seat-5 (style.css): no style attributes, which the
+// Content-Security-Policy (style-src 'self') would refuse.
 
 // An SVG line chart of the running total after each hand; hand 0 is the start (all zero).
 export function totalsPlot(seats, hands) {
@@ -19,23 +19,19 @@ export function totalsPlot(seats, hands) {
   const count = Math.max(1, scored.length);
   const x = (i) => pad.left + (i / count) * (width - pad.left - pad.right);
   const y = (v) => pad.top + ((max - v) / (max - min)) * (height - pad.top - pad.bottom);
-  const lines = series
-    .map((values, seat) => {
-      const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-      return `<polyline fill="none" stroke="${COLOURS[seat]}" stroke-width="2.5" points="${points}" data-seat="${seat}"/>`;
-    })
-    .join("");
-  const ticks = [min, Math.round((min + max) / 2), max]
-    .map((v) => `<text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>
-      <line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`)
-    .join("");
-  const labels = scored
-    .map((h, i) => `<text x="${x(i + 1)}" y="${height - 8}" text-anchor="middle">${h.hand_number}</text>`)
-    .join("");
-  const legend = seats
-    .map((_, s) => `<span><i style="background:${COLOURS[s]}"></i>${nameHtml(seats, s)}</span>`)
-    .join("");
-  return `<figure class="plot"><svg viewBox="0 0 ${width} ${height}" role="img" aria-label="Score per hand">
+  const lines = series.map((values, seat) => {
+    const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    return html`<polyline class="line seat-${seat}" fill="none" stroke-width="2.5" points="${points}" data-seat="${seat}"/>`;
+  });
+  const ticks = [min, Math.round((min + max) / 2), max].map(
+    (v) => html`<text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>
+      <line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`,
+  );
+  const labels = scored.map(
+    (h, i) => html`<text x="${x(i + 1)}" y="${height - 8}" text-anchor="middle">${h.hand_number}</text>`,
+  );
+  const legend = seats.map((_, s) => html`<span><i class="swatch seat-${s}"></i>${nameHtml(seats, s)}</span>`);
+  return html`<figure class="plot"><svg viewBox="0 0 ${width} ${height}" role="img" aria-label="Score per hand">
     ${ticks}${labels}${lines}</svg><figcaption class="legend">${legend}</figcaption></figure>`;
 }
 
@@ -47,7 +43,7 @@ async function scoreboardWhenReady(root, gameId, alive) {
       return await api.scoreboard(gameId);
     } catch (error) {
       if (error.problem?.code !== "scoreboard-not-ready" || attempt >= 20 || !alive()) throw error;
-      root.innerHTML = `<p class="muted">${escapeHtml(error.problem.detail)}; retrying…</p>`;
+      render(root, html`<p class="muted">${error.problem.detail}; retrying…</p>`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
@@ -57,29 +53,28 @@ export async function showScoreboard(root, gameId) {
   const hash = location.hash;
   const board = await scoreboardWhenReady(root, gameId, () => location.hash === hash);
   const seats = board.seats;
-  const head = seats.map((_, s) => `<th>${nameHtml(seats, s)}</th>`).join("");
-  const rows = board.hands
-    .map((h) => {
-      const cells = seats
-        .map((_, s) => {
-          if (!h.scored) return `<td class="muted">…</td>`;
-          const change = h.score_changes[s];
-          const moon = h.shooter === s ? ` <span class="tag">${h.shot}</span>` : "";
-          return `<td>${change > 0 ? "+" : ""}${change} <b>${h.totals[s]}</b>${moon}</td>`;
-        })
-        .join("");
-      return `<tr><td><a href="#/replay/${gameId}/${h.hand_number}">${h.hand_number}</a></td><td>${h.pass_direction}</td>${cells}</tr>`;
-    })
-    .join("");
-  const standings = board.standings
-    .map((s) => `<li>${s.rank}. ${nameHtml(seats, s.seat)} ${s.total}${s.winner ? " 🏆" : ""}</li>`)
-    .join("");
-  root.innerHTML = `<section class="panel scoreboard">
-    <h1>Scoreboard <code>${gameId}</code> <span class="phase">${board.status}</span></h1>
-    <p><a href="#/watch/${gameId}">Table</a></p>
+  const head = seats.map((_, s) => html`<th>${nameHtml(seats, s)}</th>`);
+  const rows = board.hands.map((h) => {
+    const cells = seats.map((_, s) => {
+      if (!h.scored) return html`<td class="muted">…</td>`;
+      const change = h.score_changes[s];
+      const moon = h.shooter === s ? html` <span class="tag">${h.shot}</span>` : "";
+      return html`<td>${change > 0 ? "+" : ""}${change} <b>${h.totals[s]}</b>${moon}</td>`;
+    });
+    return html`<tr><td><a href="#/replay/${segment(gameId)}/${segment(h.hand_number)}">${h.hand_number}</a></td><td>${h.pass_direction}</td>${cells}</tr>`;
+  });
+  const standings = board.standings.map(
+    (s) => html`<li>${s.rank}. ${nameHtml(seats, s.seat)} ${s.total}${s.winner ? " 🏆" : ""}</li>`,
+  );
+  render(
+    root,
+    html`<section class="panel scoreboard">
+    <h1>Scoreboard <code>${gameId}</code> <span class="phase">${board.status}</span>${arrangedBadge(board)}</h1>
+    <p><a href="#/watch/${segment(gameId)}">Table</a></p>
     ${totalsPlot(seats, board.hands)}
     <table class="points"><thead><tr><th>hand</th><th>pass</th>${head}</tr></thead><tbody>${rows}</tbody></table>
-    <ol class="standings">${standings}</ol></section>`;
+    <ol class="standings">${standings}</ol></section>`,
+  );
   return null;
 }
 
@@ -99,19 +94,25 @@ function figure(value) {
 }
 
 export async function showLeaderboard(root) {
-  root.innerHTML = `<section class="panel"><h1>Leaderboard
-    <select id="sort" aria-label="Rank by">${FIGURES.map(([k, t]) => `<option value="${k}">${t}</option>`).join("")}</select></h1>
-    <div id="board"><p class="muted">Loading…</p></div></section>`;
+  render(
+    root,
+    html`<section class="panel"><h1>Leaderboard
+    <select id="sort" aria-label="Rank by">${FIGURES.map(([k, t]) => html`<option value="${k}">${t}</option>`)}</select></h1>
+    <div id="board"><p class="muted">Loading…</p></div></section>`,
+  );
   const select = $("#sort", root);
   async function load() {
     const body = await api.leaderboard(select.value);
-    const head = FIGURES.map(([, t]) => `<th>${t}</th>`).join("");
-    const rows = body.players
-      .map((p) => `<tr><td>${p.rank}</td><td>${escapeHtml(p.name)}</td>${FIGURES.map(([k]) => `<td>${figure(p[k])}</td>`).join("")}</tr>`)
-      .join("");
-    $("#board", root).innerHTML = body.players.length
-      ? `<div class="scroll"><table class="points"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
-      : `<p class="muted">No finished games counted yet.</p>`;
+    const head = FIGURES.map(([, t]) => html`<th>${t}</th>`);
+    const rows = body.players.map(
+      (p) => html`<tr><td>${p.rank}</td><td>${p.name}</td>${FIGURES.map(([k]) => html`<td>${figure(p[k])}</td>`)}</tr>`,
+    );
+    render(
+      $("#board", root),
+      body.players.length
+        ? html`<div class="scroll"><table class="points"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
+        : html`<p class="muted">No finished games counted yet.</p>`,
+    );
   }
   select.addEventListener("change", () => load().catch(showProblem));
   await load();

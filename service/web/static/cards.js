@@ -1,6 +1,8 @@
 // Cards as the API writes them ("QS", "TD", "2C") and as a person reads them (Q♠, 10♦).
 // Every card the page shows is made by cardHtml, with its code in data-card (the tests read it).
 
+import { html } from "./ui.js";
+
 export const SUITS = { C: "♣", D: "♦", S: "♠", H: "♥" };
 const RANKS = "23456789TJQKA";
 // Suits alternate colours in a hand: clubs, diamonds, spades, hearts.
@@ -19,22 +21,17 @@ export function sortHand(cards) {
   return [...cards].sort((a, b) => key(a) - key(b));
 }
 
-export function escapeHtml(text) {
-  return String(text ?? "").replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
-  );
-}
-
-// A card face. tag "button" for a card one may click; extra classes mark legal, selected, ...
-export function cardHtml(card, { tag = "span", classes = [], attrs = "" } = {}) {
-  const red = "DH".includes(suitOf(card)) ? " red" : "";
-  const cls = ["card", ...classes].join(" ") + red;
-  const type = tag === "button" ? ' type="button"' : "";
+// A card face: a button for a card one may click (disabled if it may not be played now), else
+// a span; extra classes mark legal, selected, received.
+export function cardHtml(card, { button = false, disabled = false, classes = [] } = {}) {
+  const cls = ["card", ...classes, ...("DH".includes(suitOf(card)) ? ["red"] : [])].join(" ");
   const text = label(card);
-  return `<${tag}${type} class="${cls}" data-card="${card}" aria-label="${text}" ${attrs}>` +
-    `<span class="rank">${text.slice(0, -1)}</span><span class="suit">${text.slice(-1)}</span>` +
-    `</${tag}>`;
+  const face = html`<span class="rank">${text.slice(0, -1)}</span><span class="suit">${text.slice(-1)}</span>`;
+  if (button) {
+    return html`<button type="button" class="${cls}" data-card="${card}" aria-label="${text}"${
+      disabled ? html` disabled` : ""}>${face}</button>`;
+  }
+  return html`<span class="${cls}" data-card="${card}" aria-label="${text}">${face}</span>`;
 }
 
-export const cardBack = () => `<span class="card back" aria-hidden="true"></span>`;
+export const cardBack = () => html`<span class="card back" aria-hidden="true"></span>`;

@@ -1,37 +1,35 @@
 // The lobby: your name, a form to create a game with bots, and the games to join or watch.
 
 import { api, saveSeat, savedSeat } from "./api.js";
-import { escapeHtml } from "./cards.js";
-import { $, attempt, seatName } from "./ui.js";
+import { $, arrangedBadge, attempt, html, render, seatName, segment } from "./ui.js";
 
 const NAME = "hearts.name";
 const BOTS = ["random", "heuristic", "montecarlo"];
 const PRESETS = ["standard", "computer", "omnibus", "original"];
 
 function seatChoice(seat) {
-  const options = BOTS.map((b) => `<option value="${b}">bot: ${b}</option>`).join("");
-  return `<label>Seat ${seat} <select name="seat${seat}">${options}<option value="">open (a person)</option></select></label>`;
+  const options = BOTS.map((b) => html`<option value="${b}">bot: ${b}</option>`);
+  return html`<label>Seat ${seat} <select name="seat${seat}">${options}<option value="">open (a person)</option></select></label>`;
 }
 
 function gameRow(game) {
   const open = game.seats.filter((s) => s.name == null && s.bot == null).length;
   const mine = savedSeat(game.id);
-  const seats = game.seats
-    .map((s, i) => {
-      const who = s.name == null && s.bot == null ? `<em>open</em>` : escapeHtml(seatName(game.seats, i));
-      return `<span class="who">${who} <b>${game.scores?.[i] ?? 0}</b></span>`;
-    })
-    .join("");
+  const seats = game.seats.map((s, i) => {
+    const who = s.name == null && s.bot == null ? html`<em>open</em>` : seatName(game.seats, i);
+    return html`<span class="who">${who} <b>${game.scores?.[i] ?? 0}</b></span>`;
+  });
   const done = game.phase === "finished" ? game.hand_number : game.hand_number - 1;
+  const id = segment(game.id);
   const actions = [
-    mine ? `<a class="button primary" href="#/game/${game.id}">Resume (${escapeHtml(mine.name)})</a>` : "",
-    !mine && open ? `<button type="button" class="primary" data-join="${game.id}">Join</button>` : "",
-    `<a class="button" href="#/watch/${game.id}">Watch</a>`,
-    done >= 1 ? `<a class="button" href="#/replay/${game.id}/${done}">Replay</a>` : "",
-    game.hand_number >= 1 ? `<a class="button" href="#/scoreboard/${game.id}">Scores</a>` : "",
-  ].join("");
-  return `<li class="game" data-game="${game.id}">
-    <div class="meta"><code>${game.id}</code> <span class="phase">${game.phase}</span>
+    mine ? html`<a class="button primary" href="#/game/${id}">Resume (${mine.name})</a>` : "",
+    !mine && open ? html`<button type="button" class="primary" data-join="${game.id}">Join</button>` : "",
+    html`<a class="button" href="#/watch/${id}">Watch</a>`,
+    done >= 1 ? html`<a class="button" href="#/replay/${id}/${segment(done)}">Replay</a>` : "",
+    game.hand_number >= 1 ? html`<a class="button" href="#/scoreboard/${id}">Scores</a>` : "",
+  ];
+  return html`<li class="game" data-game="${game.id}">
+    <div class="meta"><code>${game.id}</code> <span class="phase">${game.phase}</span>${arrangedBadge(game)}
       ${game.hand_number ? `hand ${game.hand_number}` : ""}</div>
     <div class="seats">${seats}</div><div class="actions">${actions}</div></li>`;
 }
@@ -51,14 +49,16 @@ async function loadGames() {
 }
 
 export async function showLobby(root) {
-  root.innerHTML = `
+  render(
+    root,
+    html`
     <section class="panel">
       <h1>New game</h1>
       <form id="create" class="create">
         <label>Your name <input name="name" required maxlength="64" autocomplete="nickname"></label>
-        <label>Rules <select name="preset">${PRESETS.map((p) => `<option>${p}</option>`).join("")}</select></label>
+        <label>Rules <select name="preset">${PRESETS.map((p) => html`<option>${p}</option>`)}</select></label>
         <label>Play to <input name="score_limit" type="number" min="1" max="1000" value="100"></label>
-        <label>Players <select name="players">${[3, 4, 5, 6].map((n) => `<option${n === 4 ? " selected" : ""}>${n}</option>`).join("")}</select></label>
+        <label>Players <select name="players">${[3, 4, 5, 6].map((n) => html`<option${n === 4 ? html` selected` : ""}>${n}</option>`)}</select></label>
         <div class="seatpicks"></div>
         <button class="primary" type="submit">Create and sit down</button>
       </form>
@@ -66,12 +66,13 @@ export async function showLobby(root) {
     <section class="panel">
       <h1>Games <button type="button" id="refresh" class="small">Refresh</button></h1>
       <ul id="games" class="games"><li class="muted">Loading…</li></ul>
-    </section>`;
+    </section>`,
+  );
   const form = $("#create", root);
   form.name.value = localStorage.getItem(NAME) ?? "";
   const others = () => Array.from({ length: Number(form.players.value) - 1 }, (_, i) => i + 1);
   const drawSeatPicks = () => {
-    $(".seatpicks", form).innerHTML = `<span>Seat 0: you</span>${others().map(seatChoice).join("")}`;
+    render($(".seatpicks", form), html`<span>Seat 0: you</span>${others().map(seatChoice)}`);
   };
   form.players.addEventListener("change", drawSeatPicks);
   drawSeatPicks();
@@ -90,7 +91,7 @@ export async function showLobby(root) {
   async function sitDown(gameId, name, seat) {
     const joined = await api.join(gameId, name, seat);
     saveSeat(gameId, { seat: joined.seat, token: joined.token, name });
-    location.hash = `#/game/${gameId}`;
+    location.hash = `#/game/${segment(gameId)}`;
   }
   const list = $("#games", root);
   list.addEventListener("click", (event) => {
@@ -108,7 +109,7 @@ export async function showLobby(root) {
   async function refresh() {
     const games = await attempt(loadGames);
     if (!games) return;
-    list.innerHTML = games.length ? games.map(gameRow).join("") : `<li class="muted">No games yet: create one.</li>`;
+    render(list, games.length ? html`${games.map(gameRow)}` : html`<li class="muted">No games yet: create one.</li>`);
   }
   $("#refresh", root).addEventListener("click", refresh);
   await refresh();

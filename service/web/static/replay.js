@@ -2,9 +2,8 @@
 // with the game's audit (GET /games/{id}/audit) beside it.
 
 import { api } from "./api.js";
-import { cardBack, cardHtml, escapeHtml, sortHand } from "./cards.js";
-import { $, attempt, nameHtml, seatName, seatPositions } from "./ui.js";
-
+import { cardBack, cardHtml, sortHand } from "./cards.js";
+import { $, arrangedBadge, attempt, html, nameHtml, render, seatName, seatPositions, segment } from "./ui.js";
 
 // The hand as a list of steps; each step is everything the table shows at that moment.
 export function replaySteps(record) {
@@ -37,14 +36,16 @@ export function replaySteps(record) {
   for (const trick of tricks) {
     trick.cards.forEach(({ seat, card }, index) => {
       if (hands[seat]) hands[seat] = hands[seat].filter((c) => c !== card);
-      let caption = `Trick ${trick.number}: ${seatName(record.seats, seat)} plays`;
+      // The caption is text before the card played and text after it (the card is drawn).
+      const caption = `Trick ${trick.number}: ${seatName(record.seats, seat)} plays`;
+      let after = "";
       const complete = index === trick.cards.length - 1 && trick.winner != null;
       if (complete) {
         taken[trick.winner] += 1;
         points[trick.winner] += trick.points;
-        caption += `; ${seatName(record.seats, trick.winner)} takes it` + (trick.points ? ` (${trick.points} pt)` : "");
+        after = `; ${seatName(record.seats, trick.winner)} takes it` + (trick.points ? ` (${trick.points} pt)` : "");
       }
-      snapshot(caption, trick.cards.slice(0, index + 1), { card, winner: complete ? trick.winner : null });
+      snapshot(caption, trick.cards.slice(0, index + 1), { card, after, winner: complete ? trick.winner : null });
     });
   }
   if (record.finished) {
@@ -54,16 +55,14 @@ export function replaySteps(record) {
 }
 
 function auditHtml(report) {
-  const checks = report.checks
-    .map(
-      (c) => `<li class="${c.ok ? "ok" : "bad"}" data-check="${c.name}">${c.ok ? "✔" : "✘"} <b>${c.name}</b>
+  const checks = report.checks.map(
+    (c) => html`<li class="${c.ok ? "ok" : "bad"}" data-check="${c.name}">${c.ok ? "✔" : "✘"} <b>${c.name}</b>
         <span class="muted">${c.checked} ${c.unit}</span></li>`,
-    )
-    .join("");
-  const problems = report.discrepancies
-    .map((d) => `<li class="bad">${escapeHtml(typeof d === "string" ? d : JSON.stringify(d))}</li>`)
-    .join("");
-  return `<h2>Audit: <span class="${report.ok ? "ok" : "bad"}">${report.ok ? "all checks pass" : "discrepancies found"}</span></h2>
+  );
+  const problems = report.discrepancies.map(
+    (d) => html`<li class="bad">${typeof d === "string" ? d : JSON.stringify(d)}</li>`,
+  );
+  return html`<h2>Audit: <span class="${report.ok ? "ok" : "bad"}">${report.ok ? "all checks pass" : "discrepancies found"}</span></h2>
     <ul class="checks">${checks}${problems}</ul>
     <p class="muted">${report.events} events, ${report.hands.length} hand(s) checked.</p>`;
 }
@@ -73,14 +72,17 @@ export async function showReplay(root, gameId, number) {
   const steps = replaySteps(record);
   let at = 0; // the deal: once the hand is over, all four hands are shown
   const hands = game.phase === "finished" ? game.hand_number : game.hand_number - 1;
-  const picker = Array.from({ length: Math.max(hands, number) }, (_, i) => i + 1)
-    .map((n) => `<a href="#/replay/${gameId}/${n}" class="${n === number ? "current" : ""}">${n}</a>`)
-    .join(" ");
-  root.innerHTML = `
+  const id = segment(gameId);
+  const picker = Array.from({ length: Math.max(hands, number) }, (_, i) => i + 1).map(
+    (n) => html`<a href="#/replay/${id}/${n}" class="${n === number ? "current" : ""}">${n}</a> `,
+  );
+  render(
+    root,
+    html`
     <section class="replay table" id="replay">
-      <div class="status">Replay of <code>${gameId}</code>, hand ${number} ·
+      <div class="status">Replay of <code>${gameId}</code>${arrangedBadge(game)}, hand ${number} ·
         pass ${record.pass_direction} · <span class="hands">hands: ${picker}</span> ·
-        <a href="#/watch/${gameId}">table</a> · <a href="#/scoreboard/${gameId}">scoreboard</a></div>
+        <a href="#/watch/${id}">table</a> · <a href="#/scoreboard/${id}">scoreboard</a></div>
       <div class="felt"></div>
       <div class="controls">
         <button type="button" data-step="first" aria-label="First">|◀</button>
@@ -91,7 +93,8 @@ export async function showReplay(root, gameId, number) {
       </div>
       <div class="caption" aria-live="polite"></div>
       <aside class="audit"><p class="muted">Auditing…</p></aside>
-    </section>`;
+    </section>`,
+  );
   const section = $("#replay", root);
   const felt = $(".felt", section);
   const slider = $("input[type=range]", section);
@@ -100,11 +103,11 @@ export async function showReplay(root, gameId, number) {
     const cards = step.hands[seat];
     const received = new Set(step.received?.[seat] ?? []);
     const shown = cards
-      ? sortHand(cards).map((c) => cardHtml(c, { classes: received.has(c) ? ["received"] : [] })).join("")
+      ? sortHand(cards).map((c) => cardHtml(c, { classes: received.has(c) ? ["received"] : [] }))
       : cardBack();
     const winner = step.winner === seat ? " to-act" : "";
     const total = step.scored ? ` · total ${record.totals[seat]}` : "";
-    return `<div class="seat pos-${position}${winner}" data-seat="${seat}">
+    return html`<div class="seat pos-${position}${winner}" data-seat="${seat}">
       <div class="name">${nameHtml(record.seats, seat)}</div>
       <div class="figures"><span>tricks ${step.taken[seat]}</span><span>pts ${step.points[seat]}</span>${total}</div>
       <div class="minihand">${shown}</div></div>`;
@@ -116,20 +119,21 @@ export async function showReplay(root, gameId, number) {
     slider.value = String(at);
     section.dataset.step = String(at);
     const positions = seatPositions(record.seats.length); // seen from seat 0
-    const seats = positions.map((position, s) => seatHtml(s, position, step)).join("");
-    const trick = step.trick
-      .map(({ seat, card }) => `<div class="slot pos-${positions[seat]}">${cardHtml(card)}</div>`)
-      .join("");
-    felt.innerHTML = `${seats}<div class="trick">${trick}</div>`;
-    let caption = `${at} / ${steps.length - 1}: ${escapeHtml(step.caption)}`;
-    if (step.card) caption = caption.replace(/plays/, `plays ${cardHtml(step.card)}`);
+    const seats = positions.map((position, s) => seatHtml(s, position, step));
+    const trick = step.trick.map(
+      ({ seat, card }) => html`<div class="slot pos-${positions[seat]}">${cardHtml(card)}</div>`,
+    );
+    render(felt, html`${seats}<div class="trick">${trick}</div>`);
+    let caption = html`${at} / ${steps.length - 1}: ${step.caption}`;
+    if (step.card) caption = html`${caption} ${cardHtml(step.card)}${step.after}`;
     if (step.scored) {
-      const changes = record.score_changes
-        .map((c, s) => `${nameHtml(record.seats, s)} ${c > 0 ? "+" : ""}${c}`)
-        .join(", ");
-      caption += `: ${changes}${record.shot ? ` (${escapeHtml(seatName(record.seats, record.shooter))} shot the ${record.shot})` : ""}`;
+      const changes = record.score_changes.map(
+        (c, s) => html`${s ? ", " : ""}${nameHtml(record.seats, s)} ${c > 0 ? "+" : ""}${c}`,
+      );
+      const shot = record.shot ? html` (${seatName(record.seats, record.shooter)} shot the ${record.shot})` : "";
+      caption = html`${caption}: ${changes}${shot}`;
     }
-    $(".caption", section).innerHTML = caption;
+    render($(".caption", section), caption);
   }
 
   section.addEventListener("click", (event) => {
@@ -150,7 +154,7 @@ export async function showReplay(root, gameId, number) {
   document.addEventListener("keydown", keys);
   show(at);
   attempt(async () => {
-    $(".audit", section).innerHTML = auditHtml(await api.audit(gameId));
+    render($(".audit", section), auditHtml(await api.audit(gameId)));
   });
   return () => document.removeEventListener("keydown", keys);
 }

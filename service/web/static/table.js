@@ -2,22 +2,33 @@
 // The view comes from GET /games/{id}; the event stream says when it changed. No polling.
 
 import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
-import { cardBack, cardHtml, escapeHtml, sortHand } from "./cards.js";
-import { $, attempt, nameHtml, passTarget, seatName, seatPositions, setConnection, showProblem } from "./ui.js";
+import { cardHtml, sortHand } from "./cards.js";
+import {
+  $,
+  arrangedBadge,
+  attempt,
+  html,
+  nameHtml,
+  passTarget,
+  render,
+  seatName,
+  seatPositions,
+  segment,
+  setConnection,
+  showProblem,
+} from "./ui.js";
 
 function handSummaryHtml(seats, hand, gameId) {
-  const rows = hand.points_taken
-    .map((points, seat) => {
-      const change = hand.score_changes[seat];
-      const sign = change > 0 ? "+" : "";
-      return `<tr><td>${nameHtml(seats, seat)}</td><td>${points}</td><td>${sign}${change}</td><td>${hand.totals[seat]}</td></tr>`;
-    })
-    .join("");
-  const shot = hand.shot ? `<p>${escapeHtml(seatName(seats, hand.shooter))} shot the ${hand.shot}!</p>` : "";
-  return `<h2>Hand ${hand.hand_number} over</h2>${shot}
+  const rows = hand.points_taken.map((points, seat) => {
+    const change = hand.score_changes[seat];
+    const sign = change > 0 ? "+" : "";
+    return html`<tr><td>${nameHtml(seats, seat)}</td><td>${points}</td><td>${sign}${change}</td><td>${hand.totals[seat]}</td></tr>`;
+  });
+  const shot = hand.shot ? html`<p>${seatName(seats, hand.shooter)} shot the ${hand.shot}!</p>` : "";
+  return html`<h2>Hand ${hand.hand_number} over</h2>${shot}
     <table class="points"><thead><tr><th></th><th>taken</th><th>score</th><th>total</th></tr></thead>
     <tbody>${rows}</tbody></table>
-    <a href="#/replay/${gameId}/${hand.hand_number}">Replay hand ${hand.hand_number}</a>`;
+    <a href="#/replay/${segment(gameId)}/${segment(hand.hand_number)}">Replay hand ${hand.hand_number}</a>`;
 }
 
 export async function showTable(root, gameId, { watch }) {
@@ -30,7 +41,7 @@ export async function showTable(root, gameId, { watch }) {
   let refreshing = null;
   let stale = false;
 
-  root.innerHTML = `<section id="table" class="table"></section>`;
+  render(root, html`<section id="table" class="table"></section>`);
   const table = $("#table", root);
 
   async function load() {
@@ -54,7 +65,7 @@ export async function showTable(root, gameId, { watch }) {
     view = next;
     // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
     // half-way redraw that would take the keyboard focus away from your hand.
-    if (!busy) render();
+    if (!busy) draw();
   }
 
   // Events say the game moved on: fetch the view once, however many events arrived meanwhile.
@@ -109,7 +120,7 @@ export async function showTable(root, gameId, { watch }) {
       for (const item of result.events ?? []) if (item.type === "HandScored") lastHand = item.payload;
       accept(result.view);
     }
-    render(); // the hand was drawn disabled while busy, even if the view is the same version
+    draw(); // the hand was drawn disabled while busy, even if the view is the same version
   }
 
   function statusLine() {
@@ -121,16 +132,16 @@ export async function showTable(root, gameId, { watch }) {
     }
     if (view.phase === "finished") return "Game over";
     const parts = [`Hand ${view.hand_number}`, `pass ${view.pass_direction}`];
-    if (view.hearts_broken) parts.push(`<span class="red">♥ broken</span>`);
+    if (view.hearts_broken) parts.push(html`<span class="red">♥ broken</span>`);
     if (view.phase === "passing") {
       const waiting = view.awaiting.map(who).join(", ");
-      parts.push(me != null && view.awaiting.includes(me) ? "<b>your pass</b>" : `waiting for ${escapeHtml(waiting)} to pass`);
+      parts.push(me != null && view.awaiting.includes(me) ? html`<b>your pass</b>` : `waiting for ${waiting} to pass`);
     } else if (view.phase === "moon_choice") {
-      parts.push(`${escapeHtml(who(view.moon_shooter))} shot the moon`);
+      parts.push(`${who(view.moon_shooter)} shot the moon`);
     } else if (view.turn != null) {
-      parts.push(view.turn === me ? "<b>your turn</b>" : `${escapeHtml(who(view.turn))} to play`);
+      parts.push(view.turn === me ? html`<b>your turn</b>` : `${who(view.turn)} to play`);
     }
-    return parts.join(" · ");
+    return parts.map((part, i) => html`${i ? " · " : ""}${part}`);
   }
 
   function seatHtml(seat, position) {
@@ -140,8 +151,8 @@ export async function showTable(root, gameId, { watch }) {
     if (view.awaiting.includes(seat)) classes.push("to-act");
     if (seat === view.seat) classes.push("me");
     if (view.winners?.includes(seat)) classes.push("winner");
-    const passed = view.phase === "passing" && info.has_passed ? ` <span class="tag">passed</span>` : "";
-    return `<div class="${classes.join(" ")}" data-seat="${seat}">
+    const passed = view.phase === "passing" && info.has_passed ? html` <span class="tag">passed</span>` : "";
+    return html`<div class="${classes.join(" ")}" data-seat="${seat}">
       <div class="name">${nameHtml(view.seats, seat)}${passed}</div>
       <div class="figures"><span title="total score">score <b>${view.scores[seat]}</b></span>
         <span title="tricks taken this hand">tricks ${tricks}</span>
@@ -157,17 +168,15 @@ export async function showTable(root, gameId, { watch }) {
       const previous = view.tricks[view.tricks.length - 1];
       plays = previous.cards;
       last = true;
-      caption = `Trick ${view.tricks.length} to ${escapeHtml(seatName(view.seats, previous.winner))}` +
+      caption = `Trick ${view.tricks.length} to ${seatName(view.seats, previous.winner)}` +
         (previous.points ? ` (${previous.points} pt)` : "");
     }
-    const slots = plays
-      .map(({ seat, card }) => {
-        const players = view.seats.length;
-        const position = seatPositions(players)[(seat - base + players) % players];
-        return `<div class="slot pos-${position}">${cardHtml(card)}</div>`;
-      })
-      .join("");
-    return `<div class="trick${last ? " last" : ""}">${slots}<div class="caption">${caption}</div></div>`;
+    const slots = plays.map(({ seat, card }) => {
+      const players = view.seats.length;
+      const position = seatPositions(players)[(seat - base + players) % players];
+      return html`<div class="slot pos-${position}">${cardHtml(card)}</div>`;
+    });
+    return html`<div class="trick${last ? " last" : ""}">${slots}<div class="caption">${caption}</div></div>`;
   }
 
   function handHtml() {
@@ -175,55 +184,52 @@ export async function showTable(root, gameId, { watch }) {
     const myTurn = view.awaiting.includes(view.seat) && !busy;
     const legal = new Set(myTurn ? view.legal_cards : []);
     const received = new Set(view.received_cards ?? []);
-    const cards = sortHand(view.hand)
-      .map((card) => {
-        const classes = [];
-        if (legal.has(card)) classes.push("legal");
-        if (selected.has(card)) classes.push("selected");
-        if (received.has(card)) classes.push("received");
-        const attrs = legal.has(card) ? "" : "disabled";
-        return cardHtml(card, { tag: "button", classes, attrs });
-      })
-      .join("");
-    return `<div class="hand" role="group" aria-label="Your hand">${cards}</div>`;
+    const cards = sortHand(view.hand).map((card) => {
+      const classes = [];
+      if (legal.has(card)) classes.push("legal");
+      if (selected.has(card)) classes.push("selected");
+      if (received.has(card)) classes.push("received");
+      return cardHtml(card, { button: true, disabled: !legal.has(card), classes });
+    });
+    return html`<div class="hand" role="group" aria-label="Your hand">${cards}</div>`;
   }
 
   function actionHtml() {
     const me = view.seat;
     if (view.phase === "finished") {
-      const winners = view.winners.map((s) => escapeHtml(seatName(view.seats, s))).join(" and ");
-      return `<div class="banner over"><b>Game over.</b> ${winners} won.
-        <a href="#/replay/${gameId}/${view.hand_number}">Replay the last hand</a> ·
-        <a href="#/scoreboard/${gameId}">Scoreboard</a></div>`;
+      const winners = view.winners.map((s) => seatName(view.seats, s)).join(" and ");
+      return html`<div class="banner over"><b>Game over.</b> ${winners} won.
+        <a href="#/replay/${segment(gameId)}/${segment(view.hand_number)}">Replay the last hand</a> ·
+        <a href="#/scoreboard/${segment(gameId)}">Scoreboard</a></div>`;
     }
     if (me == null) {
       const open = view.seats.filter((s) => s.name == null && s.bot == null);
       const join = open.length
-        ? `<form class="join"><input name="name" placeholder="Your name" required maxlength="64">
+        ? html`<form class="join"><input name="name" placeholder="Your name" required maxlength="64">
            <button class="primary">Take a seat</button></form>`
         : "";
-      return `<div class="banner">Watching: public information only.${join}</div>`;
+      return html`<div class="banner">Watching: public information only.${join}</div>`;
     }
     if (view.phase === "passing" && view.awaiting.includes(me)) {
       const target = passTarget(view.pass_direction, me, view.seats.length);
-      const to = target != null ? ` to ${escapeHtml(seatName(view.seats, target))} (${view.pass_direction})` : ` (${view.pass_direction})`;
+      const to = target != null ? ` to ${seatName(view.seats, target)} (${view.pass_direction})` : ` (${view.pass_direction})`;
       const ready = selected.size === view.cards_to_pass;
-      return `<div class="banner">Choose ${view.cards_to_pass} cards to pass${to}: ${selected.size} chosen.
-        <button type="button" class="primary" id="pass" ${ready && !busy ? "" : "disabled"}>Pass</button></div>`;
+      return html`<div class="banner">Choose ${view.cards_to_pass} cards to pass${to}: ${selected.size} chosen.
+        <button type="button" class="primary" id="pass"${ready && !busy ? "" : html` disabled`}>Pass</button></div>`;
     }
     if (view.phase === "moon_choice" && view.awaiting.includes(me)) {
-      return `<div class="banner">You shot the moon!
+      return html`<div class="banner">You shot the moon!
         <button type="button" class="primary" data-moon="add_to_others">Add 26 to the others</button>
         <button type="button" class="primary" data-moon="subtract_from_shooter">Take 26 off your score</button></div>`;
     }
-    if (view.phase === "playing" && view.turn === me) return `<div class="banner">Your turn: play a highlighted card.</div>`;
+    if (view.phase === "playing" && view.turn === me) return html`<div class="banner">Your turn: play a highlighted card.</div>`;
     if (view.received_cards?.length && !view.tricks.length && !view.current_trick.length) {
-      return `<div class="banner">You received ${view.received_cards.map((c) => cardHtml(c)).join(" ")}</div>`;
+      return html`<div class="banner">You received ${view.received_cards.map((c) => html`${cardHtml(c)} `)}</div>`;
     }
-    return `<div class="banner muted">Waiting for the others…</div>`;
+    return html`<div class="banner muted">Waiting for the others…</div>`;
   }
 
-  function render() {
+  function draw() {
     const focused = document.activeElement?.closest?.(".hand .card")?.dataset.card;
     // A name being typed into the join form survives the re-render.
     const typing = $(".join input", table);
@@ -234,15 +240,16 @@ export async function showTable(root, gameId, { watch }) {
     table.dataset.version = String(view.version);
     table.classList.toggle("spectator", view.seat == null);
     const players = view.seats.length;
-    const seats = seatPositions(players)
-      .map((position, offset) => seatHtml((base + offset) % players, position))
-      .join("");
-    table.innerHTML = `
-      <div class="status">${statusLine()}</div>
+    const seats = seatPositions(players).map((position, offset) => seatHtml((base + offset) % players, position));
+    render(
+      table,
+      html`
+      <div class="status">${statusLine()}${arrangedBadge(view)}</div>
       <div class="felt">${seats}${trickHtml(base)}</div>
       <div class="actions">${actionHtml()}</div>
       ${handHtml()}
-      <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`;
+      <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`,
+    );
     const joinInput = $(".join input", table);
     if (joinInput && typed) {
       joinInput.value = typed.value;
@@ -251,7 +258,7 @@ export async function showTable(root, gameId, { watch }) {
     // Keep the keyboard where it was: the same card, else the first legal one on your turn.
     const hand = $(".hand", table);
     if (hand && (focused || view.awaiting.includes(view.seat))) {
-      const target = (focused && $(`.card[data-card="${focused}"]:not(:disabled)`, hand)) || $(".card:not(:disabled)", hand);
+      const target = (focused && $(`.card[data-card="${CSS.escape(focused)}"]:not(:disabled)`, hand)) || $(".card:not(:disabled)", hand);
       target?.focus({ preventScroll: true });
     }
   }
@@ -263,7 +270,7 @@ export async function showTable(root, gameId, { watch }) {
       if (view.phase === "passing") {
         if (selected.has(code)) selected.delete(code);
         else if (selected.size < view.cards_to_pass) selected.add(code);
-        render();
+        draw();
       } else if (view.phase === "playing") {
         act(() => api.play(gameId, mine.token, code));
       }
@@ -287,7 +294,7 @@ export async function showTable(root, gameId, { watch }) {
     attempt(async () => {
       const joined = await api.join(gameId, name, null);
       saveSeat(gameId, { seat: joined.seat, token: joined.token, name });
-      location.hash = `#/game/${gameId}`;
+      location.hash = `#/game/${segment(gameId)}`;
       if (watch === false) window.dispatchEvent(new HashChangeEvent("hashchange"));
     });
   });
@@ -311,7 +318,7 @@ export async function showTable(root, gameId, { watch }) {
     const previous = await attempt(() => api.hand(gameId, view.hand_number - 1));
     if (previous) {
       lastHand = previous;
-      render();
+      draw();
     }
   }
   startStream();

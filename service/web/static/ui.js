@@ -1,9 +1,52 @@
-// What every page shares: the problem banner, the connection badge, seat names.
+// What every page shares: the one way to write markup (html`...` and render), the problem
+// banner, the connection badge, seat names.
 
 import { ApiError } from "./api.js";
-import { escapeHtml } from "./cards.js";
 
 export const $ = (selector, root = document) => root.querySelector(selector);
+
+// Markup is written in one way only: html`<b>${value}</b>`. Every interpolated value is
+// escaped and so shows as text (a name like "<img onerror=...>" is shown, never parsed), except
+// markup made by html`...` itself (an Html), and arrays of either. render() is the one place
+// that writes markup into the page and accepts nothing else, so a plain string with data in it
+// cannot reach innerHTML (issue 22: the scoreboard wrote a game id from the URL as HTML).
+// Attribute values must be quoted in the templates ("${value}"): escaping covers both quotes.
+class Html {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
+
+export function escapeHtml(text) {
+  return String(text ?? "").replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
+}
+
+function fragment(value) {
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(fragment).join("");
+  if (value == null || value === false) return "";
+  return escapeHtml(value);
+}
+
+export function html(strings, ...values) {
+  let text = strings[0];
+  values.forEach((value, i) => {
+    text += fragment(value) + strings[i + 1];
+  });
+  return new Html(text);
+}
+
+// Replaces the element's content with markup made by html`...`.
+export function render(element, content) {
+  if (!(content instanceof Html)) throw new TypeError("render() takes html`...` markup only");
+  element.innerHTML = content.text;
+}
+
+// A path segment for a link inside the page (#/replay/ID/N): ids are checked by the router,
+// and encoded here too so that no value can add a segment or a query.
+export const segment = (value) => encodeURIComponent(String(value));
 
 export function showProblem(error) {
   const problem =
@@ -56,9 +99,14 @@ export function seatName(seats, seat) {
 
 export function nameHtml(seats, seat) {
   const info = seats?.[seat] ?? {};
-  const bot = info.bot ? ` <span class="tag">bot</span>` : "";
-  return `${escapeHtml(seatName(seats, seat))}${bot}`;
+  return html`${seatName(seats, seat)}${info.bot ? html` <span class="tag">bot</span>` : ""}`;
 }
+
+// The badge of a game whose deal its creator chose (a seed or explicit deals): view.arranged.
+export const arrangedBadge = (game) =>
+  game?.arranged === true
+    ? html` <span class="tag arranged" title="The creator chose the deal (a seed or explicit deals)">arranged</span>`
+    : "";
 
 // Runs an async action, showing its problem instead of failing silently.
 export async function attempt(action) {

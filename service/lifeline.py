@@ -26,20 +26,39 @@ from collections.abc import Callable
 PR_SET_PDEATHSIG = 1
 
 
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+
+
 def die_with_parent(signum: int = signal.SIGTERM) -> Callable[[], None] | None:
     """A ``preexec_fn`` for ``subprocess.Popen`` that has the child receive ``signum`` when this
     process ends; None where the kernel offers no such thing (not Linux)."""
-    if not sys.platform.startswith("linux"):
+    # Loaded here, before the fork: the child of a threaded parent should do as little as it can.
+    prctl = _prctl()
+    if prctl is None:
         return None
     parent = os.getpid()
 
     def preexec() -> None:  # runs in the child, between fork and exec
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl: too late for the kernel
             os.kill(os.getpid(), signum)
 
     return preexec
+
+
+def end_with_parent(parent: int, signum: int = signal.SIGTERM) -> bool:
+    """This (already forked) process receives ``signum`` when ``parent`` ends; False where the
+    kernel offers no such thing."""
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signum)
+    return True
 
 
 def watch_parent(parent: int, on_gone: Callable[[], None], interval: float = 0.5) -> None:

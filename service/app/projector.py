@@ -78,7 +78,7 @@ GROUP = "projector"
 DEAD_CONSUMER_IDLE_MS = 3600 * 1000
 DEFAULT_LEASE_MS = 10_000
 # A heartbeat is written at most every HEARTBEAT_EVERY seconds and counts for HEARTBEAT_MS.
-HEARTBEAT_MS = 10_000
+HEARTBEAT_MS = 5_000
 HEARTBEAT_EVERY = 1.0
 # Back-off while Redis does not answer: first wait, longest wait (seconds).
 RETRY_FIRST = 0.5

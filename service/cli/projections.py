@@ -55,6 +55,9 @@ def add_parser(subparsers: Any) -> None:
             "--generation",
             help="write this generation whatever the pointer says (a reference build)",
         )
+        # `hearts serve` passes its pid: the projector stops when that process is gone (beside
+        # the kernel's parent-death signal, which is Linux only; service/lifeline.py).
+        p.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
         p.set_defaults(func=run_project)
     if "projections" not in choices:
         p = subparsers.add_parser("projections", help="rebuild or inspect the read models")
@@ -92,6 +95,10 @@ def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | No
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    if getattr(args, "parent_pid", None):
+        from service.lifeline import watch_parent
+
+        watch_parent(args.parent_pid, stop.set)
     with open_projections() as projections:
         projector = Projector(
             projections,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from service.cli import BROKEN_PIPE, build_parser, main
@@ -55,3 +56,29 @@ def test_a_closed_pipe_ends_quietly():
     err = process.stderr.read().decode()
     assert process.wait(60) == BROKEN_PIPE
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_projections_status_require_live_here_is_a_health_check(
+    redis_server, key_prefix, monkeypatch, capsys
+):
+    import json
+    import socket
+
+    import redis
+
+    from service.app.projector import alive_key
+
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("HEARTS_KEY_PREFIX", key_prefix)
+    command = ["projections", "status", "--require-live-here"]
+    assert main(command) == 1  # no projector beats
+    assert json.loads(capsys.readouterr().out)["live"] == []
+    client = redis.Redis.from_url(redis_server)
+    try:
+        beat = {f"{socket.gethostname()}-4242": (time.time() + 60) * 1000}
+        client.zadd(alive_key(key_prefix), beat)
+        assert main(command) == 0
+        assert json.loads(capsys.readouterr().out)["live"] == list(beat)
+    finally:
+        client.delete(alive_key(key_prefix))
+        client.close()

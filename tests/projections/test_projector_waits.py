@@ -43,3 +43,21 @@ def test_hearts_project_started_before_redis_waits_and_then_projects(tmp_path, k
         if server is not None:
             stop_redis_server(server)
     assert "Redis unreachable" in err
+
+
+def test_the_in_process_projector_runs_again_after_a_failure():
+    import threading
+
+    from service.api.projections import _run_supervised
+
+    runs: list[int] = []
+
+    class Flaky:
+        def run(self, stop: threading.Event) -> None:
+            runs.append(len(runs))
+            if len(runs) == 1:
+                raise RuntimeError("a bug in an apply step")
+            stop.set()  # the second run ends normally
+
+    _run_supervised(Flaky(), threading.Event())  # type: ignore[arg-type]
+    assert runs == [0, 1]

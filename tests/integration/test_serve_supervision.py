@@ -213,3 +213,27 @@ def test_the_data_directory_is_the_same_from_any_working_directory(tmp_path):
     finally:
         stop(second)
     assert not (here / ".hearts").exists() and not (there / ".hearts").exists()
+
+
+def test_the_start_up_sweep_waits_for_redis(tmp_path):
+    import redis
+
+    from service.app.bot_runner import start_sweep
+    from service.store.event_store import RedisEventStore
+
+    port = free_port()
+    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=0.5)
+    store = RedisEventStore(client, prefix=f"sweep-{uuid.uuid4().hex[:8]}")
+    thread = start_sweep(store, None, f"{store.prefix}:sweep-lock")  # type: ignore[arg-type]
+    redis_process = None
+    try:
+        time.sleep(1.5)
+        assert thread.is_alive()  # waiting, not given up
+        redis_process, _ = start_redis_server(tmp_path / "redis", port=port)
+        thread.join(60)
+        assert not thread.is_alive()
+        assert client.exists(f"{store.prefix}:sweep-lock") == 0  # swept, lock given back
+    finally:
+        client.close()
+        if redis_process is not None:
+            stop_redis_server(redis_process)

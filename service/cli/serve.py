@@ -113,7 +113,13 @@ def run(args: argparse.Namespace) -> int:
         in_process = True  # fakeredis lives inside the worker: only a thread there can project it
     settings = replace(settings, projector_in_process=in_process)
     host, port = args.host or settings.host, args.port or settings.port
-    _announce(host, port, url, data_dir, embedded=started is not None, projector=companion)
+    if companion is not None:
+        projector = "supervised, beside the API (hearts project)"
+    elif in_process:
+        projector = "in a thread of the worker"
+    else:
+        projector = "not started here (--no-projector): run hearts project"
+    _announce(host, port, url, data_dir, embedded=started is not None, projector=projector)
     master = os.getpid()
     try:
         HeartsGunicorn(
@@ -144,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _announce(
-    host: str, port: int, url: str, data_dir: Any, *, embedded: bool, projector: Any
+    host: str, port: int, url: str, data_dir: Any, *, embedded: bool, projector: str
 ) -> None:
     """Where everything is, on stderr before gunicorn's own log."""
     shown = "localhost" if host in ("0.0.0.0", "::", "") else host
@@ -161,10 +167,10 @@ def _announce(
         f"  API docs   {base}/api/v1/docs",
         f"  API        {base}/api/v1/  (OpenAPI document: {base}/api/v1/openapi.json)",
         f"  health     {base}/healthz, {base}/readyz, metrics {base}/metrics",
-        f"  data       {data_dir}",
+        # The data directory matters only to the embedded server; otherwise the store says all.
+        *([f"  data       {data_dir}"] if embedded else []),
         f"  store      {store}",
-        "  projector  "
-        + ("supervised, beside the API" if projector is not None else "not started here"),
+        f"  projector  {projector}",
     ]
     print("\n".join(lines), file=sys.stderr, flush=True)
 

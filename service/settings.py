@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
+
+import platformdirs
 
 
 class ConfigError(ValueError):
@@ -34,8 +37,9 @@ class Settings:
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
     # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
     sweep_on_start: bool | None = None
-    # Where the embedded redis-server keeps its append-only file.
-    data_dir: str = ".hearts"
+    # Where the embedded redis-server keeps its append-only file. None: the user's data directory
+    # (platformdirs; see data_directory), the same whatever the working directory.
+    data_dir: str | None = None
     # Folded games kept in memory per process (never served stale: see StateCache).
     cache_games: int = 1024
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
@@ -88,6 +92,54 @@ class Settings:
             else:
                 env[var] = str(value)
         return env
+
+
+# Where data lived before the per-user default: the working directory's .hearts (issue 18).
+LEGACY_DATA_DIR = ".hearts"
+
+
+def default_data_dir() -> Path:
+    """The user's data directory for hearts (platformdirs: ``~/.local/share/hearts`` on Linux,
+    or under ``$XDG_DATA_HOME``; ``~/Library/Application Support/hearts`` on macOS)."""
+    return Path(platformdirs.user_data_dir("hearts", appauthor=False))
+
+
+def data_directory(configured: str | None) -> tuple[Path, str | None]:
+    """The data directory to use and, when the choice may surprise, a note saying why.
+
+    ``configured`` (``--data-dir`` or HEARTS_DATA_DIR) wins. Otherwise the per-user default;
+    but a ``./.hearts`` left by an earlier version, holding data while the default holds none, is
+    used instead (nothing is moved behind the user's back) with a note saying how to move it.
+    """
+    if configured:
+        return Path(configured).expanduser().resolve(), None
+    default = default_data_dir()
+    legacy = Path(LEGACY_DATA_DIR).resolve()
+    if legacy == default or not _holds_data(legacy):
+        return default, None
+    if not _holds_data(default):
+        return legacy, (
+            f"using {legacy}: an earlier version kept the data in ./.hearts of the working "
+            f"directory; the default is now {default}, the same from any directory. To move it "
+            f"there, stop the server and run: mv {legacy} {default}  "
+            "(or keep it where it is with --data-dir / HEARTS_DATA_DIR)"
+        )
+    return default, (
+        f"not using {legacy} (an earlier version's data directory, in the working directory): "
+        f"the data is in {default}; pass --data-dir {legacy} to use the old one"
+    )
+
+
+def _holds_data(directory: Path) -> bool:
+    """Whether a redis-server has kept data there (an append-only file or a snapshot)."""
+    if not directory.is_dir():
+        return False
+    return any(directory.glob("appendonly*")) or (directory / "dump.rdb").exists()
+
+
+def publish_data_dir(directory: str) -> None:
+    """``--data-dir``: what HEARTS_DATA_DIR would say, for this process and its children."""
+    os.environ["HEARTS_DATA_DIR"] = directory
 
 
 def publish_metrics_dir(directory: str) -> None:

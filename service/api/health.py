@@ -1,12 +1,19 @@
-"""Root endpoints: ``/healthz`` (Redis answers), ``/metrics`` (Prometheus), ``/problems/<code>``."""
+"""Root endpoints: ``/healthz`` (Redis answers), ``/readyz`` (Redis, the projector and its lag, in
+detail), ``/metrics`` (Prometheus), ``/problems/<code>``."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, has_app_context
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.api.common import json_response, service
 from service.api.problems import CATALOGUE, Problem, describe
-from service.metrics import exposition
+from service.api.projections import projections
+from service.app.projector import live_projectors
+from service.metrics import exposition, register_collector
 
 bp = Blueprint("health", __name__)
 
@@ -18,6 +25,65 @@ def healthz():
     except Exception as error:  # any failure to reach Redis means unhealthy
         raise Problem("unavailable", f"redis does not answer: {error}", status=503) from None
     return json_response({"status": "ok", "redis": "ok"})
+
+
+@bp.get("/readyz")
+def readyz():
+    """Redis, the projector and the projection lag. 503 (a problem, with the same details) when
+    Redis does not answer; 200 otherwise, with ``status`` ``degraded`` when no projector is alive
+    (commands and games work; scoreboards, the leaderboard and statistics stand still)."""
+    report = readiness()
+    if report["redis"]["status"] != "ok":
+        raise Problem(
+            "unavailable",
+            f"redis does not answer: {report['redis']['error']}",
+            status=503,
+            redis=report["redis"],
+            projector=report["projector"],
+        )
+    return json_response(report)
+
+
+def readiness() -> dict[str, Any]:
+    """The report /readyz answers (and the gauges /metrics shows)."""
+    store = service().store
+    redis: dict[str, Any] = {"status": "ok"}
+    projector: dict[str, Any] = {"status": "unknown", "live": [], "lag": None}
+    try:
+        store.redis.ping()
+        live = live_projectors(store.redis, store.prefix)
+        as_of = projections().as_of()
+    except Exception as error:  # Redis unreachable, or failing: say so, never a 500
+        redis = {"status": "down", "error": str(error)}
+        return {"status": "unavailable", "redis": redis, "projector": projector}
+    projector = {
+        # running: at least one projector's heartbeat is fresh (service/app/projector.py).
+        "status": "running" if live else "down",
+        "live": live,
+        "lag": as_of.lag,
+        "generation": as_of.generation,
+    }
+    return {"status": "ok" if live else "degraded", "redis": redis, "projector": projector}
+
+
+def _readiness_metrics() -> Iterator[Metric]:
+    if not has_app_context() or "hearts" not in current_app.extensions:
+        return
+    report = readiness()
+    yield GaugeMetricFamily(
+        "hearts_redis_up",
+        "1 if Redis answered this scrape's PING, else 0.",
+        value=1 if report["redis"]["status"] == "ok" else 0,
+    )
+    if report["redis"]["status"] == "ok":
+        yield GaugeMetricFamily(
+            "hearts_projectors_live",
+            "Projectors whose heartbeat is fresh (0: scoreboards and statistics stand still).",
+            value=len(report["projector"]["live"]),
+        )
+
+
+register_collector(_readiness_metrics)
 
 
 @bp.get("/metrics")

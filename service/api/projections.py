@@ -8,6 +8,7 @@ every event up to those positions.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -31,6 +32,8 @@ from service.api.problems import CATALOGUE, Problem, ProblemType, documented
 from service.api.schemas import LeaderboardSchema, PlayerSchema, ScoreboardSchema
 from service.app.projector import Projector
 from service.store.read_models import AsOf, Checkpoint, ProjectionStore
+
+log = logging.getLogger(__name__)
 
 blp = Blueprint(
     "projections",
@@ -82,9 +85,26 @@ def start_in_process_projector(app: Flask) -> threading.Thread:
     projector = Projector(store, consumer="in-process", blocking=False)
     stop = threading.Event()
     app.extensions["hearts.projector_stop"] = stop  # set it to stop the thread
-    thread = threading.Thread(target=projector.run, args=(stop,), name="projector", daemon=True)
+    app.extensions["hearts.projector"] = projector
+    thread = threading.Thread(
+        target=_run_supervised, args=(projector, stop), name="projector", daemon=True
+    )
     thread.start()
     return thread
+
+
+def _run_supervised(projector: Projector, stop: threading.Event) -> None:
+    """The in-process projector's thread: ``run`` again (with back-off) if it ever fails, as
+    ``hearts serve`` restarts a projector process (Redis unreachable is waited out inside)."""
+    delay = 0.5
+    while not stop.is_set():
+        try:
+            projector.run(stop)
+            return
+        except Exception:
+            log.exception("in-process projector failed; restarting in %.1f s", delay)
+            stop.wait(delay)
+            delay = min(delay * 2, 30.0)
 
 
 def _figure_docs() -> str:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
+
+import redis as redis_lib
 
 from bots import UnknownBot, bot_command, get_bot
 from domain.commands import ChooseMoonScoring, Command, PassCards, PlayCard
@@ -160,20 +163,29 @@ def sweep(store: RedisEventStore, runner: BotRunner, page_size: int = 200) -> in
 def start_sweep(
     store: RedisEventStore, runner: BotRunner, lock_key: str, lock_seconds: int = 60
 ) -> threading.Thread:
-    """Sweep in a background thread; a Redis lock keeps several workers from sweeping at once."""
+    """Sweep in a background thread; a Redis lock keeps several workers from sweeping at once.
+    Redis unreachable (the service started before it): the sweep waits for it, with back-off."""
 
     def run() -> None:
-        try:
-            if not store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
-                return
+        delay = 0.5
+        while True:
             try:
-                carried = sweep(store, runner)
-            finally:
-                store.redis.delete(lock_key)
-            if carried:
-                log.warning("start-up sweep carried on %d game(s) waiting on a bot", carried)
-        except Exception:
-            log.exception("start-up sweep failed")
+                if not store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
+                    return
+                try:
+                    carried = sweep(store, runner)
+                finally:
+                    store.redis.delete(lock_key)
+                if carried:
+                    log.warning("start-up sweep carried on %d game(s) waiting on a bot", carried)
+                return
+            except (redis_lib.ConnectionError, redis_lib.TimeoutError):
+                log.warning("start-up sweep: Redis unreachable; retrying in %.1f s", delay)
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
+            except Exception:
+                log.exception("start-up sweep failed")
+                return
 
     thread = threading.Thread(target=run, name="hearts-sweep", daemon=True)
     thread.start()

@@ -243,7 +243,8 @@ class GameService:
         return found, cursor
 
     def outcome_of(self, game_id: str, receipt: dict[str, Any], key: str) -> Outcome:
-        """Rebuild the response of an earlier request from its receipt and the log."""
+        """Rebuild the response of an earlier request from its receipt and the log, once the
+        events it reports are on ``min_replicas`` replicas (else NotReplicated)."""
         start, command_id = int(receipt["from"]), str(receipt["command_id"])
         events = game_log.stored(self.store, game_id)
         end = start
@@ -251,6 +252,9 @@ class GameService:
             if event.command_id != command_id and not event.command_id.startswith(command_id + "+"):
                 break
             end = event.seq
+        # Held to the same durability as the first answer (HEARTS_MIN_REPLICAS): these events,
+        # read above, are on enough replicas, or NotReplicated (503) again (issue 18).
+        self.store.await_replicas(game_id, end)
         before = fold_records(StoredGame(), events[:start])
         after = fold_records(before, events[start:end])
         token = None

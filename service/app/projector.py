@@ -34,6 +34,13 @@ non-blocking XREADGROUP per partition (pipelined, the client sends each node its
 empty round waits ``poll_ms``; one Redis gets a single blocking XREADGROUP over them all (unless
 ``blocking=False``: fakeredis's blocking read spins without yielding under gevent).
 
+Redis unreachable (not started yet, restarting, a failover): the projector waits and retries
+with back-off (``RETRY_FIRST`` doubling up to ``RETRY_MAX`` seconds), at start-up as while running;
+``state`` says what it is doing (``starting``, ``waiting-for-redis``, ``running``, ``stopped``).
+While running it beats a heartbeat: its consumer name in ``<prefix>:projectors-alive:<group>``
+(a sorted set scored by when the beat expires, ``HEARTBEAT_MS`` after it), which is how
+``/readyz`` in any API process knows whether a projector is alive (:func:`live_projectors`).
+
 ``on_applied`` (optional) is called with the running count of applied entries right after each
 atomic step, before anything is acknowledged: the crash tests kill the process from there.
 """
@@ -70,6 +77,14 @@ GROUP = "projector"
 # A consumer with nothing pending and idle this long is removed from the group (a dead process).
 DEAD_CONSUMER_IDLE_MS = 3600 * 1000
 DEFAULT_LEASE_MS = 10_000
+# A heartbeat is written at most every HEARTBEAT_EVERY seconds and counts for HEARTBEAT_MS.
+HEARTBEAT_MS = 5_000
+HEARTBEAT_EVERY = 1.0
+# Back-off while Redis does not answer: first wait, longest wait (seconds).
+RETRY_FIRST = 0.5
+RETRY_MAX = 30.0
+# Errors that mean "Redis is not there (yet)", not "this entry cannot be applied".
+UNREACHABLE = (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError)
 
 # KEYS: 1 lease. ARGV: 1 owner, 2 lease ms. Renews the lease if the owner still holds it.
 _RENEW_LUA = """
@@ -126,6 +141,8 @@ class Projector:
         self.on_applied = on_applied
         self.applied = 0  # log entries this projector applied (not counting no-ops)
         self.acked = 0
+        self.state = "starting"  # waiting-for-redis, running, stopped
+        self._next_beat = 0.0
         self._keys = self.store.partition_log_keys()
         self._partition_of_key = {key: p for p, key in enumerate(self._keys)}
         self.lease_ms = lease_ms
@@ -155,17 +172,15 @@ class Projector:
     def run(self, stop: threading.Event | None = None) -> None:
         """Until ``stop`` is set: take deliveries, reclaim idle ones, apply, acknowledge."""
         stop = stop or threading.Event()
-        self.ensure_groups()
-        if self.generation is None:
-            self.projections.ensure_generation()
-        if self.lease_ms is None:
-            self.recover_own()
-        next_claim = 0.0
         try:
-            self._loop(stop, next_claim)
+            if self._start(stop):
+                self._loop(stop, 0.0)
         finally:
             if self.lease_ms is not None:
                 self.release_all()
+            with contextlib.suppress(redis_lib.RedisError):
+                self.redis.zrem(self.alive_key, self.consumer)
+            self.state = "stopped"
         log.info(
             "projector %s stopped: applied %d log entries, acknowledged %d",
             self.consumer,
@@ -173,21 +188,64 @@ class Projector:
             self.acked,
         )
 
-    def _loop(self, stop: threading.Event, next_claim: float) -> None:
+    def _start(self, stop: threading.Event) -> bool:
+        """Set up (groups, generation, own pending entries), waiting for Redis with back-off;
+        False if stopped first."""
+        delay = RETRY_FIRST
         while not stop.is_set():
             try:
+                self.ensure_groups()
+                if self.generation is None:
+                    self.projections.ensure_generation()
+                if self.lease_ms is None:
+                    self.recover_own()
+                return True
+            except UNREACHABLE as error:
+                delay = self._wait_for_redis(stop, delay, error)
+        return False
+
+    def _wait_for_redis(self, stop: threading.Event, delay: float, error: Exception) -> float:
+        """Wait ``delay`` (or until stopped); returns the next, longer delay."""
+        self.state = "waiting-for-redis"
+        log.warning("projector: Redis unreachable (%s); retrying in %.1f s", error, delay)
+        stop.wait(delay)
+        return min(delay * 2, RETRY_MAX)
+
+    def _loop(self, stop: threading.Event, next_claim: float) -> None:
+        delay = RETRY_FIRST
+        while not stop.is_set():
+            try:
+                self.heartbeat()
                 if self.lease_ms is not None and time.monotonic() >= self._next_lease_check:
                     self.refresh_leases()
                 if time.monotonic() >= next_claim:
                     self.reclaim()
                     next_claim = time.monotonic() + self.claim_interval
                 self.poll()
-            except redis_lib.ConnectionError:
-                log.warning("projector: Redis unreachable; retrying in 1 s")
-                stop.wait(1.0)
+                delay = RETRY_FIRST
+            except UNREACHABLE as error:
+                self._next_beat = 0.0  # beat again as soon as Redis is back
+                delay = self._wait_for_redis(stop, delay, error)
             except Exception:  # keep going: the entries stay pending and are retried
                 log.exception("projector: failed to apply; retrying in 1 s")
                 stop.wait(1.0)
+
+    # Heartbeat ------------------------------------------------------------------
+
+    @property
+    def alive_key(self) -> str:
+        return alive_key(self.store.prefix, self.group)
+
+    def heartbeat(self) -> None:
+        """Say this projector is alive (at most every HEARTBEAT_EVERY seconds)."""
+        now = time.monotonic()
+        if now < self._next_beat:
+            return
+        now_ms = int(time.time() * 1000)
+        self.redis.zadd(self.alive_key, {self.consumer: now_ms + HEARTBEAT_MS})
+        self.redis.zremrangebyscore(self.alive_key, "-inf", now_ms)
+        self.state = "running"
+        self._next_beat = now + HEARTBEAT_EVERY
 
     # Partition leases -----------------------------------------------------------
 
@@ -410,7 +468,19 @@ def _ids(delivered: dict[str, list]) -> dict[str, list[str]]:
     return {key: [_text(entry_id) for entry_id, _ in entries] for key, entries in delivered.items()}
 
 
-# Lag ----------------------------------------------------------------------------
+# Liveness and lag ------------------------------------------------------------------
+
+
+def alive_key(prefix: str, group: str = GROUP) -> str:
+    return f"{prefix}:projectors-alive:{group}"
+
+
+def live_projectors(redis: Any, prefix: str, group: str = GROUP) -> list[str]:
+    """The consumer names of the group's projectors whose heartbeat has not expired."""
+    now_ms = int(time.time() * 1000)
+    return sorted(
+        _text(name) for name in redis.zrangebyscore(alive_key(prefix, group), now_ms, "+inf")
+    )
 
 
 def projection_lag(projections: ProjectionStore) -> dict[int, int]:

@@ -2,7 +2,7 @@
 
 They use ``REDIS_URL`` if set, else the embedded server of the data directory
 (``HEARTS_DATA_DIR``), with the key prefix and partitions of the service's settings. Exit status:
-0 done, 2 no Redis to use.
+0 done, 2 no Redis to use, 1 ``status --require-live-here`` found no live projector of this host.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from service.cli.connection import open_store
 from service.cli.progress import ProgressBar, non_negative, positive
 
 OK = 0
+NOT_LIVE = 1  # projections status --require-live-here: no projector of this host beats
 
 
 def add_parser(subparsers: Any) -> None:
@@ -55,6 +56,9 @@ def add_parser(subparsers: Any) -> None:
             "--generation",
             help="write this generation whatever the pointer says (a reference build)",
         )
+        # `hearts serve` passes its pid: the projector stops when that process is gone (beside
+        # the kernel's parent-death signal, which is Linux only; service/lifeline.py).
+        p.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
         p.set_defaults(func=run_project)
     if "projections" not in choices:
         p = subparsers.add_parser("projections", help="rebuild or inspect the read models")
@@ -71,7 +75,15 @@ def add_parser(subparsers: Any) -> None:
         )
         r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
         r.set_defaults(func=run_rebuild)
-        s = sub.add_parser("status", help="the current generation, positions and lag (JSON)")
+        s = sub.add_parser(
+            "status", help="the current generation, positions, lag and live projectors (JSON)"
+        )
+        s.add_argument(
+            "--require-live-here",
+            action="store_true",
+            help="exit 1 unless a projector of this host (default consumer name) is alive: "
+            "a container's health check",
+        )
         s.set_defaults(func=run_status)
 
 
@@ -92,6 +104,10 @@ def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | No
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    if getattr(args, "parent_pid", None):
+        from service.lifeline import watch_parent
+
+        watch_parent(args.parent_pid, stop.set)
     with open_projections() as projections:
         projector = Projector(
             projections,
@@ -134,8 +150,19 @@ def run_rebuild(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    import socket
+
+    from service.app.projector import live_projectors
+
     with open_projections() as projections:
-        print(json.dumps(projections.as_of().to_dict(), indent=2))
+        status = projections.as_of().to_dict()
+        status["live"] = live_projectors(projections.redis, projections.store.prefix)
+    print(json.dumps(status, indent=2))
+    here = f"{socket.gethostname()}-"  # default_consumer_name(): host-pid
+    if getattr(args, "require_live_here", False) and not any(
+        name.startswith(here) for name in status["live"]
+    ):
+        return NOT_LIVE
     return OK
 
 

@@ -1,9 +1,10 @@
 """``hearts replay``, ``hearts audit``, ``hearts export``, ``hearts import``.
 
 They read the event store directly: ``REDIS_URL`` if set, else the embedded server of the data
-directory (``HEARTS_DATA_DIR``, default ``./.hearts``; started for the command and stopped after
-it if it was not running). Exit status: 0 done (audit: no discrepancy), 1 the audit found a
-discrepancy or the import was refused, 2 no such game, an unreadable file, or no Redis.
+directory (``--data-dir`` or ``HEARTS_DATA_DIR``, default the user's data directory; started for
+the command and stopped after it if it was not running). Exit status: 0 done (audit: no
+discrepancy), 1 the audit found a discrepancy or the import was refused, 2 no such game, an
+unreadable file, or no Redis.
 """
 
 from __future__ import annotations

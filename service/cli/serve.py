@@ -7,7 +7,13 @@ are gevent workers (``sse_worker_class``: an idle live event stream costs a gree
 thread). Metrics use prometheus_client's multiprocess mode in a fresh directory
 (service/metrics.py). The start-up sweep carries on games left on a bot's turn. If another module
 registers the ``project`` subcommand, the projector runs beside the API as ``hearts project``
-unless ``--no-projector``."""
+unless ``--no-projector``, supervised (service/cli/supervise.py: restarted with back-off whenever
+it exits). The embedded redis-server, the projector and the workers end with the master, even
+when it is killed with SIGKILL (service/lifeline.py). The data directory is the user's
+(service/settings.py ``data_directory``) unless ``--data-dir`` or HEARTS_DATA_DIR says otherwise;
+it is printed at start-up with the URLs of the web table, the API docs and the API. gunicorn's
+control socket (``gunicornc``, gunicorn 25.1+) is off: its default lives in the user's home,
+shared by every ``hearts serve`` of the machine."""
 
 from __future__ import annotations
 
@@ -17,7 +23,6 @@ import importlib
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -40,6 +45,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--no-projector", action="store_true", help="do not start the projector beside the API"
     )
     parser.add_argument(
+        "--data-dir",
+        help="where the embedded redis-server keeps its files "
+        "(default: HEARTS_DATA_DIR, else the user's data directory)",
+    )
+    parser.add_argument(
         "--ephemeral",
         action="store_true",
         help="keep games in this process's memory (fakeredis): NOTHING survives a restart",
@@ -58,20 +68,24 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: service.settings and service.store.redis_server do not import
     # prometheus_client, which must not be imported before its multiprocess directory is set.
     from service.cli.replay import sse_worker_class
-    from service.settings import Settings, publish_metrics_dir
+    from service.cli.supervise import Supervisor
+    from service.settings import Settings, data_directory, publish_metrics_dir
     from service.store import redis_server
 
     settings = Settings.from_env()
+    data_dir, note = data_directory(getattr(args, "data_dir", None) or settings.data_dir)
     started: redis_server.EmbeddedRedis | None = None
     url = settings.redis_url
     if args.ephemeral and url:
         print("hearts serve: --ephemeral and REDIS_URL exclude each other", file=sys.stderr)
         return 2
+    if note:
+        log.warning("%s", note)
     if args.ephemeral:
         url = redis_server.ephemeral().url
     elif not url:
         try:
-            started = redis_server.start(settings.data_dir)
+            started = redis_server.start(data_dir)
         except redis_server.NoRedis as exc:
             print(f"hearts serve: {exc}", file=sys.stderr)
             return 2
@@ -83,25 +97,34 @@ def run(args: argparse.Namespace) -> int:
     metrics_dir = tempfile.mkdtemp(prefix="hearts-metrics-")
     publish_metrics_dir(metrics_dir)
     in_process = settings.projector_in_process
-    companion = None
+    companion: Supervisor | None = None
     # The workers get these settings as they are; the companion projector reads them again.
     settings = replace(
         settings,
         redis_url=url,
+        data_dir=str(data_dir),
         metrics_dir=metrics_dir,
         sweep_on_start=settings.sweep_on_start is not False,  # serve sweeps unless told not to
     )
     if not args.no_projector and url != redis_server.FAKE_URL and _has_subcommand("project"):
-        companion = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "project"], env=settings.child_env()
-        )
+        command = [sys.executable, "-m", "service.cli", "project", "--parent-pid", str(os.getpid())]
+        companion = Supervisor("projector", command, settings.child_env()).start()
     elif not args.no_projector and url == redis_server.FAKE_URL:
         in_process = True  # fakeredis lives inside the worker: only a thread there can project it
     settings = replace(settings, projector_in_process=in_process)
+    host, port = args.host or settings.host, args.port or settings.port
+    if companion is not None:
+        projector = "supervised, beside the API (hearts project)"
+    elif in_process:
+        projector = "in a thread of the worker"
+    else:
+        projector = "not started here (--no-projector): run hearts project"
+    _announce(host, port, url, data_dir, embedded=started is not None, projector=projector)
+    master = os.getpid()
     try:
         HeartsGunicorn(
             {
-                "bind": f"{args.host or settings.host}:{args.port or settings.port}",
+                "bind": f"{host}:{port}",
                 "workers": workers,
                 "worker_class": sse_worker_class(settings.worker_class),  # see docs/replay.md
                 "threads": args.threads or settings.threads,
@@ -109,17 +132,73 @@ def run(args: argparse.Namespace) -> int:
                 "graceful_timeout": 10,
                 "accesslog": "-",
                 "child_exit": functools.partial(_child_exit, metrics_dir),
+                "post_fork": _worker_dies_with_master,
+                **_no_control_socket(),
             },
             lambda: _app_factory(args.app)(settings),
         ).run()
     finally:
-        if companion is not None and companion.poll() is None:
-            companion.terminate()
-            companion.wait(10)
-        if started is not None:
-            started.stop()
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        # A worker leaves gunicorn with SystemExit through this same frame (it was forked from
+        # here): only the master owns the companion, the embedded server and the metrics files.
+        if os.getpid() == master:
+            if companion is not None:
+                companion.stop()
+            if started is not None:
+                started.stop()
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
+
+
+def _announce(
+    host: str, port: int, url: str, data_dir: Any, *, embedded: bool, projector: str
+) -> None:
+    """Where everything is, on stderr before gunicorn's own log."""
+    shown = "localhost" if host in ("0.0.0.0", "::", "") else host
+    base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    if embedded:
+        store = f"embedded redis-server, append-only file in {data_dir}"
+    elif url.startswith("fakeredis"):
+        store = "in this process's memory only (--ephemeral): nothing survives a restart"
+    else:
+        store = f"{_redacted(url)} (REDIS_URL)"
+    lines = [
+        f"hearts serve on {base}",
+        f"  web table  {base}/",
+        f"  API docs   {base}/api/v1/docs",
+        f"  API        {base}/api/v1/  (OpenAPI document: {base}/api/v1/openapi.json)",
+        f"  health     {base}/healthz, {base}/readyz, metrics {base}/metrics",
+        # The data directory matters only to the embedded server; otherwise the store says all.
+        *([f"  data       {data_dir}"] if embedded else []),
+        f"  store      {store}",
+        f"  projector  {projector}",
+    ]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, location = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{location}"
+
+
+def _no_control_socket() -> dict[str, Any]:
+    """gunicorn 25.1+ opens a control socket, by default in the user's home (one path for every
+    gunicorn of the user, so two ``hearts serve`` fight over it): off (older gunicorn: nothing)."""
+    from gunicorn.config import KNOWN_SETTINGS
+
+    names = {setting.name for setting in KNOWN_SETTINGS}
+    return {"control_socket_disable": True} if "control_socket_disable" in names else {}
+
+
+def _worker_dies_with_master(server: Any, worker: Any) -> None:
+    """gunicorn's post_fork hook: the worker gets SIGTERM when the master dies (gunicorn's own
+    parent check only runs between requests)."""
+    from service.lifeline import end_with_parent
+
+    end_with_parent(server.pid)
 
 
 def _app_factory(spec: str) -> Callable[[Any], Any]:

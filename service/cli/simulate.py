@@ -7,9 +7,11 @@ Each of the ``--games`` games is played once per rotation of the seats, from the
 (duplicate play), so every strategy plays every seat's cards. The table gives, per strategy,
 the average points per hand with a 95% confidence interval (over duplicate deals), the share of
 games won, moons shot, and decisions per second; then each strategy against the first one,
-deal by deal. ``--record`` also stores every game through the event store (``REDIS_URL``, else
-the embedded redis-server) so it can be replayed and audited. Exit status: 0 done, 2 bad
-arguments or no Redis to record to.
+deal by deal. ``--record`` also stores every finished game through the event store
+(``REDIS_URL``, else the embedded redis-server) so it can be replayed and audited; a game cut short
+by ``--max-hands`` is not stored (it would wait for its next deal in the lobby forever: a game in
+the store ends only at its score limit), and the report says how many were left out. Exit status:
+0 done, 2 bad arguments or no Redis to record to.
 """
 
 from __future__ import annotations
@@ -103,10 +105,19 @@ def run(args: argparse.Namespace) -> int:
                 bar.finish()
         elapsed = time.perf_counter() - started
     recorded = recorder.game_ids if recorder is not None else []
+    cut_short = recorder.cut_short if recorder is not None else 0
     if args.json:
-        print(json.dumps(_as_json(result, rules, seed, args.games, elapsed, recorded), indent=2))
+        body = _as_json(result, rules, seed, args.games, elapsed, recorded)
+        if recorder is not None:
+            body["not_recorded_cut_short"] = cut_short
+        print(json.dumps(body, indent=2))
     else:
         print(report(result, rules, seed, args.games, elapsed, recorded))
+        if cut_short:
+            print(
+                f"not recorded: {cut_short} games cut short by --max-hands (a stored game ends "
+                "only at its score limit; lower it with --rules '{\"score_limit\": N}')"
+            )
     return OK
 
 
@@ -121,10 +132,16 @@ class Recorder:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.game_ids: list[str] = []
+        self.cut_short = 0  # games stopped by --max-hands, not stored
 
     def record(self, game: GameResult) -> None:
         from service.app.deal_plan import DealPlan, plan_event
         from service.app.game import new_event
+
+        if not game.finished:
+            # Stored, it would sit in the lobby between two hands for good (issue 18).
+            self.cut_short += 1
+            return
 
         plan = plan_event(DealPlan(game.deal_seed))
         events = [new_event(game.events[0]), plan, *(new_event(e) for e in game.events[1:])]

@@ -561,6 +561,35 @@ class RedisEventStore:
             raise
         return reply, int(replicas)
 
+    def await_replicas(self, game_id: str, version: int) -> None:
+        """Return once ``min_replicas`` replicas hold everything the game's master holds now
+        (events already read included), else raise :class:`NotReplicated` for ``version``.
+
+        For an answer that wrote nothing (a replay from an idempotency receipt): WAIT counts the
+        replicas that have the writes of *its own connection*, so on a connection that wrote
+        nothing it returns at once, whatever the replicas hold. So one small write first, on the
+        connection to the slot's master: a fence key of the game's partition (its slot), set
+        after everything already written there; a replica that has the fence has the rest.
+        """
+        if not self.min_replicas:
+            return
+        fence = f"{self._partition_prefix(self.partition_of(game_id))}:fence"
+        client = self.redis
+        cluster = hasattr(client, "get_node_from_key")
+        if cluster:
+            client = client.get_redis_connection(client.get_node_from_key(fence))
+        pipe = client.pipeline(transaction=False)
+        pipe.set(fence, version)
+        pipe.execute_command("WAIT", self.min_replicas, self.replica_timeout_ms)
+        try:
+            _, replicas = pipe.execute()
+        except (redis_errors.ConnectionError, redis_errors.AskError):
+            if cluster:
+                self.redis.nodes_manager.initialize()
+            raise
+        if int(replicas) < self.min_replicas:
+            raise NotReplicated(game_id, version, self.min_replicas, int(replicas))
+
     def _hash_at(self, game_id: str, version: int) -> str:
         """Hash of the event at ``version`` (genesis for 0).
 

@@ -6,12 +6,14 @@ Cluster reached through any of its nodes (redis-py's ``RedisCluster``, which lea
 nodes and follows MOVED/ASK redirections); ``fakeredis://`` is an in-process store that holds
 nothing after the process ends (``hearts serve --ephemeral`` only).
 
-Embedded: with ``redis-server`` on PATH, a private server for this data directory (default
-``./.hearts/``), listening only on a unix socket there, with the append-only file on and fsync
-every second (``--appendonly yes --appendfsync everysec``), so games survive a restart of the
-service (and a crash, losing at most the last second). If a server from an earlier run still
-answers on that socket (the service was killed), it is reused. Without the binary :func:`start`
-raises :class:`NoRedis`: the service never falls back to memory on its own.
+Embedded: with ``redis-server`` on PATH, a private server for this data directory (default: the
+user's data directory, ``service.settings.data_directory``), listening only on a unix socket
+there, with the append-only file on and fsync every second (``--appendonly yes --appendfsync
+everysec``), so games survive a restart of the service (and a crash, losing at most the last
+second). If a server from an earlier run still answers on that socket, it is reused. The server
+is started to end with the process that started it, even one killed with SIGKILL
+(``service.lifeline``). Without the binary :func:`start` raises :class:`NoRedis`: the service
+never falls back to memory on its own.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from typing import Any
 
 import redis
 import redis.cluster
+
+from service.lifeline import die_with_parent
+from service.settings import data_directory
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +73,16 @@ class EmbeddedRedis:
                 self.process.wait()
 
 
-def start(data_dir: str | Path = ".hearts", *, binary: str | None = None) -> EmbeddedRedis:
-    """The URL of the embedded default, a private redis-server; :class:`NoRedis` without one."""
+def start(data_dir: str | Path | None = None, *, binary: str | None = None) -> EmbeddedRedis:
+    """The URL of the embedded default, a private redis-server; :class:`NoRedis` without one.
+    ``data_dir`` None: the default data directory (see ``service.settings.data_directory``)."""
     binary = binary or shutil.which("redis-server")
     if binary is None:
         raise NoRedis()
+    if data_dir is None:
+        data_dir, note = data_directory(None)
+        if note:
+            log.warning("%s", note)
     directory = Path(data_dir).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     socket = directory / "redis.sock"
@@ -102,7 +112,12 @@ def start(data_dir: str | Path = ".hearts", *, binary: str | None = None) -> Emb
         "--logfile",
         str(directory / "redis.log"),
     ]
-    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        preexec_fn=die_with_parent(),  # see service/lifeline.py
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:

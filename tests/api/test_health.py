@@ -77,3 +77,47 @@ def test_fakeredis_without_lua_is_not_needed_here():
     # The app runs on any client the store accepts, e.g. a private fakeredis server.
     app = create_app(Settings(), redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
     assert app.test_client().get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_readyz_says_degraded_until_a_projector_beats_then_running(app, client, hearts):
+    from service.api.projections import projections
+    from service.app.projector import Projector
+
+    hearts.new_game(1)
+    before = client.get("/readyz")
+    assert before.status_code == 200
+    body = before.get_json()
+    assert body["status"] == "degraded" and body["redis"]["status"] == "ok"
+    assert body["projector"]["status"] == "down" and body["projector"]["live"] == []
+    assert body["projector"]["lag"] > 0  # the game's events, not projected
+    with app.app_context():
+        projector = Projector(projections(), consumer="ready-test", blocking=False)
+        projector.ensure_groups()
+        projector.heartbeat()
+        while projector.poll(block_ms=0):
+            pass
+    after = client.get("/readyz").get_json()
+    assert after["status"] == "ok"
+    assert after["projector"] == {
+        "status": "running",
+        "live": ["ready-test"],
+        "lag": 0,
+        "generation": after["projector"]["generation"],
+    }
+    text = client.get("/metrics").get_data(as_text=True)
+    assert "hearts_redis_up 1.0" in text and "hearts_projectors_live 1.0" in text
+
+
+def test_readyz_is_503_when_redis_is_down_and_says_why():
+    dead = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    client = create_app(Settings(), redis=dead).test_client()
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["type"] == "/problems/unavailable"
+    assert body["redis"]["status"] == "down" and body["redis"]["error"]
+    assert body["projector"]["status"] == "unknown"
+    assert "hearts_redis_up 0.0" in client.get("/metrics").get_data(as_text=True)

@@ -79,3 +79,27 @@ def test_recorded_games_are_stored_and_pass_an_audit() -> None:
         assert stored[-1].type == "GameEnded"
         report = Replay(store).audit(game.game_id)
         assert report.ok, report.to_text()
+
+
+def test_recording_with_max_hands_leaves_no_game_waiting_for_a_deal(
+    redis_server, monkeypatch, capsys
+):
+    # Through the CLI, on a real server: games cut short are not stored (each would wait in the
+    # lobby for its next deal), and the output says how many were left out.
+    import redis as redis_lib
+
+    prefix = "sim-cut"
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("HEARTS_KEY_PREFIX", prefix)
+    args = ["simulate", "--games", "2", "--seats", "random,random,random,random", "--seed", "c"]
+    args += ["--rules", '{"score_limit": 60}', "--max-hands", "1"]  # 26 points a hand at most
+    assert hearts([*args, "--record", "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["recorded"] == [] and out["not_recorded_cut_short"] == 8
+    client = redis_lib.Redis.from_url(redis_server)
+    try:
+        assert list(client.scan_iter(f"{prefix}:*")) == []
+    finally:
+        client.close()
+    assert hearts([*args, "--record", "--no-progress"]) == 0
+    assert "not recorded: 8 games cut short by --max-hands" in capsys.readouterr().out

@@ -186,6 +186,8 @@ _DOMAIN_TITLES = {
     "no-points-on-first-trick": "No points on the first trick",
     "must-play-queen": "You must play the queen of spades",
     "game-not-found": "No such game",
+    "name-taken": "Name taken",
+    "invalid-name": "Name not allowed",
 }
 
 CATALOGUE: dict[str, ProblemType] = {p.code: p for p in _HTTP}

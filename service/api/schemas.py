@@ -10,13 +10,14 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bots import bot_names
+from domain.names import MAX_NAME_LENGTH
 from domain.rules import OPTIONS, PRESETS, OptionKind, OptionSpec, PassDirection, RuleOptions
 from projections.stats import FIGURES
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
 SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
 PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
-MAX_NAME = 64
+MAX_NAME = MAX_NAME_LENGTH  # domain/names.py: a nickname's bound, after normalization
 
 
 class SeatSpec(fields.Field):
@@ -143,7 +144,16 @@ class CreateGameSchema(Schema):
 
 
 class JoinSchema(Schema):
-    name = fields.String(required=True, validate=validate.Length(1, MAX_NAME))
+    name = fields.String(
+        required=True,
+        validate=validate.Length(1, MAX_NAME),
+        metadata={
+            "description": "Your name at the table (RFC 8266 nickname): letters, digits, spaces, "
+            "punctuation and symbols; no control, invisible or bidi-override characters "
+            "(422 invalid-name). Stored normalized (NFKC, spaces trimmed and collapsed); unique "
+            "at the table ignoring case and width (409 name-taken)"
+        },
+    )
     seat = fields.Integer(load_default=None, allow_none=True, strict=True)
 
 

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Imported here: service.settings and service.store.redis_server do not import
     # prometheus_client, which must not be imported before its multiprocess directory is set.
+    from service.cli import refusals
     from service.cli.replay import sse_worker_class
     from service.settings import Settings, publish_metrics_dir
     from service.store import redis_server
@@ -109,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
                 "graceful_timeout": 10,
                 "accesslog": "-",
                 "child_exit": functools.partial(_child_exit, metrics_dir),
+                # Request line and header bounds, and gunicorn's refusals of them answered as
+                # problem+json (service/cli/refusals.py), not HTML.
+                **refusals.LIMITS,
+                "post_worker_init": refusals.post_worker_init,
             },
             lambda: _app_factory(args.app)(settings),
         ).run()

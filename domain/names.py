@@ -15,7 +15,9 @@ the ``precis-i18n`` library rather than hand-written Unicode tables:
   rules, then lower case): "Ann", "ANN" and "ａｎｎ" are one name.
 
 Confusable look-alikes across scripts (Unicode TR39 skeletons: Latin "a" and Cyrillic "а") are
-not folded: no maintained Python package computes TR39 skeletons today; see README.
+not folded: we found no maintained Python package that computes TR39 skeletons
+(``confusable-homoglyphs`` only flags mixed-script look-alikes, and would refuse honest mixes
+such as "Taro 太郎"); see README.
 """
 
 from __future__ import annotations

@@ -43,10 +43,12 @@ def check_head() -> None:
     """414 if the request line is longer than gunicorn would take; 431 for too many or too
     large header fields."""
     environ = request.environ
-    uri = environ.get("RAW_URI") or environ.get("REQUEST_URI")
-    if uri is None:
-        query = environ.get("QUERY_STRING", "")
-        uri = quote(environ.get("PATH_INFO", "")) + (f"?{query}" if query else "")
+    uri = (
+        environ.get("RAW_URI") or environ.get("REQUEST_URI") or quote(environ.get("PATH_INFO", ""))
+    )
+    query = environ.get("QUERY_STRING", "")
+    if query and "?" not in uri:  # some servers (werkzeug's test client) leave the query out
+        uri = f"{uri}?{query}"
     line = len(request.method) + 1 + len(uri) + len(" HTTP/1.1")
     if line > MAX_REQUEST_LINE:
         raise Problem(

@@ -265,3 +265,49 @@ def test_every_request_list_and_string_has_a_documented_maximum(client):
     assert schemas["SeatBot"]["properties"]["bot"]["maxLength"] == 64
     games = document["paths"]["/api/v1/games"]["get"]["parameters"]
     assert {p["name"]: p["schema"].get("maxLength") for p in games}["cursor"] == 512
+
+
+# -- schemathesis: every operation answers overlong requests as its document says ----------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        ({"query": {"pad": "x" * 9000}}, 414),
+        ({"query": {"cursor": "x" * 6144}}, None),  # under the bounds: whatever is documented
+        ({"headers": {"X-Long": "y" * 9000}}, 431),
+        ({"headers": {f"X-H{i}": "1" for i in range(120)}}, 431),
+    ],
+    ids=["long-line", "6kb-query", "long-header", "many-headers"],
+)
+def test_every_operation_conforms_with_long_urls_and_headers(app, extra, status):
+    import schemathesis
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    checks = [
+        not_a_server_error,
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    ]
+    schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
+    game = app.test_client().post("/api/v1/games", json={}).get_json()["id"]
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 11
+    for operation in operations:
+        path_parameters = {}
+        for parameter in operation.path_parameters:
+            path_parameters[parameter.name] = game if parameter.name == "game_id" else 1
+        kwargs = {"path_parameters": path_parameters, **extra}
+        if operation.body:
+            kwargs["body"] = {}
+            kwargs["media_type"] = "application/json"
+        case = operation.Case(**kwargs)
+        response = case.call_and_validate(checks=checks)
+        if status is not None:
+            assert response.status_code == status, (operation.method, operation.path)

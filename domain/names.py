@@ -22,6 +22,8 @@ such as "Taro 太郎"); see README.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from precis_i18n import get_profile
 
 MAX_NAME_LENGTH = 64  # code points, after enforcement
@@ -52,6 +54,7 @@ def display_name(raw: str) -> str:
     return name
 
 
+@lru_cache(maxsize=4096)  # a game list filtered by player compares every seat's name
 def name_key(name: str) -> str:
     """The form two names are compared in: equal keys are the same name.
 

@@ -47,6 +47,7 @@ def problem_bytes(status: int, reason: str) -> bytes:
         f"HTTP/1.1 {status} {reason}\r\n"
         "Connection: close\r\n"
         "Content-Type: application/problem+json\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode("latin-1") + body

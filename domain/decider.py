@@ -22,6 +22,7 @@ from .errors import (
     GameFull,
     GameNotCreated,
     InvalidCommand,
+    InvalidName,
     NameTaken,
     NoPlayerToTakeOver,
     NotTheShooter,
@@ -33,14 +34,13 @@ from .errors import (
     WrongPhase,
 )
 from .legal import hand_legal_mask, lowest_club, play_violation
+from .names import InvalidNameText, display_name, name_key
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
 from .shuffle import seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
 from .tablerules import table_rules
-
-MAX_NAME_LENGTH = 64
 
 _new = object.__new__
 _set = object.__setattr__
@@ -94,9 +94,10 @@ def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
 
 def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_created(state)
-    name = command.name.strip() if isinstance(command.name, str) else ""
-    if not name or len(name) > MAX_NAME_LENGTH:
-        raise InvalidCommand(f"a player's name is 1 to {MAX_NAME_LENGTH} characters")
+    try:
+        name = display_name(command.name)  # domain/names.py: PRECIS nickname, RFC 8266
+    except InvalidNameText as error:
+        raise InvalidName(str(error)) from None
     if not state.open_seats:
         raise GameFull("every seat is taken")
     seat = command.seat
@@ -105,7 +106,9 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if not state.seats[seat].is_open:
         raise SeatTaken(f"seat {seat} is taken")
-    if any(s.player and s.name == name for s in state.seats):
+    # Unique as names are compared (case, width and spacing folded), not as they are spelt.
+    key = name_key(name)
+    if any(s.player and s.name is not None and name_key(s.name) == key for s in state.seats):
         raise NameTaken(f"a player called {name!r} already sits at this table")
     return [e.PlayerJoined(seat, name, command.credential)]
 

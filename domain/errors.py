@@ -55,7 +55,17 @@ class SeatTaken(RuleViolation):
 
 
 class NameTaken(RuleViolation):
+    """Another player at this table has this name, compared as domain/names.py compares."""
+
     code = "name-taken"
+
+
+class InvalidName(RuleViolation):
+    """The name is empty, too long, or holds a character a nickname may not (RFC 8266 PRECIS:
+    control, invisible or bidi-override characters, lone surrogates)."""
+
+    code = "invalid-name"
+    kind = "invalid"
 
 
 class NoPlayerToTakeOver(RuleViolation):

@@ -257,6 +257,7 @@ class OptionSpec:
     minimum: int | None = None
     maximum: int | None = None
     nullable: bool = False
+    max_items: int | None = None  # a list option's longest list (the schema's maxItems)
 
 
 def _choices(enum: type[Enum]) -> tuple[str, ...]:
@@ -284,6 +285,7 @@ OPTIONS: dict[str, OptionSpec] = {
         "Cards out of play so the deal comes out even (52 mod players of them, no penalty "
         "card); null: the usual low clubs and diamonds",
         nullable=True,
+        max_items=4,  # 52 mod 6, the most ever removed
     ),
     "kitty": OptionSpec(
         _B, "Deal the odd cards face down to the first taker of a penalty card instead"
@@ -295,6 +297,7 @@ OPTIONS: dict[str, OptionSpec] = {
         OptionKind.CYCLE,
         "The pass direction of each hand in turn, or a named cycle",
         choices=tuple(NAMED_CYCLES),
+        max_items=12,  # a list bound: the cycle is copied into every view of the game
     ),
     "pass_cycle_repeats": OptionSpec(_B, "Repeat the cycle; false: hold on every later hand"),
     "mix_includes_kitty": OptionSpec(_B, "The mix shuffles the kitty in with the discards"),
@@ -352,6 +355,8 @@ def _parse_option(name: str, raw: Any) -> Any:
         if spec.kind is OptionKind.CHOICE:
             text = str(raw).upper().replace("10", "T") if name == "bonus_card" else raw
             return _CHOICE_VALUES[name][text]
+        if spec.max_items is not None and isinstance(raw, list) and len(raw) > spec.max_items:
+            raise InvalidRules(f"{name} lists at most {spec.max_items} entries, not {len(raw)}")
         if spec.kind is OptionKind.CARDS:
             return tuple(Card(c) for c in raw)
         if spec.kind is OptionKind.CYCLE:

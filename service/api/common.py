@@ -38,6 +38,14 @@ IF_MATCH_DOC = {
     "schema": {"type": "string"},
     "description": 'The game version (ETag) the command was chosen at, e.g. "12"; 412 if stale.',
 }
+# An answer that carries a token must never be kept by a browser or proxy cache.
+NO_STORE = {"Cache-Control": "no-store"}
+NO_STORE_DOC = {
+    "Cache-Control": {
+        "description": "no-store: the body carries a bearer token",
+        "schema": {"type": "string", "enum": ["no-store"]},
+    }
+}
 BEARER_DOC = [{"bearerAuth": []}]
 # A token is optional: without one the caller sees what the public sees.
 OPTIONAL_BEARER_DOC = [{}, {"bearerAuth": []}]

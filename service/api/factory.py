@@ -4,7 +4,6 @@ service and the API together, and starts the app's background threads (sweep, pr
 from __future__ import annotations
 
 import http
-import json
 import logging
 import time
 from typing import Any
@@ -15,7 +14,7 @@ from flask_smorest.utils import prepare_response
 
 from service import api as api_package
 from service import metrics
-from service.api import problems
+from service.api import hygiene, problems
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
@@ -113,6 +112,7 @@ def create_app(
 
 def _before() -> None:
     g.started = time.perf_counter()
+    hygiene.check_head()  # 414/431, as gunicorn in front would (service/api/hygiene.py)
     if request.method not in JSON_METHODS or not request.path.startswith("/api/"):
         return
     limit = request.max_content_length
@@ -126,10 +126,7 @@ def _before() -> None:
             status=415,
         )
     data = request.get_data(cache=True)  # werkzeug enforces the size limit here (413)
-    try:
-        body = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        raise Problem("malformed-json", "the body is not valid JSON", status=400) from None
+    body = hygiene.load_json(data)  # depth (400) before parsing, then Unicode (422)
     if not isinstance(body, dict):
         raise Problem(
             "validation-error",

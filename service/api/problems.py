@@ -78,6 +78,31 @@ def _title(code: str) -> str:
 _HTTP = [
     ProblemType("malformed-json", 400, "Malformed JSON", "The body is not valid JSON."),
     ProblemType("bad-request", 400, "Bad request", "The request is malformed."),
+    # Input hygiene (service/api/hygiene.py): refused before any view reads the request.
+    ProblemType(
+        "json-too-deep",
+        400,
+        "JSON nested too deep",
+        "Arrays and objects nest at most 32 levels in a request body.",
+    ),
+    ProblemType(
+        "uri-too-long",
+        414,
+        "Request line too long",
+        "The request line (method, path and query) is at most 8,190 bytes.",
+    ),
+    ProblemType(
+        "headers-too-large",
+        431,
+        "Header fields too large",
+        "At most 100 header fields, each at most 8,190 bytes.",
+    ),
+    ProblemType(
+        "invalid-unicode",
+        422,
+        "Not Unicode text",
+        "A string in the body holds a lone surrogate (e.g. \\ud800); 'errors' names each field.",
+    ),
     ProblemType("invalid-cursor", 400, "Invalid cursor", "The cursor is not one this API gave."),
     ProblemType(
         "unauthorized",
@@ -186,6 +211,8 @@ _DOMAIN_TITLES = {
     "no-points-on-first-trick": "No points on the first trick",
     "must-play-queen": "You must play the queen of spades",
     "game-not-found": "No such game",
+    "name-taken": "Name taken",
+    "invalid-name": "Name not allowed",
 }
 
 CATALOGUE: dict[str, ProblemType] = {p.code: p for p in _HTTP}
@@ -239,8 +266,10 @@ _HTTP_CODES = {
     405: "method-not-allowed",
     412: "precondition-failed",
     413: "body-too-large",
+    414: "uri-too-long",
     415: "unsupported-media-type",
     422: "validation-error",
+    431: "headers-too-large",
 }
 
 
@@ -355,10 +384,11 @@ def describe(code: str) -> dict[str, Any] | None:
 
 # -- the problems in the OpenAPI document ---------------------------------------------------------
 
-# Any operation may fail on a bug (500) or an unreachable event store (503); a JSON body may be
+# Any operation may fail on a bug (500) or an unreachable event store (503), or be refused for a
+# request line (414) or header fields (431) too long (service/api/hygiene.py); a JSON body may be
 # malformed (400), too large (413), not JSON (415) or not match its schema (422); a token may be
 # missing or bad (401) or another seat's (403).
-ANY = (500, 503)
+ANY = (414, 431, 500, 503)
 BODY = (400, 413, 415, 422)
 TOKEN = (401, 403)
 

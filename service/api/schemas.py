@@ -10,13 +10,18 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bots import bot_names
+from domain.names import MAX_NAME_LENGTH
 from domain.rules import OPTIONS, PRESETS, OptionKind, OptionSpec, PassDirection, RuleOptions
 from projections.stats import FIGURES
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
 SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
+# Every list a request may hold has a documented bound (issue 22): seats, deals, cards.
+MAX_SEATS = OPTIONS["players"].maximum
+MAX_HAND = 52 // OPTIONS["players"].minimum  # the largest hand: 17 cards with 3 players
+MAX_DEALS = 100  # explicit deals given at creation; later hands are dealt from the seed
 PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
-MAX_NAME = 64
+MAX_NAME = MAX_NAME_LENGTH  # domain/names.py: a nickname's bound, after normalization
 
 
 class SeatSpec(fields.Field):
@@ -41,7 +46,12 @@ CARD_PATTERN = "^(10|[2-9TJQKA])[CDHS♣♦♥♠]$"
 
 def card(**kwargs: Any) -> fields.String:
     """A card field: ``2C``, ``TD``, ``QS``, ``AH`` (``10H`` and ``Q♠`` work too)."""
-    metadata = {"pattern": CARD_PATTERN, "example": "QS", **kwargs.pop("metadata", {})}
+    metadata = {
+        "pattern": CARD_PATTERN,
+        "maxLength": 3,
+        "example": "QS",
+        **kwargs.pop("metadata", {}),
+    }
     return fields.String(metadata=metadata, **kwargs)
 
 
@@ -58,12 +68,13 @@ def _option_schema(name: str, spec: OptionSpec, *, request: bool) -> dict[str, A
         out.update(type="string", enum=list(spec.choices))
     elif spec.kind is OptionKind.CARDS:
         cards = {"type": "string", "pattern": CARD_PATTERN}
-        out.update(type="array", items=cards, uniqueItems=True)
+        out.update(type="array", items=cards, uniqueItems=True, maxItems=spec.max_items)
     elif spec.kind is OptionKind.CYCLE:
         directions = {
             "type": "array",
             "items": {"type": "string", "enum": [d.value for d in PassDirection]},
             "minItems": 1,
+            "maxItems": spec.max_items,
         }
         if request:
             out["oneOf"] = [{"type": "string", "enum": list(spec.choices)}, directions]
@@ -126,6 +137,7 @@ class CreateGameSchema(Schema):
         ),
         load_default=None,
         allow_none=True,
+        validate=validate.Length(max=MAX_SEATS),
         metadata={"description": 'One entry per seat: null (open) or {"bot": "random"}'},
     )
     seed = fields.String(
@@ -135,15 +147,28 @@ class CreateGameSchema(Schema):
         metadata={"description": "Deal every hand from this seed (reproducible games)"},
     )
     deals = fields.List(
-        fields.List(fields.List(card())),
+        fields.List(
+            fields.List(card(), validate=validate.Length(max=MAX_HAND)),
+            validate=validate.Length(max=MAX_SEATS),
+        ),
         load_default=None,
         allow_none=True,
+        validate=validate.Length(max=MAX_DEALS),
         metadata={"description": "deals[k][s]: seat s's cards in hand k+1; then from the seed"},
     )
 
 
 class JoinSchema(Schema):
-    name = fields.String(required=True, validate=validate.Length(1, MAX_NAME))
+    name = fields.String(
+        required=True,
+        validate=validate.Length(1, MAX_NAME),
+        metadata={
+            "description": "Your name at the table (RFC 8266 nickname): letters, digits, spaces, "
+            "punctuation and symbols; no control, invisible or bidi-override characters "
+            "(422 invalid-name). Stored normalized (NFKC, spaces trimmed and collapsed); unique "
+            "at the table ignoring case and width (409 name-taken)"
+        },
+    )
     seat = fields.Integer(load_default=None, allow_none=True, strict=True)
 
 
@@ -180,6 +205,7 @@ class SeatBotSchema(Schema):
     bot = fields.String(
         required=True,
         allow_none=True,
+        validate=validate.Length(1, 64),
         metadata={"description": "A bot strategy to play this seat, or null to take it back"},
     )
 

@@ -11,6 +11,8 @@ from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
     IF_MATCH_DOC,
+    NO_STORE,
+    NO_STORE_DOC,
     command_result,
     idempotency,
     if_match,
@@ -32,7 +34,10 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
 @documented(blp, *BODY, 404, 409, 412)
-@blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_JOIN}})
+@blp.doc(
+    parameters=[IDEMPOTENCY_DOC],
+    responses={201: {"links": AFTER_JOIN, "headers": NO_STORE_DOC}},
+)
 def join(body: dict[str, Any], game_id: str):
     """Take a seat (the first open one unless ``seat`` is given). The first hand is dealt when
     every seat is filled."""
@@ -47,7 +52,12 @@ def join(body: dict[str, Any], game_id: str):
         "version": outcome.version,
         "view": view_dict(outcome.table, outcome.version, seat),
     }
-    headers = {"Location": f"/api/v1/games/{game_id}", **replayed(outcome)}
+    headers = {
+        "Location": f"/api/v1/games/{game_id}",
+        # The body holds a bearer token, also when a retry replays it: no cache may keep it.
+        **NO_STORE,
+        **replayed(outcome),
+    }
     return json_response(joined, 201, version=outcome.version, headers=headers)
 
 

@@ -32,6 +32,7 @@ from domain.secrecy import SECRETS
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
+from service.app.safe_text import escape_controls
 from service.store.envelope import SEQ_GAP, RecordedEvent, verify_chain
 from service.store.upcasting import UpcasterRegistry
 
@@ -150,7 +151,8 @@ class AuditReport:
             lines += [f"  {d}" for d in self.discrepancies]
             if self.truncated:
                 lines.append(f"  ... (stopped after {MAX_DISCREPANCIES})")
-        return "\n".join(lines)
+        # A discrepancy may quote what a damaged or forged log holds: printed as text.
+        return escape_controls("\n".join(lines), keep="\n")
 
 
 @dataclass

@@ -31,6 +31,7 @@ from service.app.deal_plan import DealPlan, plan_event
 from service.app.errors import ServiceError
 from service.app.hand_records import Logged, hand_records
 from service.app.replay_text import render_hands, render_summary
+from service.app.safe_text import escape_controls
 from service.store.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
 from service.store.upcasting import UpcasterRegistry
 
@@ -95,7 +96,8 @@ def export_text(document: dict[str, Any], upcasters: UpcasterRegistry | None = N
         ),
         "  (the JSON export holds the hash-chained events: audit it with `hearts audit`)",
     ]
-    return "\n".join(head) + "\n\n" + render_hands(hands) + "\n"
+    text = "\n".join(head) + "\n\n" + render_hands(hands) + "\n"
+    return escape_controls(text, keep="\n")  # whatever the document held prints as text
 
 
 # -- import ---------------------------------------------------------------------------------------

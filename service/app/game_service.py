@@ -37,6 +37,7 @@ from domain.dealing import check_explicit_deal
 from domain.decider import decide, fold
 from domain.errors import RuleViolation
 from domain.events import PlayerJoined
+from domain.names import name_key, same_name
 from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
@@ -320,7 +321,7 @@ class GameService:
     def join(
         self, game_id: str, *, name: str, seat: int | None, idempotency: Idempotency | None
     ) -> Outcome:
-        if isinstance(name, str) and name.strip().lower() in bot_names():
+        if isinstance(name, str) and any(same_name(name, bot) for bot in bot_names()):
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
         token, credential = auth.new_token()
@@ -590,7 +591,10 @@ def _check_deals(rules: RuleOptions, plan: DealPlan) -> None:
 def _matches(state: GameState, status: str | None, player: str | None) -> bool:
     if status is not None and state.phase.value != status:
         return False
-    return player is None or any(seat.name == player for seat in state.seats)
+    if player is None:
+        return True
+    key = name_key(player)
+    return any(seat.name is not None and name_key(seat.name) == key for seat in state.seats)
 
 
 def parse_deals(deals: Sequence[Sequence[Sequence[str]]]) -> tuple[Hands, ...]:

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from domain.cards import Card, Suit
 from service.app.hand_records import HandRecord
+from service.app.safe_text import escape_controls
 from service.settings import Settings
 
 _RESET = "\033[0m"
@@ -52,7 +53,7 @@ class Style:
 
 def seat_name(record: HandRecord, seat: int) -> str:
     info = record.seats[seat] if seat < len(record.seats) else {}
-    name = info.get("name") or "open"
+    name = escape_controls(str(info.get("name") or "open"))  # a stored name prints as text
     return f"{name} ({seat})"
 
 
@@ -67,7 +68,7 @@ def render_hand(record: HandRecord, colour: bool = False) -> str:
         s.bold(f"Hand {record.number}")
         + f" ({status}) - dealer {seat_name(record, record.dealer)}, pass {record.pass_direction}"
     )
-    seed = record.seed if record.seed is not None else "(hidden until the hand ends)"
+    seed = "(hidden until the hand ends)" if record.seed is None else escape_controls(record.seed)
     out.append(s.dim(f"  seed {seed}; commitment {record.seed_commitment}"))
     if record.explicit:
         out.append(s.dim("  dealt as given (explicit deal)"))
@@ -159,7 +160,8 @@ def render_summary(game_id: str, rules: dict[str, Any], seats: Sequence[dict[str
     )
     interesting = {k: v for k, v in rules.items() if v not in (None, False, [], ())}
     shown = ", ".join(f"{k}={_short(v)}" for k, v in interesting.items())
-    return f"Game {game_id}\n  seats: {names}\n  rules: {shown}"
+    # Every piece may come from a client (an imported document's too): printed as text.
+    return escape_controls(f"Game {game_id}\n  seats: {names}\n  rules: {shown}", keep="\n")
 
 
 def _short(value: Any) -> str:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from service.app.safe_text import escape_controls, json_text
 from service.cli.connection import UNUSABLE, open_store
 from service.cli.progress import fail
 
@@ -146,7 +147,7 @@ def run_export(args: argparse.Namespace) -> int:
             return _missing(args.game)
         text = replay.export_text(document) if args.text else None
     if text is None:
-        text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+        text = json_text(document, indent=1) + "\n"  # no terminal control in any string
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"exported game {args.game} to {args.output}", file=sys.stderr)
@@ -172,7 +173,8 @@ def run_import(args: argparse.Namespace) -> int:
         try:
             result = Replay(store).import_(document, game_id)
         except ImportRefused as refused:
-            print(f"hearts: import refused ({refused.code}): {refused.detail}", file=sys.stderr)
+            detail = escape_controls(refused.detail)  # it may quote the document
+            print(f"hearts: import refused ({refused.code}): {detail}", file=sys.stderr)
             if refused.report is not None:
                 print(refused.report.to_text(), file=sys.stderr)
             return FAILED
@@ -182,7 +184,9 @@ def run_import(args: argparse.Namespace) -> int:
     body = result.body
     print(body["id"])
     print(
-        f"imported game {body['source_game_id']} as {body['id']} ({body['version']} events)",
+        escape_controls(
+            f"imported game {body['source_game_id']} as {body['id']} ({body['version']} events)"
+        ),
         file=sys.stderr,
     )
     return OK

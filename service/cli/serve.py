@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Imported here: service.settings and service.store.redis_server do not import
     # prometheus_client, which must not be imported before its multiprocess directory is set.
+    from service.cli import refusals
     from service.cli.replay import sse_worker_class
     from service.cli.supervise import Supervisor
     from service.settings import Settings, data_directory, publish_metrics_dir
@@ -134,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
                 "child_exit": functools.partial(_child_exit, metrics_dir),
                 "post_fork": _worker_dies_with_master,
                 **_no_control_socket(),
+                # Request line and header bounds, and gunicorn's refusals of them answered as
+                # problem+json (service/cli/refusals.py), not HTML.
+                **refusals.LIMITS,
+                "post_worker_init": refusals.post_worker_init,
             },
             lambda: _app_factory(args.app)(settings),
         ).run()

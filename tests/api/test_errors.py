@@ -65,7 +65,7 @@ def test_join_errors(hearts: Hearts, client):
     url = f"/api/v1/games/{game['id']}/seats"
     assert_problem(client.post(url, json={"name": "bob", "seat": 0}), 409, "seat-taken")
     assert_problem(client.post(url, json={"name": "bob", "seat": 9}), 422, "seat-out-of-range")
-    assert_problem(client.post(url, json={"name": "  "}), 422, "invalid-command")
+    assert_problem(client.post(url, json={"name": "  "}), 422, "invalid-name")
     assert_problem(client.post(url, json={"name": "ann"}), 409, "name-taken")
     assert_problem(client.post(url, json={"name": "Random"}), 422, "name-reserved")
     hearts.join(game["id"], "bob")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cards import Card
+from .names import NameRules
 from .rules import MoonScoring, RuleOptions
 
 
@@ -14,6 +15,9 @@ class CreateGame:
     rules: RuleOptions = RuleOptions()
     # One entry per seat: None for a seat a person will join, or a bot's strategy name.
     seats: tuple[str | None, ...] | None = None
+    # How joins check names: every new game takes the default; an audit re-deciding a game
+    # created before names were checked passes the rules that game recorded.
+    names: NameRules = NameRules.NICKNAME
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from .errors import (
     WrongPhase,
 )
 from .legal import hand_legal_mask, lowest_club, play_violation
-from .names import InvalidNameText, display_name, name_key
+from .names import InvalidNameText, NameRules, compared_as, player_name
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
@@ -89,13 +89,13 @@ def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
     for bot in seats:
         if bot is not None and not (isinstance(bot, str) and bot):
             raise InvalidCommand("a bot seat names its strategy")
-    return [e.GameCreated(command.game_id, rules, tuple(seats))]
+    return [e.GameCreated(command.game_id, rules, tuple(seats), NameRules(command.names))]
 
 
 def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_created(state)
     try:
-        name = display_name(command.name)  # domain/names.py: PRECIS nickname, RFC 8266
+        name = player_name(command.name, state.names)  # domain/names.py: RFC 8266 nicknames
     except InvalidNameText as error:
         raise InvalidName(str(error)) from None
     if not state.open_seats:
@@ -107,8 +107,9 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     if not state.seats[seat].is_open:
         raise SeatTaken(f"seat {seat} is taken")
     # Unique as names are compared (case, width and spacing folded), not as they are spelt.
-    key = name_key(name)
-    if any(s.player and s.name is not None and name_key(s.name) == key for s in state.seats):
+    key = compared_as(name, state.names)
+    taken = (s.name for s in state.seats if s.player and s.name is not None)
+    if any(compared_as(other, state.names) == key for other in taken):
         raise NameTaken(f"a player called {name!r} already sits at this table")
     return [e.PlayerJoined(seat, name, command.credential)]
 
@@ -374,6 +375,7 @@ def _created(game: GameState, event: e.GameCreated) -> None:
         rules=event.rules,
         seats=seats,
         scores=(0,) * event.rules.players,
+        names=event.names,
     )
     game.__dict__.update(created.__dict__)
 

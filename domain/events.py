@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, ClassVar, Union
 
 from .cards import Card
+from .names import NameRules
 from .rules import MoonScoring, PassDirection, RuleOptions
 
 Play = tuple[int, Card]  # (seat, card) in play order
@@ -22,10 +23,12 @@ Play = tuple[int, Card]  # (seat, card) in play order
 
 @dataclass(frozen=True, slots=True)
 class GameCreated:
-    schema_version: ClassVar[int] = 1
+    # v2 adds ``names``; a v1 payload is upcast to ``as_written`` (service/store/upcasting.py).
+    schema_version: ClassVar[int] = 2
     game_id: str
     rules: RuleOptions
     seats: tuple[str | None, ...]  # per seat: None for an open seat, else the bot's strategy
+    names: NameRules = NameRules.NICKNAME  # how joins check and compare names (domain/names.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ such as "Taro 太郎"); see README.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import lru_cache
 
 from precis_i18n import get_profile
@@ -31,6 +32,18 @@ _MAX_RAW = 4 * MAX_NAME_LENGTH  # as sent: room for spaces to collapse and forms
 
 _DISPLAY = get_profile("NicknameCasePreserved")
 _COMPARE = get_profile("NicknameCaseMapped")
+
+
+class NameRules(StrEnum):
+    """How a game checks and compares its players' names, fixed when the game is created.
+
+    A game's audit decides every join again, years later, with the rules the game was played
+    under: a game created before names were checked keeps the rule it had (``AS_WRITTEN``), so
+    its names are not refused or respelt now and its audit stays clean.
+    """
+
+    NICKNAME = "rfc8266"  # RFC 8266 nicknames, compared case- and width-folded (every new game)
+    AS_WRITTEN = "as_written"  # before: trimmed, 1 to 64 characters, compared as written
 
 
 class InvalidNameText(ValueError):
@@ -65,6 +78,21 @@ def name_key(name: str) -> str:
         return _COMPARE.enforce(name)
     except UnicodeError:
         return name
+
+
+def player_name(raw: str, rules: NameRules) -> str:
+    """The name a join stores under ``rules``; InvalidNameText if those rules refuse it."""
+    if rules is NameRules.NICKNAME:
+        return display_name(raw)
+    name = raw.strip() if isinstance(raw, str) else ""
+    if not name or len(name) > MAX_NAME_LENGTH:
+        raise InvalidNameText(f"a player's name is 1 to {MAX_NAME_LENGTH} characters")
+    return name
+
+
+def compared_as(name: str, rules: NameRules) -> str:
+    """The form two of a game's names are compared in under ``rules``."""
+    return name_key(name) if rules is NameRules.NICKNAME else name
 
 
 def same_name(a: str, b: str) -> bool:

@@ -7,6 +7,7 @@ from enum import Enum
 
 from .cards import ALL_CARDS, Card, cards_of
 from .events import Play
+from .names import NameRules
 from .rules import PassDirection, RuleOptions
 
 
@@ -109,6 +110,7 @@ class GameState:
     hand: HandState | None = None
     moon_shooter: int | None = None  # while the shooter chooses
     winners: tuple[int, ...] = ()
+    names: NameRules = NameRules.NICKNAME  # how this game's joins check names (domain/names.py)
 
     @property
     def players(self) -> int:

@@ -230,7 +230,7 @@ def audit_events(
 def command_for(event: e.Event) -> c.Command:
     """The command that makes the domain emit ``event`` first (``event`` must be PRIMARY)."""
     if isinstance(event, e.GameCreated):
-        return c.CreateGame(event.game_id, event.rules, event.seats)
+        return c.CreateGame(event.game_id, event.rules, event.seats, event.names)
     if isinstance(event, e.PlayerJoined):
         return c.JoinGame(event.name, event.seat, event.credential)
     if isinstance(event, e.SeatControlChanged):

@@ -83,3 +83,14 @@ def register_upcaster(type: str, from_version: int, fn: Upcaster | None = None):
 def upcast(type: str, version: int, payload: dict) -> tuple[int, dict]:
     """Upcast with the global registry (see :meth:`UpcasterRegistry.upcast`)."""
     return default_registry.upcast(type, version, payload)
+
+
+# -- the upcasters of the events we store -------------------------------------------------------
+
+
+@register_upcaster("GameCreated", 1)
+def _game_created_names(payload: dict) -> dict:
+    # v1 games were created before names were checked as RFC 8266 nicknames: their joins keep
+    # the rule they had (domain/names.py NameRules), so their audits decide them alike.
+    payload["names"] = "as_written"
+    return payload

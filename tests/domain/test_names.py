@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from domain import JoinGame
+from domain import CreateGame, JoinGame
 from domain.errors import InvalidName, NameTaken
-from domain.events import PlayerJoined
-from domain.names import display_name, name_key, same_name
+from domain.events import GameCreated, PlayerJoined
+from domain.names import NameRules, display_name, name_key, same_name
+from domain.rules import RuleOptions
 
-from .given import created, given
+from .given import GAME_ID, Story, created, given
 
 
 @pytest.mark.parametrize(
@@ -85,3 +86,24 @@ def test_names_compare_ignoring_case_and_width_but_not_letters() -> None:
     assert same_name("Ann", "ａｎｎ")
     assert not same_name("Ann", "Anne")
     assert display_name(display_name(" Ａnn  Lee ")) == display_name(" Ａnn  Lee ")  # idempotent
+
+
+def _created_before_names_were_checked() -> Story:
+    rules = RuleOptions()
+    return Story.of([GameCreated(GAME_ID, rules, (None,) * rules.players, NameRules.AS_WRITTEN)])
+
+
+def test_given_a_game_created_before_names_were_checked_when_joins_come_then_names_are_as_written():
+    # Its audit decides its joins again: they must come out as they did when it was played.
+    story = (
+        given(_created_before_names_were_checked())
+        .when(JoinGame(" ＡＮＮ "))
+        .then(PlayerJoined(0, "ＡＮＮ"))
+    )
+    given(story).when(JoinGame("ann")).then(PlayerJoined(1, "ann"))
+    given(story).when(JoinGame("ＡＮＮ")).raises(NameTaken)
+
+
+def test_a_new_game_records_the_rfc_8266_rule() -> None:
+    (event,) = given().when(CreateGame(GAME_ID)).events()
+    assert event.names is NameRules.NICKNAME

@@ -235,7 +235,7 @@ def state_at(query: dict[str, Any], game_id: str):
 
 @blp.route("/<game_id>/audit", methods=["GET"])
 @blp.response(200, AuditSchema, description="The audit report; ok is false on any discrepancy")
-@documented(blp, 404)
+@documented(blp, 404, 409)  # 409 corrupt-game: an entry the store cannot even read
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
     report = Replay(service().store).audit(game_id)

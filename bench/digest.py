@@ -21,60 +21,21 @@ from typing import Any
 from domain.cards import DECK
 from domain.commands import ChooseMoonScoring, Command, CreateGame, Deal, PassCards, PlayCard
 from domain.decider import decide, evolve
-from domain.errors import InvalidRules, RuleViolation
+from domain.errors import RuleViolation
 from domain.events import event_to_dict, event_type
 from domain.legal import legal_plays
 from domain.rules import MoonScoring, RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
 from domain.views import public_view, seat_view
+from tests.rule_strategies import random_rule_options
 
 MOON_CHOICES = (MoonScoring.ADD_TO_OTHERS, MoonScoring.SUBTRACT_FROM_SHOOTER)
 
 
 def random_options(rng: random.Random) -> RuleOptions:
-    """A valid option set drawn at random over every option (as tests/bots/rule_strategies.py)."""
-    while True:
-        players = rng.choice([3, 4, 4, 4, 5, 6])
-        optional = rng.random() < 0.5
-        directions = ["left", "right", "hold", "mix"]
-        if players % 2 == 0:
-            directions.append("across")
-        if not optional:
-            directions.append("scatter")
-        hearts_lead = rng.choice(["when_broken", "any_time"])
-        penalty = rng.choice(["hearts", "hearts", "diamonds"])
-        options: dict[str, Any] = {
-            "players": players,
-            "pass_cycle": [rng.choice(directions) for _ in range(rng.randint(1, 4))],
-            "pass_cycle_repeats": rng.random() < 0.5,
-            "optional_passing": optional,
-            "cards_passed": rng.randint(0, 4),
-            "kitty": rng.random() < 0.5,
-            "first_lead": rng.choice(["lowest_club", "left_of_dealer"]),
-            "hearts_lead": hearts_lead,
-            "queen_breaks_hearts": rng.random() < 0.5,
-            "hearts_and_queen_may_lead_hearts": hearts_lead == "when_broken" and rng.random() < 0.5,
-            "no_points_on_first_trick": rng.random() < 0.5,
-            "must_play_queen_when_safe": rng.random() < 0.5,
-            "bonus_card": None if penalty == "diamonds" else rng.choice([None, "JD", "TD"]),
-            "shoot_the_sun": rng.random() < 0.5,
-            "moon_scoring": rng.choice(
-                [
-                    "add_to_others",
-                    "subtract_from_shooter",
-                    "add_unless_shooter_loses",
-                    "shooters_choice",
-                ]
-            ),
-            "penalty_suit": penalty,
-            "score_limit": rng.randint(5, 40),
-            "exact_limit_reset": rng.choice(["none", "half", "zero"]),
-            "tie_break": rng.choice(["shared", "play_on"]),
-        }
-        try:
-            return RuleOptions.from_dict(options)
-        except InvalidRules:
-            continue
+    """A valid option set, every option of ``domain.rules.OPTIONS`` drawn (seeded): the same
+    drawing as the property tests' (tests/rule_strategies.py), so a new option is in the digest."""
+    return random_rule_options(rng, score_limit=(5, 40))
 
 
 class Digest:

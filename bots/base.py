@@ -66,14 +66,18 @@ def rng_for(seed: str) -> random.Random:
     return random.Random(seed)
 
 
-def best_moon_choice(view: SeatView) -> MoonScoring:
+def best_moon_choice(view: SeatView, rules: RuleOptions) -> MoonScoring:
     """Whichever moon scoring leaves the shooter furthest ahead of the best other score."""
     me = view.seat
     scores = list(view.public.scores)
     others = [s for i, s in enumerate(scores) if i != me]
-    # Subtracting 26 moves me 26 closer to the others; adding 26 to them does the same, but
-    # pushes them toward the limit, which can end the game with me ahead.
-    limit = view.public.rules.get("score_limit", 100)
-    if max(others) + 26 >= limit and scores[me] < min(o + 26 for o in others):
+    # The shot's points are the rules' (a function of the options, never a constant): the sun
+    # when every trick of the hand was mine and the rules score it, else the moon.
+    tricks = view.public.tricks
+    sun = rules.shoot_the_sun and bool(tricks) and all(t.winner == me for t in tricks)
+    shot = rules.sun_points if sun else rules.moon_points
+    # Subtracting the shot moves me that much closer to the others; adding it to them does the
+    # same, but pushes them toward the limit, which can end the game with me ahead.
+    if max(others) + shot >= rules.score_limit and scores[me] < min(o + shot for o in others):
         return MoonScoring.ADD_TO_OTHERS
-    return MoonScoring.SUBTRACT_FROM_SHOOTER if scores[me] >= 26 else MoonScoring.ADD_TO_OTHERS
+    return MoonScoring.SUBTRACT_FROM_SHOOTER if scores[me] >= shot else MoonScoring.ADD_TO_OTHERS

@@ -329,4 +329,4 @@ class HeuristicBot:
         return card_of(choose_card(k.state, view.seat, mask_of(view.legal_cards)))
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
-        return best_moon_choice(view)
+        return best_moon_choice(view, rules)

@@ -65,7 +65,7 @@ class MonteCarloBot:
         return card_of(best_card(k, legal, random.Random(seed), self.budget))
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
-        return best_moon_choice(view)
+        return best_moon_choice(view, rules)
 
 
 register("montecarlo")(MonteCarloBot)

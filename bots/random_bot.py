@@ -20,4 +20,4 @@ class RandomBot:
         return rng_for(seed).choice(list(view.legal_cards))
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
-        return best_moon_choice(view)
+        return best_moon_choice(view, rules)

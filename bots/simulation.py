@@ -197,7 +197,7 @@ def outcome(st: PlayState) -> tuple[list[int], int]:
         total = sum(st.tricks_won)
         for s in range(n):
             if st.tricks_won[s] == total:
-                shooter, amount = s, 2 * r.moon_points
+                shooter, amount = s, r.sun_points
     if shooter < 0:
         for s in range(n):
             if st.penalty[s] == r.moon_points:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any
 
-from .cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES, TEN_OF_DIAMONDS, Card, Suit
+from .cards import DECK, JACK_OF_DIAMONDS, QUEEN_OF_SPADES, TEN_OF_DIAMONDS, Card, Suit
 from .errors import InvalidRules
 
 
@@ -135,8 +135,18 @@ class RuleOptions:
 
     @property
     def moon_points(self) -> int:
-        """All the penalty points of a hand (26 unless a penalty card is out of play)."""
+        """All the penalty points of a hand: what a moon scores (26 in the standard game).
+
+        The one definition of a hand's points (scoring, the bots and the tests read it): the sum
+        of ``card_points`` over the penalty cards in play, so an option that changes a card's
+        points changes it too.
+        """
         return _moon_points(self)
+
+    @property
+    def sun_points(self) -> int:
+        """What taking every trick scores, with ``shoot_the_sun``: twice the moon."""
+        return 2 * _moon_points(self)
 
     def pass_direction(self, hand_number: int) -> PassDirection:
         """The pass direction of hand ``hand_number`` (1-based)."""
@@ -211,12 +221,7 @@ _LIST_OPTIONS = ("removed_cards", "pass_cycle")  # the options whose JSON form i
 @functools.lru_cache(maxsize=256)
 def _moon_points(options: RuleOptions) -> int:
     out = set(options.cards_out_of_play)
-    total = 13 if QUEEN_OF_SPADES not in out else 0
-    return total + sum(1 for c in _suit_cards(options.penalty_suit) if c not in out)
-
-
-def _suit_cards(suit: Suit) -> list[Card]:
-    return [Card(r + suit.value) for r in "23456789TJQKA"]
+    return sum(options.card_points(c) for c in DECK if options.is_penalty_card(c) and c not in out)
 
 
 def default_removed_cards(players: int, penalty_suit: Suit = Suit.HEARTS) -> tuple[Card, ...]:

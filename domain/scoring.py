@@ -34,7 +34,7 @@ class Shot:
 
     shooter: int
     kind: str  # "moon" or "sun"
-    points: int  # 26 for the moon, 52 for the sun
+    points: int  # rules.moon_points for the moon (26), rules.sun_points for the sun (52)
 
 
 def find_shot(
@@ -45,7 +45,7 @@ def find_shot(
     if rules.shoot_the_sun:
         for seat, won in enumerate(tricks_won):
             if won == total_tricks:
-                return Shot(seat, "sun", 2 * moon_points)
+                return Shot(seat, "sun", rules.sun_points)
     for seat, cards in enumerate(taken):
         if penalty_points_of(rules, cards) == moon_points:
             return Shot(seat, "moon", moon_points)

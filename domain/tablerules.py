@@ -26,9 +26,10 @@ class TableRules:
     penalty_suit: int
     penalty_suit_mask: int
     penalty_mask: int  # the penalty suit and the queen of spades
-    points: tuple[int, ...]  # per card index: 13 for QS, 1 per penalty-suit card, -10 bonus
+    points: tuple[int, ...]  # per card index: RuleOptions.card_points
     bonus: int  # the bonus card's index, or -1
-    moon_points: int
+    moon_points: int  # RuleOptions.moon_points: a hand's points
+    sun_points: int  # RuleOptions.sun_points
     kitty: bool
     lowest_club_leads: bool
     hearts_when_broken: bool
@@ -69,6 +70,7 @@ def _compile(rules: RuleOptions) -> TableRules:
         points=tuple(rules.card_points(c) for c in DECK),
         bonus=rules.bonus_card.index if rules.bonus_card is not None else -1,
         moon_points=rules.moon_points,
+        sun_points=rules.sun_points,
         kitty=rules.kitty,
         lowest_club_leads=rules.first_lead is FirstLead.LOWEST_CLUB,
         hearts_when_broken=rules.hearts_lead is HeartsLead.WHEN_BROKEN,

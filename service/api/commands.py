@@ -39,6 +39,7 @@ _DOC = {
 
 
 @blp.route("/<game_id>/pass", methods=["POST"])
+@blp.doc(operationId="passCards")
 @blp.arguments(PassSchema())
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
@@ -50,6 +51,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/play", methods=["POST"])
+@blp.doc(operationId="playCard")
 @blp.arguments(PlaySchema())
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
@@ -61,6 +63,7 @@ def play(body: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/moon", methods=["POST"])
+@blp.doc(operationId="chooseMoonScoring")
 @blp.arguments(MoonSchema())
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)

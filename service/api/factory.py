@@ -15,6 +15,7 @@ from flask_smorest.utils import prepare_response
 from service import api as api_package
 from service import metrics
 from service.api import hygiene, problems
+from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
@@ -94,7 +95,7 @@ def create_app(
     app.extensions["hearts"] = service
     app.extensions["hearts.settings"] = settings
 
-    api = HeartsApi(app)
+    api = HeartsApi(app, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})  # examples.json
     problems.register(app)
     api_package.register(app, api)
     app.register_blueprint(web_table)  # the browser client at / (service/web)

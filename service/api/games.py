@@ -35,6 +35,7 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 
 
 @blp.route("", methods=["POST"])
+@blp.doc(operationId="createGame")
 @blp.arguments(CreateGameSchema())
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
 @documented(blp, *BODY, 409)
@@ -70,6 +71,7 @@ def create_game(body: dict[str, Any]):
 
 
 @blp.route("", methods=["GET"])
+@blp.doc(operationId="listGames")
 @blp.arguments(GamesQuerySchema(), location="query")
 @blp.response(200, GameListSchema)
 @documented(blp, 400, 422)
@@ -87,6 +89,7 @@ def list_games(query: dict[str, Any]):
 
 
 @blp.route("/<game_id>", methods=["GET"])
+@blp.doc(operationId="getGame")
 @blp.response(
     200,
     SeatViewSchema,

@@ -112,6 +112,7 @@ def _figure_docs() -> str:
 
 
 @blp.route("/games/<game_id>/scoreboard", methods=["GET"])
+@blp.doc(operationId="getScoreboard")
 @blp.response(200, ScoreboardSchema, description="Hand by hand, running totals, standings")
 @documented(blp, 404)
 def scoreboard(game_id: str):
@@ -153,6 +154,7 @@ def _scoreboard_with_checkpoint(
 
 
 @blp.route("/leaderboard", methods=["GET"])
+@blp.doc(operationId="getLeaderboard")
 @blp.doc(
     parameters=[
         {
@@ -210,6 +212,7 @@ def leaderboard():
 
 
 @blp.route("/players/<path:name>", methods=["GET"])
+@blp.doc(operationId="getPlayer")
 @blp.doc(
     parameters=[
         {

@@ -92,6 +92,7 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 
 
 @blp.route("/<game_id>/events", methods=["GET"])
+@blp.doc(operationId="listEvents")
 @blp.arguments(EventsQuery, location="query")
 @blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, EventsPageSchema, description="The events (JSON), or a live stream")
@@ -192,6 +193,7 @@ def sse_stream(
 
 
 @blp.route("/<game_id>/hands/<int:number>", methods=["GET"])
+@blp.doc(operationId="getHand")
 @blp.arguments(FormatQuery, location="query")
 @blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, HandSchema, description="The hand's record (JSON, or text with ?format=text)")
@@ -212,6 +214,7 @@ def hand(query: dict[str, Any], game_id: str, number: int):
 
 
 @blp.route("/<game_id>/state", methods=["GET"])
+@blp.doc(operationId="getStateAt")
 @blp.arguments(StateQuery, location="query")
 @blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, SeatViewSchema, description="The public or seat view after event ``at``")
@@ -234,8 +237,9 @@ def state_at(query: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/audit", methods=["GET"])
+@blp.doc(operationId="auditGame")
 @blp.response(200, AuditSchema, description="The audit report; ok is false on any discrepancy")
-@documented(blp, 404)
+@documented(blp, 404, 409)  # 409 corrupt-game: an entry the store cannot even read
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
     report = Replay(service().store).audit(game_id)
@@ -243,6 +247,7 @@ def audit(game_id: str):
 
 
 @blp.route("/<game_id>/export", methods=["GET"])
+@blp.doc(operationId="exportGame")
 @blp.arguments(FormatQuery, location="query")
 @blp.response(200, ExportSchema, description="The export document (JSON), or its text form")
 @blp.alt_response(200, schema=TEXT, content_type="text/plain", description="?format=text")
@@ -269,6 +274,7 @@ def _import_body_limit() -> None:
 
 
 @blp.route("/import", methods=["POST"])
+@blp.doc(operationId="importGame")
 @blp.response(201, ImportedSchema, description="The new game; Location points at it")
 @documented(blp, *BODY, 409)
 @blp.doc(
@@ -303,6 +309,7 @@ def _imported(body: dict[str, Any], replayed: bool = False) -> Response:
 
 
 @blp.route("/<game_id>/resume", methods=["GET"])
+@blp.doc(operationId="resumeGame")
 @blp.doc(security=BEARER_DOC)
 @blp.response(200, ResumeSchema, description="The seat's view and the action expected next")
 @documented(blp, 401, 404, 409)

@@ -192,7 +192,9 @@ class PlaySchema(Schema):
 
 class MoonSchema(Schema):
     choice = fields.String(
-        required=True, validate=validate.OneOf(["add_to_others", "subtract_from_shooter"])
+        required=True,
+        validate=validate.OneOf(["add_to_others", "subtract_from_shooter"]),
+        metadata={"title": "MoonScoringChoice"},  # not MoonChoice: the hand record's schema
     )
     seat = fields.Integer(
         strict=True,

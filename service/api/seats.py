@@ -31,6 +31,7 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 
 
 @blp.route("/<game_id>/seats", methods=["POST"])
+@blp.doc(operationId="joinGame")
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
 @documented(blp, *BODY, 404, 409, 412)
@@ -62,6 +63,7 @@ def join(body: dict[str, Any], game_id: str):
 
 
 @blp.route("/<game_id>/seats/<int:seat>/bot", methods=["POST"])
+@blp.doc(operationId="setSeatBot")
 @blp.arguments(SeatBotSchema)
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)

@@ -13,8 +13,7 @@ from bots.tournament import play_game, run_tournament
 from domain.cards import Card
 from domain.rules import MoonScoring, RuleOptions
 from domain.views import SeatView
-
-from .rule_strategies import rule_options
+from tests.rule_strategies import rule_options
 
 SMALL_MC = MonteCarloBot(Budget(plays=300, min_samples=2, max_samples=6))
 
@@ -54,7 +53,7 @@ def test_the_strategies_are_registered() -> None:
 
 
 @settings(max_examples=12, deadline=None)
-@given(rules=rule_options(max_score_limit=20), seed=st.integers(0, 10**6), data=st.data())
+@given(rules=rule_options(score_limit=(5, 20)), seed=st.integers(0, 10**6), data=st.data())
 def test_every_strategy_plays_only_legal_moves(rules: RuleOptions, seed: int, data) -> None:
     names = ["random", "heuristic", "montecarlo"]
     lineup = [data.draw(st.sampled_from(names)) for _ in range(rules.players)]

@@ -28,12 +28,10 @@ from domain import (
     JoinGame,
     MoonScoring,
     PassCards,
-    PassDirection,
     Phase,
     PlayCard,
     RuleOptions,
     RuleViolation,
-    Suit,
     apply,
     decide,
     draft,
@@ -46,49 +44,16 @@ from domain import (
     seat_view,
     sort_cards,
 )
-from domain.cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES, TEN_OF_DIAMONDS
 from domain.dealing import cards_in_play
 from domain.events import Event, GameEnded, HandDealt, HandScored, PassesExchanged
-from domain.rules import ExactLimitReset, FirstLead, HeartsLead, TieBreak
+from domain.rules import ExactLimitReset, TieBreak
+from tests.rule_strategies import rule_options
 
 # -- the option sets ------------------------------------------------------------------------------
 
-
-@st.composite
-def rule_options(draw: st.DrawFn, max_limit: int = 100) -> RuleOptions:
-    """Any valid option set: every option drawn, within the combinations the rules allow."""
-    players = draw(st.integers(3, 6))
-    penalty_suit = draw(st.sampled_from([Suit.HEARTS, Suit.DIAMONDS]))
-    optional_passing = draw(st.booleans())
-    directions = [PassDirection.LEFT, PassDirection.RIGHT, PassDirection.HOLD, PassDirection.MIX]
-    if players % 2 == 0:
-        directions.append(PassDirection.ACROSS)
-    if not optional_passing:
-        directions.append(PassDirection.SCATTER)
-    hearts_lead = draw(st.sampled_from(HeartsLead))
-    must_be_broken = hearts_lead is HeartsLead.WHEN_BROKEN
-    bonuses = [None] if penalty_suit is Suit.DIAMONDS else [None, JACK_OF_DIAMONDS, TEN_OF_DIAMONDS]
-    return RuleOptions(
-        players=players,
-        kitty=draw(st.booleans()),
-        cards_passed=draw(st.integers(0, 4)),
-        pass_cycle=tuple(draw(st.lists(st.sampled_from(directions), min_size=1, max_size=5))),
-        pass_cycle_repeats=draw(st.booleans()),
-        optional_passing=optional_passing,
-        first_lead=draw(st.sampled_from(FirstLead)),
-        hearts_lead=hearts_lead,
-        queen_breaks_hearts=draw(st.booleans()),
-        hearts_and_queen_may_lead_hearts=must_be_broken and draw(st.booleans()),
-        no_points_on_first_trick=draw(st.booleans()),
-        must_play_queen_when_safe=draw(st.booleans()),
-        bonus_card=draw(st.sampled_from(bonuses)),
-        shoot_the_sun=draw(st.booleans()),
-        moon_scoring=draw(st.sampled_from(MoonScoring)),
-        penalty_suit=penalty_suit,
-        score_limit=draw(st.integers(1, max_limit)),
-        exact_limit_reset=draw(st.sampled_from(ExactLimitReset)),
-        tie_break=draw(st.sampled_from(TieBreak)),
-    ).validated()
+# Every option of domain.rules.OPTIONS, drawn from its spec (tests/rule_strategies.py); limits up
+# to 100 so a whole game ends in a few hundred hands.
+RULES = rule_options(score_limit=(1, 100))
 
 
 # -- a random legal player, recording what it lives through ---------------------------------------
@@ -269,22 +234,23 @@ def check_scoring(rules: RuleOptions, log: list[Event]) -> None:
             continue
         hand = before.hand
         assert hand is not None
+        # A card's points and a hand's are the rules' (RuleOptions.card_points, .moon_points,
+        # .sun_points: functions of the options); who shot and how it scores is checked here.
         penalty = [
-            sum(1 for c in t if c.suit is rules.penalty_suit) + 13 * (QUEEN_OF_SPADES in t)
-            for t in hand.taken
+            sum(rules.card_points(c) for c in t if rules.is_penalty_card(c)) for t in hand.taken
         ]
-        bonus = [-10 if rules.bonus_card in t else 0 for t in hand.taken]
-        assert sum(penalty) == 26
+        bonus = [sum(rules.card_points(c) for c in t if c is rules.bonus_card) for t in hand.taken]
+        assert sum(penalty) == rules.moon_points
         assert list(event.points_taken) == [p + b for p, b in zip(penalty, bonus, strict=True)]
-        assert sum(event.points_taken) == (16 if rules.bonus_card else 26)
+        assert sum(event.points_taken) == rules.moon_points + sum(bonus)
         tricks = Counter(t.winner for t in hand.tricks)
         total_tricks = len(hand.tricks)
         sun = [s for s in range(rules.players) if tricks[s] == total_tricks]
-        moon = [s for s in range(rules.players) if penalty[s] == 26]
+        moon = [s for s in range(rules.players) if penalty[s] == rules.moon_points]
         if rules.shoot_the_sun and sun:
-            shot, shooter, points = "sun", sun[0], 52
+            shot, shooter, points = "sun", sun[0], rules.sun_points
         elif moon:
-            shot, shooter, points = "moon", moon[0], 26
+            shot, shooter, points = "moon", moon[0], rules.moon_points
         else:
             shot, shooter, points = None, None, 0
         assert (event.shot, event.shooter) == (shot, shooter)
@@ -347,7 +313,7 @@ SEEDS = st.integers(0, 2**32 - 1)
 
 
 @settings(max_examples=40, deadline=None)
-@given(rules=rule_options(), seed=SEEDS)
+@given(rules=RULES, seed=SEEDS)
 def test_random_legal_hands_keep_every_rule(rules: RuleOptions, seed: int) -> None:
     game = start(rules, seed)
     play_hands(game, hands=3)
@@ -358,7 +324,7 @@ def test_random_legal_hands_keep_every_rule(rules: RuleOptions, seed: int) -> No
 
 
 @settings(max_examples=12, deadline=None)
-@given(rules=rule_options(), seed=SEEDS)
+@given(rules=RULES, seed=SEEDS)
 def test_legal_plays_is_exactly_what_decide_accepts(rules: RuleOptions, seed: int) -> None:
     game = start(rules, seed)
     play_hands(game, hands=1, check_every_card=True)
@@ -366,7 +332,7 @@ def test_legal_plays_is_exactly_what_decide_accepts(rules: RuleOptions, seed: in
 
 
 @settings(max_examples=12, deadline=None)
-@given(rules=rule_options(max_limit=100), seed=SEEDS)
+@given(rules=RULES, seed=SEEDS)
 def test_a_full_game_always_ends(rules: RuleOptions, seed: int) -> None:
     game = start(rules, seed)
     # A generous bound: every hand hands out 16 to 52 points, so 100 is reached well before.
@@ -382,7 +348,7 @@ def _attributes(state: GameState) -> tuple[dict, dict | None]:
 
 
 @settings(max_examples=20, deadline=None)
-@given(rules=rule_options(), seed=SEEDS)
+@given(rules=RULES, seed=SEEDS)
 def test_folding_never_changes_a_state_someone_holds(rules: RuleOptions, seed: int) -> None:
     """evolve and fold change a private draft in place (domain/decider.py), never the state
     they are given nor its hand: every state lived through is still what it was."""
@@ -406,6 +372,6 @@ def test_folding_never_changes_a_state_someone_holds(rules: RuleOptions, seed: i
 
 
 @settings(max_examples=60, deadline=None)
-@given(rules=rule_options())
+@given(rules=RULES)
 def test_options_survive_their_json_form(rules: RuleOptions) -> None:
     assert RuleOptions.from_dict(json.loads(json.dumps(rules.to_dict()))) == rules

@@ -16,21 +16,12 @@ from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
 from tests.projections.games import GamePlan, append_batch, play_game
 from tests.projections.helpers import drain
-
-RULES = [
-    {"score_limit": 15},
-    {"preset": "omnibus", "score_limit": 20},
-    {"preset": "computer", "score_limit": 15, "shoot_the_sun": True},
-    {"players": 3, "score_limit": 15},
-    {"players": 5, "score_limit": 10},
-    {"players": 6, "score_limit": 10, "exact_limit_reset": "half"},
-    {"kitty": True, "score_limit": 15, "tie_break": "play_on"},
-    {"penalty_suit": "diamonds", "score_limit": 15, "moon_scoring": "subtract_from_shooter"},
-]
+from tests.rule_strategies import rule_options
 
 game_specs = st.lists(
     st.tuples(
-        st.sampled_from(RULES),
+        # Every rule option drawn (tests/rule_strategies.py); low limits so games end quickly.
+        rule_options(score_limit=(5, 15)),
         st.integers(0, 2**32 - 1),  # the bots' seed
         st.one_of(st.none(), st.floats(0.0, 1.0)),  # None: played to the end; else cut there
     ),
@@ -39,8 +30,8 @@ game_specs = st.lists(
 )
 
 
-def _plan(i: int, rules: dict, seed: int, cut: float | None) -> GamePlan:
-    plan = play_game(f"h{i}-{seed}", RuleOptions.from_dict(rules), random.Random(seed))
+def _plan(i: int, rules: RuleOptions, seed: int, cut: float | None) -> GamePlan:
+    plan = play_game(f"h{i}-{seed}", rules, random.Random(seed))
     if cut is not None:
         plan = GamePlan(plan.game_id, plan.batches[: 1 + int(cut * (len(plan.batches) - 1))])
     return plan

@@ -1,0 +1,212 @@
+"""Request and response examples in the OpenAPI document, taken from a real game (issue 18).
+
+``examples.json`` beside this module holds, per ``operationId``, a request body and the success
+response it got, recorded by playing games against the app itself (in memory): a 4-player game
+with one player and three bots (created, joined, passed, played, handed to a bot to finish,
+scored, audited, exported, imported) and a 3-player deal where the player shoots the moon and
+chooses how it scores. Seeded games with ids from their Idempotency-Keys (bots' moves follow the
+game's id), so a recording plays the same moves. Lists longer than a hand are cut to their first
+items. Regenerate it after
+a change to a body's shape:
+
+    python -m service.api.examples            # rewrites service/api/examples.json
+
+``ExamplesPlugin`` (an apispec plugin the app's ``Api`` is built with) puts them on the
+operations; tests/openapi/test_examples.py checks that every operation has them and that they
+match the document's schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from apispec import BasePlugin
+
+EXAMPLES_FILE = Path(__file__).with_name("examples.json")
+MAX_ITEMS = 13  # a hand: longer lists (a log's events) are cut in an example
+JSON = "application/json"
+
+
+def load() -> dict[str, dict[str, Any]]:
+    """operationId -> {"status", "request"?, "response"?} (empty when the file is missing)."""
+    try:
+        return json.loads(EXAMPLES_FILE.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+class ExamplesPlugin(BasePlugin):
+    """Adds each operation's recorded request and success response as its examples."""
+
+    def __init__(self, examples: dict[str, dict[str, Any]] | None = None) -> None:
+        self.examples = load() if examples is None else examples
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict | None = None, **kwargs: Any
+    ) -> None:
+        for operation in (operations or {}).values():
+            if not isinstance(operation, dict):
+                continue
+            example = self.examples.get(operation.get("operationId", ""))
+            if example is None:
+                continue
+            body = operation.get("requestBody", {}).get("content", {}).get(JSON)
+            if body is not None and "request" in example:
+                body["example"] = example["request"]
+            responses = operation.get("responses", {})
+            response = responses.get(example["status"]) or responses.get(str(example["status"]))
+            content = (response or {}).get("content", {}).get(JSON) if response else None
+            if content is not None and "response" in example:
+                content["example"] = example["response"]
+
+
+# -- recording --------------------------------------------------------------------------------
+
+
+def _trim(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_trim(v) for v in value[:MAX_ITEMS]]
+    if isinstance(value, dict):
+        return {k: _trim(v) for k, v in value.items()}
+    return value
+
+
+class _Recorder:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.examples: dict[str, dict[str, Any]] = {}
+
+    def call(
+        self,
+        operation_id: str,
+        method: str,
+        url: str,
+        *,
+        body: Any = None,
+        token: str | None = None,
+        status: int = 200,
+        key: str | None = None,
+    ) -> Any:
+        headers = {}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        response = self.client.open(url, method=method, json=body, headers=headers)
+        if response.status_code != status:
+            raise RuntimeError(f"{operation_id}: {response.status_code} {response.get_data()!r}")
+        example: dict[str, Any] = {"status": status, "response": _trim(response.json)}
+        if body is not None:
+            example["request"] = _trim(body)
+        self.examples.setdefault(operation_id, example)
+        return response.json
+
+
+def record() -> dict[str, dict[str, Any]]:
+    """Play the example games against an in-memory app; the examples, by operationId."""
+    import fakeredis  # the test extra's in-memory Redis: recording is a developer's step
+
+    from service.api.factory import create_app
+    from service.settings import Settings
+
+    settings = Settings(key_prefix="examples", sweep_on_start=False, projector_in_process=True)
+    app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
+    r = _Recorder(app.test_client())
+    bots = [{"bot": "random"}] * 3
+    created = r.call(
+        "createGame",
+        "POST",
+        "/api/v1/games",
+        body={"rules": {"score_limit": 20}, "seats": [None, *bots], "seed": "example"},
+        status=201,
+        key="example-game",
+    )
+    game = f"/api/v1/games/{created['id']}"
+    joined = r.call("joinGame", "POST", f"{game}/seats", body={"name": "ann"}, status=201)
+    token = joined["token"]
+    view = r.call("getGame", "GET", game, token=token)
+    passed = r.call(
+        "passCards", "POST", f"{game}/pass", body={"cards": view["legal_cards"][:3]}, token=token
+    )
+    r.call(
+        "playCard",
+        "POST",
+        f"{game}/play",
+        body={"card": passed["view"]["legal_cards"][0]},
+        token=token,
+    )
+    r.call("listEvents", "GET", f"{game}/events?limit=3", token=token)
+    r.call("getHand", "GET", f"{game}/hands/1", token=token)
+    r.call("getStateAt", "GET", f"{game}/state?at=6", token=token)
+    r.call("resumeGame", "GET", f"{game}/resume", token=token)
+    r.call("setSeatBot", "POST", f"{game}/seats/0/bot", body={"bot": "random"}, token=token)
+    r.call("listGames", "GET", "/api/v1/games?limit=2")
+    r.call("auditGame", "GET", f"{game}/audit")
+    export = r.client.get(f"{game}/export").json
+    r.call("exportGame", "GET", f"{game}/export")
+    r.call("importGame", "POST", "/api/v1/games/import", body=export, status=201)
+    r.examples["importGame"]["request"] = _trim(export)
+    _moon(r)
+    deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
+    while r.client.get(f"{game}/scoreboard").status_code != 200:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the projector did not reach the example game")
+        time.sleep(0.05)
+    r.call("getScoreboard", "GET", f"{game}/scoreboard")
+    board = r.call("getLeaderboard", "GET", "/api/v1/leaderboard?limit=3")
+    r.call("getPlayer", "GET", f"/api/v1/players/{board['players'][0]['name']}?recent=2")
+    app.extensions["hearts.projector_stop"].set()
+    return dict(sorted(r.examples.items()))
+
+
+def _moon(r: _Recorder) -> None:
+    """Three players, no passing, hearts led any time: ann holds AC, the top spades and every
+    heart, so she takes every penalty card whatever the bots play, and chooses how it scores."""
+    suits = {"S": "AKQ", "H": "AKQJT98765432", "C": "A"}
+    ann = [rank + suit for suit, ranks in suits.items() for rank in ranks]
+    others = [
+        rank + suit
+        for suit in "CDS"
+        for rank in "AKQJT98765432"
+        if rank + suit not in ann and rank + suit != "2C"
+    ]
+    deal = [ann, others[:17], others[17:]]
+    rules = {
+        "players": 3,
+        "pass_cycle": "hold_always",
+        "hearts_lead": "any_time",
+        "moon_scoring": "shooters_choice",
+    }
+    seats = [None, {"bot": "random"}, {"bot": "random"}]
+    body = {"rules": rules, "seats": seats, "deals": [deal], "seed": "moon"}
+    created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "moon"}).json
+    game = f"/api/v1/games/{created['id']}"
+    token = r.client.post(f"{game}/seats", json={"name": "ann"}).json["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    view = r.client.get(game, headers=auth).json
+    order = list(ann)  # AC wins the first trick (clubs led), then she leads the rest
+    while view["phase"] == "playing":
+        card = next(c for c in order if c in view["legal_cards"])
+        view = r.client.post(f"{game}/play", json={"card": card}, headers=auth).json["view"]
+    if view["phase"] != "moon_choice":
+        raise RuntimeError(f"the moon deal did not give ann the moon: {view['phase']}")
+    r.call(
+        "chooseMoonScoring",
+        "POST",
+        f"{game}/moon",
+        body={"choice": "subtract_from_shooter"},
+        token=token,
+    )
+
+
+def main() -> None:
+    examples = record()
+    EXAMPLES_FILE.write_text(json.dumps(examples, indent=1, ensure_ascii=False) + "\n")
+    print(f"{EXAMPLES_FILE}: {len(examples)} operations")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Every operation's examples (service/api/examples.py, recorded from a real game) are in the
+OpenAPI document, match its schemas, and have the shape the API answers with today."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fakeredis
+import pytest
+from openapi_schema_validator import OAS30Validator, validate
+
+from service.api import examples
+from service.api.factory import create_app
+from service.settings import Settings
+
+JSON = "application/json"
+
+
+@pytest.fixture(scope="module")
+def document() -> dict:
+    settings = Settings(key_prefix="examples-doc", sweep_on_start=False)
+    app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
+    return app.test_client().get("/api/v1/openapi.json").json
+
+
+def _operations(document: dict):
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if isinstance(operation, dict) and "responses" in operation:
+                yield f"{method.upper()} {path}", operation
+
+
+def _valid(document: dict, value: Any, schema: dict) -> None:
+    # The schema's $refs point into the document's components: give them to the validator.
+    validate(value, {"components": document["components"], **schema}, cls=OAS30Validator)
+
+
+def test_every_operation_has_a_request_and_a_response_example(document) -> None:
+    missing = []
+    for where, operation in _operations(document):
+        body = operation.get("requestBody", {}).get("content", {}).get(JSON)
+        if body is not None and "example" not in body:
+            missing.append(f"{where}: request")
+        success = [r for s, r in operation["responses"].items() if s.startswith("2")]
+        if not any("example" in r.get("content", {}).get(JSON, {}) for r in success):
+            missing.append(f"{where}: response")
+    assert not missing, "no example (python -m service.api.examples records them): " + str(missing)
+
+
+def test_the_examples_match_the_documents_schemas(document) -> None:
+    checked = 0
+    for _, operation in _operations(document):
+        contents = [operation.get("requestBody", {}).get("content", {}).get(JSON, {})]
+        contents += [r.get("content", {}).get(JSON, {}) for r in operation["responses"].values()]
+        for content in contents:
+            if "example" in content:
+                _valid(document, content["example"], content["schema"])
+                checked += 1
+    assert checked >= 2 * 7 + 11  # 7 operations with a body, 18 responses
+    # The validator does read the referenced schemas: a created game whose id is a number fails.
+    create = document["paths"]["/api/v1/games"]["post"]["responses"]["201"]["content"][JSON]
+    broken = {**create["example"], "id": 12}
+    with pytest.raises(Exception, match="12 is not of type 'string'"):
+        _valid(document, broken, create["schema"])
+
+
+def _shape(value: Any, at: str = "") -> set[str]:
+    """The paths of the keys in a JSON value (list items merged): what a body looks like."""
+    if isinstance(value, dict):
+        found = set()
+        for key, item in value.items():
+            found.add(f"{at}/{key}")
+            found |= _shape(item, f"{at}/{key}")
+        return found
+    if isinstance(value, list):
+        return set().union(*(_shape(item, f"{at}[]") for item in value))
+    return set()
+
+
+def test_the_recorded_examples_have_todays_shapes() -> None:
+    """Recorded again now, each example has the same keys (the values are a new game's): a body
+    that gained or lost a field needs ``python -m service.api.examples``."""
+    stored = examples.load()
+    fresh = examples.record()
+    assert set(stored) == set(fresh)
+    stale = []
+    for operation_id, example in fresh.items():
+        for part in ("request", "response"):
+            if _shape(example.get(part)) != _shape(stored[operation_id].get(part)):
+                stale.append(f"{operation_id} {part}")
+    assert not stale, f"run python -m service.api.examples: {stale}"

@@ -1,0 +1,66 @@
+"""Every hand-kept list against its source (issue 24): the README's error table against the
+problem catalogue, docs/projections.md's figures table and the web leaderboard's columns against
+``FIGURES``. A failure names what is missing where, so a new problem type or figure is caught the
+moment it exists, whoever adds it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from projections.stats import FIGURES
+from service.api.problems import CATALOGUE
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = re.compile(r"`([a-z0-9_-]+)`")
+
+# Figures the web leaderboard does not show yet (issue 24 found them missing; service/web/ is
+# another change's). A new figure fails below until it is a column or named here on purpose.
+NOT_IN_THE_WEB_LEADERBOARD = {"games_finished", "hands_played", "suns_shot", "hearts_taken"}
+
+
+def table(path: Path, header: str) -> list[list[str]]:
+    """The rows (cells stripped) of the markdown table whose header line starts with ``header``."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def test_the_readme_error_table_lists_every_problem_type_with_its_status() -> None:
+    listed: dict[str, str] = {}
+    for status, codes, _ in table(ROOT / "README.md", "| Status | `code` |"):
+        for code in CODE.findall(codes):
+            listed[code] = status
+    missing = sorted(code for code in CATALOGUE if code not in listed)
+    assert not missing, f"README.md's error table has no row for: {', '.join(missing)}"
+    wrong = {c: (listed[c], p.status) for c, p in CATALOGUE.items() if listed[c] != str(p.status)}
+    assert not wrong, f"README.md's error table: (status there, status served): {wrong}"
+    unknown = sorted(set(listed) - set(CATALOGUE))
+    assert not unknown, f"README.md's error table lists codes the server never sends: {unknown}"
+
+
+def test_the_projections_doc_lists_every_figure() -> None:
+    listed = set()
+    for cells in table(ROOT / "docs" / "projections.md", "| Figure | Meaning |"):
+        listed.update(CODE.findall(cells[0]))
+    missing = sorted(set(FIGURES) - listed)
+    assert not missing, f"docs/projections.md's figures table has no row for: {missing}"
+    unknown = sorted(listed - set(FIGURES))
+    assert not unknown, f"docs/projections.md lists figures FIGURES does not have: {unknown}"
+    for name, figure in FIGURES.items():
+        rows = table(ROOT / "docs" / "projections.md", "| Figure |")
+        row = next(c for c in rows if name in CODE.findall(c[0]))
+        assert row[-1] == figure.better, f"{name}: the doc says {row[-1]}, FIGURES {figure.better}"
+
+
+def test_the_web_leaderboard_has_a_column_for_every_figure() -> None:
+    scripts = "\n".join(p.read_text() for p in (ROOT / "service/web/static").glob("*.js"))
+    shown = {name for name in FIGURES if f'"{name}"' in scripts or f"'{name}'" in scripts}
+    missing = sorted(set(FIGURES) - shown - NOT_IN_THE_WEB_LEADERBOARD)
+    assert not missing, f"service/web/static (boards.js FIGURES) has no column for: {missing}"
+    assert set(FIGURES) >= NOT_IN_THE_WEB_LEADERBOARD, "a figure named here no longer exists"

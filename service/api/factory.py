@@ -6,6 +6,7 @@ from __future__ import annotations
 import http
 import json
 import logging
+import math
 import time
 from typing import Any
 
@@ -21,9 +22,11 @@ from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
 from service.app.bot_runner import start_sweep
 from service.app.game_service import GameService
+from service.app.live import StreamSlots
 from service.settings import Settings
 from service.store import redis_server
 from service.store.event_store import RedisEventStore
+from service.store.live import READ_BLOCK_MS, LiveHub
 from service.web import bp as web_table
 
 log = logging.getLogger(__name__)
@@ -75,10 +78,12 @@ def create_app(
             "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
         },
     )
+    follows: RedisEventStore | None = None
     if service is None:
         if redis is None:
             url = settings.redis_url or redis_server.start(settings.data_dir).url
             redis = redis_server.client_for(url)
+            follows = _follows_store(url, settings)
         store = RedisEventStore(
             redis,
             prefix=settings.key_prefix,
@@ -95,6 +100,14 @@ def create_app(
         )
     app.extensions["hearts"] = service
     app.extensions["hearts.settings"] = settings
+    # Live event streams wait in the hub (its readers start with the first stream) and are
+    # counted by the slots: see service/store/live.py and docs/replay.md.
+    app.extensions["hearts.live"] = LiveHub(service.store, follows)
+    app.extensions["hearts.stream_slots"] = StreamSlots(
+        settings.sse_max_streams,
+        settings.sse_max_streams_per_client,
+        retry_after=math.ceil(settings.sse_keepalive_seconds),
+    )
 
     api = HeartsApi(app)
     problems.register(app)
@@ -109,6 +122,14 @@ def create_app(
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app
+
+
+def _follows_store(url: str, settings: Settings) -> RedisEventStore | None:
+    """The event store on the live followers' own Redis client (None: share the app's)."""
+    client = redis_server.follower_client_for(url, READ_BLOCK_MS / 1000 + 5)
+    if client is None:
+        return None
+    return RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
 
 
 def _before() -> None:

@@ -166,4 +166,7 @@ def follower_client_for(url: str, read_timeout: float) -> Any:
         return redis.cluster.RedisCluster.from_url(
             f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=read_timeout
         )
-    return redis.Redis.from_url(url, health_check_interval=30, socket_timeout=read_timeout)
+    client = redis.Redis.from_url(url, health_check_interval=30)
+    # Ours, even if the URL sets a shorter one (?socket_timeout=) for ordinary requests.
+    client.connection_pool.connection_kwargs["socket_timeout"] = read_timeout
+    return client

@@ -5,7 +5,9 @@
   ``Accept: text/event-stream``: Server-Sent Events, live, ``id:`` = seq, resumable with
   ``Last-Event-ID``, a keep-alive comment every ``Settings.sse_keepalive_seconds`` (15), ending
   with an ``end`` event when the game ends (or after ``Settings.sse_max_seconds``, 3600, when the
-  client reconnects with its Last-Event-ID like after any drop).
+  client reconnects with its Last-Event-ID like after any drop). Open streams are bounded per
+  client address and per worker (429 too-many-streams, 503 streams-full); a stream waits in the
+  process's live hub (service/store/live.py), holding no Redis connection.
 - ``GET /games/{id}/hands/{n}``: a hand's complete record (what the caller may see while in play).
 - ``GET /games/{id}/state?at=SEQ``: the view after event SEQ (time travel), public or seat.
 - ``GET /games/{id}/export`` (``?format=text``) of a finished game; ``POST /games/import``.

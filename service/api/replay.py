@@ -73,10 +73,35 @@ TEXT = {"type": "string"}  # the schema of a text body (an event stream, a rende
 MAX_SEQ = 2**63 - 1  # an event seq: Redis stream ids are 64-bit, seq + 1 must fit too
 
 
+class EventSeqParameter(fields.Integer):
+    """Documented as an integer, handed to the view as sent: ``event_seq`` checks it, so that a
+    bad ``after`` is the same 400 invalid-event-id as a bad ``Last-Event-ID`` (not a 422)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        return value
+
+
 class EventsQuery(Schema):
-    # ``after`` is read by the view (a bad one is 400 invalid-event-id, like Last-Event-ID);
-    # EVENTS_PARAMETERS documents it.
+    after = EventSeqParameter(
+        load_default="0",
+        metadata={
+            "description": "Only the events after this seq (default 0); not a seq: 400 "
+            "invalid-event-id.",
+            "minimum": 0,
+            "maximum": MAX_SEQ,
+        },
+    )
     limit = fields.Integer(load_default=EVENTS_PAGE, validate=validate.Range(1, EVENTS_PAGE))
+
+
+class StreamHeaders(Schema):
+    last_event_id = fields.String(
+        data_key="Last-Event-ID",
+        metadata={
+            "description": "A live stream resumes after this seq (an EventSource sends it when "
+            "it reconnects); it overrides ``after``. Not a seq: 400 invalid-event-id."
+        },
+    )
 
 
 class StateQuery(Schema):
@@ -86,25 +111,6 @@ class StateQuery(Schema):
 class FormatQuery(Schema):
     format = fields.String(load_default="json", validate=validate.OneOf(["json", "text"]))
 
-
-EVENTS_PARAMETERS = [
-    {
-        "name": "after",
-        "in": "query",
-        "required": False,
-        "description": "Only the events after this seq (default 0). Not a seq: 400 "
-        "invalid-event-id.",
-        "schema": {"type": "integer", "minimum": 0, "maximum": MAX_SEQ, "default": 0},
-    },
-    {
-        "name": "Last-Event-ID",
-        "in": "header",
-        "required": False,
-        "description": "A live stream resumes after this seq (an EventSource sends it when it "
-        "reconnects); it overrides ``after``. Not a seq: 400 invalid-event-id.",
-        "schema": {"type": "string"},
-    },
-]
 
 # -- who asks -------------------------------------------------------------------------------------
 
@@ -120,12 +126,13 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 
 @blp.route("/<game_id>/events", methods=["GET"])
 @blp.arguments(EventsQuery, location="query")
-@blp.doc(security=OPTIONAL_BEARER_DOC, parameters=EVENTS_PARAMETERS)
+@blp.arguments(StreamHeaders, location="headers")
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, EventsPageSchema, description="The events (JSON), or a live stream")
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
 @blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
 @documented(blp, 400, 401, 404, 409, 422, 429)
-def events(query: dict[str, Any], game_id: str):
+def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     """The game's events after ``after``, redacted for the caller; SSE with
     ``Accept: text/event-stream`` (resume with ``Last-Event-ID``).
 
@@ -134,12 +141,12 @@ def events(query: dict[str, Any], game_id: str):
     (HEARTS_SSE_MAX_STREAMS_PER_CLIENT: 429 too-many-streams) and per worker
     (HEARTS_SSE_MAX_STREAMS: 503 streams-full), both with Retry-After. An ``after`` or
     ``Last-Event-ID`` that is not an event seq is 400 invalid-event-id."""
-    after = event_seq("after", request.args.get("after"), 0)
+    after = event_seq("after", query["after"], 0)
     svc = service()
     snap = svc.snapshot(game_id)
     viewer = _viewer(snap)
     if _wants_stream():
-        after = event_seq("Last-Event-ID", request.headers.get("Last-Event-ID"), after)
+        after = event_seq("Last-Event-ID", headers.get("last_event_id"), after)
         return _sse_response(Replay(svc.store), game_id, viewer, after)
     now = svc.snapshot(game_id).state.state  # at least as new as the events read next
     page = Replay(svc.store).events(game_id, viewer, now, after, query["limit"])

@@ -176,7 +176,7 @@ def event_seq(name: str, raw: str | None, default: int) -> int:
     if raw is None or raw.strip() == "":
         return default
     text = raw.strip()
-    # isdecimal admits other scripts' digits, int() reads them: ASCII digits only, 20 at most.
+    # str.isdigit and int() accept other scripts' digits: ASCII digits only, 20 at most.
     if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > MAX_SEQ:
         raise InvalidEventId(name, raw, MAX_SEQ)
     return int(text)

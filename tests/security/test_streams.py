@@ -12,6 +12,7 @@ The 2,000-stream figure is a benchmark: ``python -m bench.streams``.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 
@@ -20,6 +21,7 @@ import pytest
 import redis
 
 from service.api.factory import create_app
+from service.api.replay import _peer_gone_probe
 from service.app.errors import StreamsFull, TooManyStreams
 from service.app.live import StreamSlots
 from service.settings import Settings
@@ -131,6 +133,18 @@ def test_a_slot_is_given_back_once_however_often_it_is_released():
     assert slots.open() == 0
 
 
+def test_a_stream_sees_its_client_go_without_writing():
+    server, client = socket.socketpair()
+    try:
+        gone = _peer_gone_probe(server)
+        assert gone() is False
+        client.close()
+        assert poll(gone, 5)
+    finally:
+        server.close()
+    assert _peer_gone_probe(None)() is False  # no socket (the test client): never gone
+
+
 # -- against real gunicorn (gevent) and the test's own redis-server -------------------------------
 
 
@@ -222,7 +236,9 @@ def crowded(own_redis, tmp_path_factory) -> Iterator[int]:
     yield from serve(
         own_redis,
         tmp_path_factory,
-        HEARTS_SSE_KEEPALIVE="1",
+        # No keep-alive while the test runs: a closed stream's slot must come back because the
+        # stream saw its client go, not because a keep-alive write failed.
+        HEARTS_SSE_KEEPALIVE="600",
         HEARTS_SSE_MAX_STREAMS_PER_CLIENT=str(FLOOD),
         HEARTS_SSE_MAX_STREAMS=str(FLOOD + THIRD),
     )
@@ -290,7 +306,8 @@ def test_hundreds_of_idle_streams_do_not_starve_other_clients(crowded, own_redis
         for stream in flood:
             stream.close()
 
-    # Closed: the slots come back (at the next keep-alive, which finds the client gone) ...
+    # Closed: the slots come back within the probe's interval (2 s), long before a keep-alive
+    # write could fail ...
     def reopened() -> bool:
         stream = SSEStream(crowded, path, {}, timeout=30, source="127.0.0.2")
         try:
@@ -298,6 +315,6 @@ def test_hundreds_of_idle_streams_do_not_starve_other_clients(crowded, own_redis
         finally:
             stream.close()
 
-    assert poll(reopened, 30)
+    assert poll(reopened, 15)
     # ... and the followers' Redis connections go back to Redis.
     assert poll(lambda: redis_clients(own_redis) <= before + 1, 30), redis_clients(own_redis)

@@ -17,6 +17,7 @@ from flask_smorest.utils import prepare_response
 from service import api as api_package
 from service import metrics
 from service.api import problems
+from service.api.departures import Departures
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
@@ -103,6 +104,7 @@ def create_app(
     # Live event streams wait in the hub (its readers start with the first stream) and are
     # counted by the slots: see service/store/live.py and docs/replay.md.
     app.extensions["hearts.live"] = LiveHub(service.store, follows)
+    app.extensions["hearts.departures"] = Departures()
     app.extensions["hearts.stream_slots"] = StreamSlots(
         settings.sse_max_streams,
         settings.sse_max_streams_per_client,

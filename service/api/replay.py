@@ -18,8 +18,6 @@
 from __future__ import annotations
 
 import json
-import select
-import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,6 +38,7 @@ from service.api.common import (
     token,
     view_dict,
 )
+from service.api.departures import Departures
 from service.api.problems import BODY, documented
 from service.api.schemas import (
     AuditSchema,
@@ -197,8 +196,17 @@ def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) 
             # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
             slot.release()
             return Response(status=204)
-        gone = _peer_gone_probe(request.environ.get("gunicorn.socket"))
-        stream = sse_stream(replay, hub, game_id, start, keepalive, lifetime, gone)
+        departures: Departures = current_app.extensions["hearts.departures"]
+        sock = request.environ.get("gunicorn.socket")
+        stream = sse_stream(
+            replay,
+            hub,
+            game_id,
+            start,
+            keepalive,
+            lifetime,
+            lambda cancel: departures.watch(sock, cancel),
+        )
         response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
     except BaseException:
         slot.release()
@@ -216,31 +224,6 @@ def sse_message(item: dict[str, Any]) -> str:
     return f"id: {item['seq']}\ndata: {json.dumps(item, separators=(',', ':'))}\n\n"
 
 
-PROBE_SECONDS = 2.0  # how often an idle stream looks whether its client has gone
-
-
-def _peer_gone_probe(sock: Any) -> Callable[[], bool]:
-    """Whether the client of ``sock`` (gunicorn's, in the WSGI environ) has closed its end: a
-    look without reading (poll, then a peeked byte; an end of file is b""), so a stream whose
-    client left gives its slot back within PROBE_SECONDS, not at its next keep-alive (nothing is
-    read: a client that sent bytes after its request is seen to go when a write fails). Without
-    a socket (another server, the test client): never."""
-    if sock is None:
-        return lambda: False
-
-    def gone() -> bool:
-        try:
-            poller = select.poll()  # gevent's under its worker: no FD_SETSIZE limit
-            poller.register(sock, select.POLLIN)
-            if not poller.poll(0):
-                return False
-            return sock.recv(1, socket.MSG_PEEK) == b""
-        except (OSError, ValueError):
-            return True
-
-    return gone
-
-
 def sse_stream(
     replay: Replay,
     hub: LiveHub,
@@ -248,16 +231,17 @@ def sse_stream(
     start: Stream,
     keepalive: float,
     lifetime: float,
-    client_gone: Callable[[], bool] = lambda: False,
+    on_client_gone: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
 ) -> Iterator[str]:
     """The live stream: the backlog first, then each new event as it is appended.
 
     Waits in the process's live hub (service/store/live.py: one XREAD per partition for every
     followed game, no Redis connection per stream; under the gevent worker a parked greenlet,
     not a thread), sending a comment line every ``keepalive`` seconds without events so proxies
-    and clients see the line alive, and ends when ``client_gone`` (looked at every
-    PROBE_SECONDS). The watch is closed however the generator ends: the game over, its
-    lifetime up, the client gone, or closed (GeneratorExit) by the server.
+    and clients see the line alive. ``on_client_gone(cancel)`` arranges for ``cancel`` to be
+    called when the client has gone (service/api/departures.py) and returns what undoes that.
+    The watch is closed however the generator ends: the game over, its lifetime up, the client
+    gone, or closed (GeneratorExit) by the server when a write failed.
     """
     now = time.monotonic()
     deadline = now + lifetime
@@ -266,28 +250,33 @@ def sse_stream(
     yield f"retry: 2000\n: hearts events of {game_id} after {after}\n\n"
     quiet_until = now + keepalive  # the next keep-alive, unless an event comes first
     with hub.watch(game_id, last) as watch:
-        while True:
-            if new:
-                for item in follower.items(new):
-                    yield sse_message(item)
-                after = new[-1].seq
-                quiet_until = time.monotonic() + keepalive
-            if follower.state.phase is Phase.FINISHED:
-                winners = list(follower.state.winners)
-                end = {"reason": "finished", "version": after, "winners": winners}
-                yield f"event: end\ndata: {json.dumps(end)}\n\n"
-                return
-            now = time.monotonic()
-            if now >= deadline:
-                # Bounded lifetime: the client reconnects with Last-Event-ID and loses nothing.
-                yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
-                return
-            if now >= quiet_until:
-                yield ": keep-alive\n\n"
-                quiet_until = now + keepalive
-            new = replay.wait(watch, after, min(quiet_until, deadline, now + PROBE_SECONDS) - now)
-            if not new and client_gone():
-                return
+        forget = on_client_gone(watch.cancel) if on_client_gone is not None else None
+        try:
+            while True:
+                if new:
+                    for item in follower.items(new):
+                        yield sse_message(item)
+                    after = new[-1].seq
+                    quiet_until = time.monotonic() + keepalive
+                if follower.state.phase is Phase.FINISHED:
+                    winners = list(follower.state.winners)
+                    end = {"reason": "finished", "version": after, "winners": winners}
+                    yield f"event: end\ndata: {json.dumps(end)}\n\n"
+                    return
+                now = time.monotonic()
+                if now >= deadline:
+                    # Bounded lifetime: the client reconnects with Last-Event-ID, loses nothing.
+                    yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
+                    return
+                if now >= quiet_until:
+                    yield ": keep-alive\n\n"
+                    quiet_until = now + keepalive
+                new = replay.wait(watch, after, min(quiet_until, deadline) - now)
+                if watch.cancelled:
+                    return  # the client has gone
+        finally:
+            if forget is not None:
+                forget()
 
 
 # -- hands, time travel ---------------------------------------------------------------------------

@@ -143,6 +143,7 @@ class Watch:
         self.game_id = game_id
         self._game = game
         self._closed = False
+        self.cancelled = False
 
     def wait(self, after: int, timeout: float) -> list[RecordedEvent]:
         """The events after seq ``after``, waiting up to ``timeout`` seconds for the first one;
@@ -152,13 +153,20 @@ class Watch:
         with game.changed:
             while game.cursor <= after:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self.cancelled:
                     return []
                 game.changed.wait(remaining)
             recent = [event for event in game.recent if event.seq > after]
         if recent and recent[0].seq == after + 1:
             return recent
         return self.hub.reads.read(self.game_id, after)  # behind what the hub keeps
+
+    def cancel(self) -> None:
+        """End the current and every later :meth:`wait` at once, empty (from any thread: e.g.
+        when the stream's client is seen gone); ``cancelled`` tells the waiter why."""
+        with self._game.changed:
+            self.cancelled = True
+            self._game.changed.notify_all()
 
     def close(self) -> None:
         if not self._closed:

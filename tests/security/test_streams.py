@@ -20,8 +20,8 @@ import fakeredis
 import pytest
 import redis
 
+from service.api.departures import Departures
 from service.api.factory import create_app
-from service.api.replay import _peer_gone_probe
 from service.app.errors import StreamsFull, TooManyStreams
 from service.app.live import StreamSlots
 from service.settings import Settings
@@ -133,16 +133,27 @@ def test_a_slot_is_given_back_once_however_often_it_is_released():
     assert slots.open() == 0
 
 
-def test_a_stream_sees_its_client_go_without_writing():
-    server, client = socket.socketpair()
+def test_a_stream_whose_client_has_gone_is_told_without_a_write():
+    departures = Departures(interval=0.05)
+    pairs = [socket.socketpair() for _ in range(3)]
+    told: list[int] = []
+    forgets = [
+        departures.watch(server, lambda n=n: told.append(n)) for n, (server, _) in enumerate(pairs)
+    ]
     try:
-        gone = _peer_gone_probe(server)
-        assert gone() is False
-        client.close()
-        assert poll(gone, 5)
+        pairs[1][1].close()  # the client of stream 1 leaves
+        assert poll(lambda: told == [1], 5)
+        time.sleep(0.2)
+        assert told == [1]  # the others are still there; nobody is told twice
+        assert departures.watched() == 2
+        for forget in forgets:
+            forget()
+        assert poll(lambda: departures.watched() == 0, 1)
+        assert departures.watch(None, lambda: None) is not None  # no socket: nothing to watch
     finally:
-        server.close()
-    assert _peer_gone_probe(None)() is False  # no socket (the test client): never gone
+        for server, client in pairs:
+            server.close()
+            client.close()
 
 
 # -- against real gunicorn (gevent) and the test's own redis-server -------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 import http
 import json
 import logging
-import math
 import time
 from typing import Any
 
@@ -106,9 +105,7 @@ def create_app(
     app.extensions["hearts.live"] = LiveHub(service.store, follows)
     app.extensions["hearts.departures"] = Departures()
     app.extensions["hearts.stream_slots"] = StreamSlots(
-        settings.sse_max_streams,
-        settings.sse_max_streams_per_client,
-        retry_after=math.ceil(settings.sse_keepalive_seconds),
+        settings.sse_max_streams, settings.sse_max_streams_per_client
     )
 
     api = HeartsApi(app)

@@ -13,13 +13,17 @@ from collections import Counter
 
 from service.app.errors import StreamsFull, TooManyStreams
 
+RETRY_AFTER_SECONDS = 5
+
 
 class StreamSlots:
     """At most ``per_worker`` streams open in this process, ``per_client`` per client address.
-    ``retry_after``: the seconds a refused client is told to wait (a closed stream's slot is
-    given back at its next keep-alive at the latest, when the write finds the client gone)."""
+    ``retry_after``: the seconds a refused client is told to wait (a stream whose client has
+    gone gives its slot back within about a second: service/api/departures.py)."""
 
-    def __init__(self, per_worker: int, per_client: int, *, retry_after: int = 15) -> None:
+    def __init__(
+        self, per_worker: int, per_client: int, *, retry_after: int = RETRY_AFTER_SECONDS
+    ) -> None:
         if per_worker < 1 or per_client < 1:
             raise ValueError("stream limits must be at least 1")
         self.per_worker = per_worker

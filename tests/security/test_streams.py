@@ -317,7 +317,7 @@ def test_hundreds_of_idle_streams_do_not_starve_other_clients(crowded, own_redis
         for stream in flood:
             stream.close()
 
-    # Closed: the slots come back within the probe's interval (2 s), long before a keep-alive
+    # Closed: the slots come back within the prober's interval (1 s), long before a keep-alive
     # write could fail ...
     def reopened() -> bool:
         stream = SSEStream(crowded, path, {}, timeout=30, source="127.0.0.2")

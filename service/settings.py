@@ -46,6 +46,11 @@ class Settings:
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
     sse_max_seconds: float = 3600.0
+    # Live event streams open at once in one worker (beyond: 503 streams-full); ``hearts serve``
+    # gives each gevent worker this many connections more than ordinary requests need.
+    sse_max_streams: int = 1000
+    # Live event streams one client address may hold open in one worker (beyond: 429).
+    sse_max_streams_per_client: int = 16
     # Run the projector in a thread of the app (only when no other process can reach the data).
     projector_in_process: bool = False
     # ``hearts serve``: where it listens, its gunicorn workers, threads and worker class (None:
@@ -199,6 +204,8 @@ _VARIABLES = (
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
+    ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),
+    ("sse_max_streams_per_client", "HEARTS_SSE_MAX_STREAMS_PER_CLIENT", positive),
     ("projector_in_process", "HEARTS_PROJECTOR_IN_PROCESS", boolean),
     ("host", "HEARTS_HOST", str),
     ("port", "HEARTS_PORT", positive),

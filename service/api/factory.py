@@ -15,6 +15,7 @@ from flask_smorest.utils import prepare_response
 from service import api as api_package
 from service import metrics
 from service.api import hygiene, problems
+from service.api.departures import Departures
 from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
@@ -22,9 +23,11 @@ from service.api.schemas import ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.bot_runner import start_sweep
 from service.app.game_service import GameService
+from service.app.live import StreamSlots
 from service.settings import Settings
 from service.store import redis_server
 from service.store.event_store import RedisEventStore
+from service.store.live import READ_BLOCK_MS, LiveHub
 from service.web import bp as web_table
 
 log = logging.getLogger(__name__)
@@ -74,10 +77,12 @@ def create_app(
             "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
         },
     )
+    follows: RedisEventStore | None = None
     if service is None:
         if redis is None:
             url = settings.redis_url or redis_server.start(settings.data_dir).url
             redis = redis_server.client_for(url)
+            follows = _follows_store(url, settings)
         store = RedisEventStore(
             redis,
             prefix=settings.key_prefix,
@@ -94,6 +99,13 @@ def create_app(
         )
     app.extensions["hearts"] = service
     app.extensions["hearts.settings"] = settings
+    # Live event streams wait in the hub (its readers start with the first stream) and are
+    # counted by the slots: see service/store/live.py and docs/replay.md.
+    app.extensions["hearts.live"] = LiveHub(service.store, follows)
+    app.extensions["hearts.departures"] = Departures()
+    app.extensions["hearts.stream_slots"] = StreamSlots(
+        settings.sse_max_streams, settings.sse_max_streams_per_client
+    )
 
     api = HeartsApi(app, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})  # examples.json
     problems.register(app)
@@ -109,6 +121,14 @@ def create_app(
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app
+
+
+def _follows_store(url: str, settings: Settings) -> RedisEventStore | None:
+    """The event store on the live followers' own Redis client (None: share the app's)."""
+    client = redis_server.follower_client_for(url, READ_BLOCK_MS / 1000 + 5)
+    if client is None:
+        return None
+    return RedisEventStore(client, prefix=settings.key_prefix, partitions=settings.partitions)
 
 
 def _before() -> None:

@@ -105,6 +105,25 @@ _HTTP = [
     ),
     ProblemType("invalid-cursor", 400, "Invalid cursor", "The cursor is not one this API gave."),
     ProblemType(
+        "invalid-event-id",
+        400,
+        "Not an event seq",
+        "Last-Event-ID and after name an event seq: a whole number from 0 to 2^63-1.",
+    ),
+    ProblemType(
+        "too-many-streams",
+        429,
+        "Too many open streams",
+        "This client holds as many open live event streams as it may; close one, or retry "
+        "after Retry-After seconds.",
+    ),
+    ProblemType(
+        "streams-full",
+        503,
+        "Streams full",
+        "The server holds as many open live event streams as it may; retry after Retry-After.",
+    ),
+    ProblemType(
         "unauthorized",
         401,
         "Missing or invalid token",
@@ -238,6 +257,9 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.NameReserved: 422,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,
+    app_errors.InvalidEventId: 400,
+    app_errors.TooManyStreams: 429,
+    app_errors.StreamsFull: 503,
     app_errors.HandNotFound: 404,
     app_errors.EventNotFound: 404,
     app_errors.GameInProgress: 409,

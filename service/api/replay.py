@@ -5,7 +5,9 @@
   ``Accept: text/event-stream``: Server-Sent Events, live, ``id:`` = seq, resumable with
   ``Last-Event-ID``, a keep-alive comment every ``Settings.sse_keepalive_seconds`` (15), ending
   with an ``end`` event when the game ends (or after ``Settings.sse_max_seconds``, 3600, when the
-  client reconnects with its Last-Event-ID like after any drop).
+  client reconnects with its Last-Event-ID like after any drop). Open streams are bounded per
+  client address and per worker (429 too-many-streams, 503 streams-full); a stream waits in the
+  process's live hub (service/store/live.py), holding no Redis connection.
 - ``GET /games/{id}/hands/{n}``: a hand's complete record (what the caller may see while in play).
 - ``GET /games/{id}/state?at=SEQ``: the view after event SEQ (time travel), public or seat.
 - ``GET /games/{id}/export`` (``?format=text``) of a finished game; ``POST /games/import``.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Response, current_app, request, stream_with_context
@@ -36,7 +38,8 @@ from service.api.common import (
     token,
     view_dict,
 )
-from service.api.problems import BODY, Problem, documented
+from service.api.departures import Departures
+from service.api.problems import BODY, documented
 from service.api.schemas import (
     AuditSchema,
     EventsPageSchema,
@@ -46,12 +49,14 @@ from service.api.schemas import (
     ResumeSchema,
     SeatViewSchema,
 )
-from service.app.errors import EventNotFound
+from service.app.errors import EventNotFound, InvalidEventId
 from service.app.game import StoredGame
 from service.app.game_service import idempotency_for, new_game_id
+from service.app.live import StreamSlots
 from service.app.replay import Replay, Stream, import_id_for_key
 from service.app.replay_text import render_hand
 from service.store.event_store import Snapshot
+from service.store.live import LiveHub
 
 blp = Blueprint(
     "replay",
@@ -66,9 +71,38 @@ EVENTS_PAGE = 1000
 TEXT = {"type": "string"}  # the schema of a text body (an event stream, a rendered hand)
 
 
+MAX_SEQ = 2**63 - 1  # an event seq: Redis stream ids are 64-bit, seq + 1 must fit too
+
+
+class EventSeqParameter(fields.Integer):
+    """Documented as an integer, handed to the view as sent: ``event_seq`` checks it, so that a
+    bad ``after`` is the same 400 invalid-event-id as a bad ``Last-Event-ID`` (not a 422)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        return value
+
+
 class EventsQuery(Schema):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    after = EventSeqParameter(
+        load_default="0",
+        metadata={
+            "description": "Only the events after this seq (default 0); not a seq: 400 "
+            "invalid-event-id.",
+            "minimum": 0,
+            "maximum": MAX_SEQ,
+        },
+    )
     limit = fields.Integer(load_default=EVENTS_PAGE, validate=validate.Range(1, EVENTS_PAGE))
+
+
+class StreamHeaders(Schema):
+    last_event_id = fields.String(
+        data_key="Last-Event-ID",
+        metadata={
+            "description": "A live stream resumes after this seq (an EventSource sends it when "
+            "it reconnects); it overrides ``after``. Not a seq: 400 invalid-event-id."
+        },
+    )
 
 
 class StateQuery(Schema):
@@ -94,22 +128,30 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 @blp.route("/<game_id>/events", methods=["GET"])
 @blp.doc(operationId="listEvents")
 @blp.arguments(EventsQuery, location="query")
+@blp.arguments(StreamHeaders, location="headers")
 @blp.doc(security=OPTIONAL_BEARER_DOC)
 @blp.response(200, EventsPageSchema, description="The events (JSON), or a live stream")
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
 @blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
-@documented(blp, 400, 401, 404, 409, 422)
-def events(query: dict[str, Any], game_id: str):
+@documented(blp, 400, 401, 404, 409, 422, 429)
+def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     """The game's events after ``after``, redacted for the caller; SSE with
-    ``Accept: text/event-stream`` (resume with ``Last-Event-ID``)."""
+    ``Accept: text/event-stream`` (resume with ``Last-Event-ID``).
+
+    A live stream sends a ``: keep-alive`` comment every HEARTS_SSE_KEEPALIVE seconds while
+    nothing happens. Open streams are bounded per client address
+    (HEARTS_SSE_MAX_STREAMS_PER_CLIENT: 429 too-many-streams) and per worker
+    (HEARTS_SSE_MAX_STREAMS: 503 streams-full), both with Retry-After. An ``after`` or
+    ``Last-Event-ID`` that is not an event seq is 400 invalid-event-id."""
+    after = event_seq("after", query["after"], 0)
     svc = service()
     snap = svc.snapshot(game_id)
     viewer = _viewer(snap)
     if _wants_stream():
-        after = _last_event_id(query["after"])
+        after = event_seq("Last-Event-ID", headers.get("last_event_id"), after)
         return _sse_response(Replay(svc.store), game_id, viewer, after)
     now = svc.snapshot(game_id).state.state  # at least as new as the events read next
-    page = Replay(svc.store).events(game_id, viewer, now, query["after"], query["limit"])
+    page = Replay(svc.store).events(game_id, viewer, now, after, query["limit"])
     body = {
         "id": game_id,
         "version": page.version,
@@ -129,24 +171,51 @@ def _wants_stream() -> bool:
     return named and accept.best_match(["application/json", EVENT_STREAM]) == EVENT_STREAM
 
 
-def _last_event_id(after: int) -> int:
-    raw = request.headers.get("Last-Event-ID")
+def event_seq(name: str, raw: str | None, default: int) -> int:
+    """An event seq from a query parameter or header (``default`` if absent or blank): a whole
+    number from 0 to MAX_SEQ, else 400 invalid-event-id, before any stream starts (Redis would
+    refuse a stream id beyond 2^64 in the middle of the answer)."""
     if raw is None or raw.strip() == "":
-        return after
-    if not raw.strip().isdigit():
-        raise Problem("bad-request", "Last-Event-ID must be an event seq", status=400)
-    return int(raw.strip())
+        return default
+    text = raw.strip()
+    # str.isdigit and int() accept other scripts' digits: ASCII digits only, 20 at most.
+    if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > MAX_SEQ:
+        raise InvalidEventId(name, raw, MAX_SEQ)
+    return int(text)
 
 
 def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) -> Response:
     settings = current_app.extensions["hearts.settings"]
     keepalive, lifetime = settings.sse_keepalive_seconds, settings.sse_max_seconds
-    start = replay.stream(game_id, viewer, after)
-    if start is None:
-        # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
-        return Response(status=204)
-    stream = sse_stream(replay, game_id, start, keepalive, lifetime)
-    response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
+    hub: LiveHub = current_app.extensions["hearts.live"]
+    slots: StreamSlots = current_app.extensions["hearts.stream_slots"]
+    # Counted from here until the response is closed (the client gone, or the stream's end).
+    slot = slots.take(request.remote_addr or "unknown")
+    try:
+        start = replay.stream(game_id, viewer, after)
+        if start is None:
+            # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
+            slot.release()
+            return Response(status=204)
+        departures: Departures = current_app.extensions["hearts.departures"]
+        sock = request.environ.get("gunicorn.socket")
+        stream = sse_stream(
+            replay,
+            hub,
+            game_id,
+            start,
+            keepalive,
+            lifetime,
+            lambda cancel: departures.watch(sock, cancel),
+        )
+        response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
+    except BaseException:
+        slot.release()
+        raise
+    # The WSGI server closes the response when the stream ends or its client is gone (the
+    # stream saw it, or a write failed): the generator's cleanup runs (GeneratorExit) and the
+    # slot is given back, also for a stream that never started.
+    response.call_on_close(slot.release)
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
     return response
@@ -157,36 +226,58 @@ def sse_message(item: dict[str, Any]) -> str:
 
 
 def sse_stream(
-    replay: Replay, game_id: str, start: Stream, keepalive: float, lifetime: float
+    replay: Replay,
+    hub: LiveHub,
+    game_id: str,
+    start: Stream,
+    keepalive: float,
+    lifetime: float,
+    on_client_gone: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
 ) -> Iterator[str]:
     """The live stream: the backlog first, then each new event as it is appended.
 
-    Waits in ``Replay.wait`` (the store's ``follow``: XREAD BLOCK on the game's stream, one Redis
-    connection per open stream; under the gevent worker a parked greenlet, not a thread), at most
-    ``keepalive`` seconds at a time, sending a comment line in between so proxies and clients
-    see the line alive.
+    Waits in the process's live hub (service/store/live.py: one XREAD per partition for every
+    followed game, no Redis connection per stream; under the gevent worker a parked greenlet,
+    not a thread), sending a comment line every ``keepalive`` seconds without events so proxies
+    and clients see the line alive. ``on_client_gone(cancel)`` arranges for ``cancel`` to be
+    called when the client has gone (service/api/departures.py) and returns what undoes that.
+    The watch is closed however the generator ends: the game over, its lifetime up, the client
+    gone, or closed (GeneratorExit) by the server when a write failed.
     """
-    deadline = time.monotonic() + lifetime
+    now = time.monotonic()
+    deadline = now + lifetime
     follower, after, new = start.follower, start.after, start.backlog
+    last = new[-1].seq if new else after
     yield f"retry: 2000\n: hearts events of {game_id} after {after}\n\n"
-    while True:
-        if new:
-            for item in follower.items(new):
-                yield sse_message(item)
-            after = new[-1].seq
-        if follower.state.phase is Phase.FINISHED:
-            end = {"reason": "finished", "version": after, "winners": list(follower.state.winners)}
-            yield f"event: end\ndata: {json.dumps(end)}\n\n"
-            return
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            # Bounded lifetime: the client reconnects with Last-Event-ID and loses nothing.
-            yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
-            return
-        block_ms = max(1, int(min(keepalive, remaining) * 1000))
-        new = replay.wait(game_id, after, block_ms)
-        if not new:
-            yield ": keep-alive\n\n"
+    quiet_until = now + keepalive  # the next keep-alive, unless an event comes first
+    with hub.watch(game_id, last) as watch:
+        forget = on_client_gone(watch.cancel) if on_client_gone is not None else None
+        try:
+            while True:
+                if new:
+                    for item in follower.items(new):
+                        yield sse_message(item)
+                    after = new[-1].seq
+                    quiet_until = time.monotonic() + keepalive
+                if follower.state.phase is Phase.FINISHED:
+                    winners = list(follower.state.winners)
+                    end = {"reason": "finished", "version": after, "winners": winners}
+                    yield f"event: end\ndata: {json.dumps(end)}\n\n"
+                    return
+                now = time.monotonic()
+                if now >= deadline:
+                    # Bounded lifetime: the client reconnects with Last-Event-ID, loses nothing.
+                    yield f"event: reconnect\ndata: {json.dumps({'after': after})}\n\n"
+                    return
+                if now >= quiet_until:
+                    yield ": keep-alive\n\n"
+                    quiet_until = now + keepalive
+                new = replay.wait(watch, after, min(quiet_until, deadline) - now)
+                if watch.cancelled:
+                    return  # the client has gone
+        finally:
+            if forget is not None:
+                forget()
 
 
 # -- hands, time travel ---------------------------------------------------------------------------

@@ -73,6 +73,38 @@ class TooManyConflicts(ServiceError):
         super().__init__("the game kept changing under this command; retry")
 
 
+class TooManyStreams(ServiceError):
+    """One client holds as many live event streams as it may (``sse_max_streams_per_client``)."""
+
+    code = "too-many-streams"
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"this client already holds {limit} open event streams here: close one first"
+        )
+        self.retry_after_seconds = retry_after
+
+
+class StreamsFull(ServiceError):
+    """The worker holds as many live event streams as it may (``sse_max_streams``)."""
+
+    code = "streams-full"
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        super().__init__(f"this server holds {limit} open event streams already; retry later")
+        self.retry_after_seconds = retry_after
+
+
+class InvalidEventId(ServiceError):
+    """``Last-Event-ID`` or ``after`` is not an event seq (a whole number, 0 to 2^63-1)."""
+
+    code = "invalid-event-id"
+
+    def __init__(self, name: str, raw: str, maximum: int) -> None:
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        super().__init__(f"{name} must be an event seq from 0 to {maximum}, not {shown!r}")
+
+
 class HandNotFound(ServiceError):
     code = "hand-not-found"
 

@@ -40,6 +40,7 @@ from service.store.event_store import (
     RedisEventStore,
     utc_now_iso,
 )
+from service.store.live import Watch
 from service.store.upcasting import UpcasterRegistry
 
 
@@ -150,9 +151,11 @@ class Replay:
             return None
         return Stream(follower, after, stored[after:])
 
-    def wait(self, game_id: str, after: int, block_ms: int) -> list[game_log.Entry]:
-        """The entries after ``after``, waiting up to ``block_ms`` for the first one."""
-        return game_log.follow(self.store, game_id, after, block_ms, self.upcasters)
+    def wait(self, watch: Watch, after: int, timeout: float) -> list[game_log.Entry]:
+        """The entries of the watched game after ``after``, waiting up to ``timeout`` seconds
+        for the first one (in the process's live hub: no Redis connection held)."""
+        recorded = watch.wait(after, timeout)
+        return list(game_log.entries(recorded, watch.game_id, after, self.upcasters))
 
     def hand(self, game_id: str, number: int, viewer: Viewer) -> tuple[int, HandRecord]:
         """(the game's version, hand ``number`` as ``viewer`` may see it)."""

@@ -32,6 +32,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_APP = "service.api.factory:create_app"
+ORDINARY_CONNECTIONS = 1000  # a gevent worker's connections beyond its live streams
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -129,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
                 "workers": workers,
                 "worker_class": sse_worker_class(settings.worker_class),  # see docs/replay.md
                 "threads": args.threads or settings.threads,
+                # gevent: each open stream holds one of these; ordinary requests keep the rest.
+                "worker_connections": settings.sse_max_streams + ORDINARY_CONNECTIONS,
                 "timeout": 60,
                 "graceful_timeout": 10,
                 "accesslog": "-",

@@ -233,6 +233,13 @@ def _xread_entries(reply: Any) -> list:
     return entries
 
 
+def _xread_streams(reply: Any) -> list[tuple[str, list]]:
+    """(stream key, its (id, fields) entries) of an XREAD reply, RESP2 or RESP3."""
+    if isinstance(reply, dict):  # RESP3
+        return [(_text(key), entries[0] if entries else []) for key, entries in reply.items()]
+    return [(_text(key), entries) for key, entries in reply or []]
+
+
 def _check_game_id(game_id: str) -> None:
     if not isinstance(game_id, str) or not game_id:
         raise ValueError("game_id must be a non-empty string")
@@ -653,6 +660,32 @@ class RedisEventStore:
         _check_count("block_ms", block_ms, 1)
         reply = self.redis.xread({self.game_key(game_id): f"{after}-0"}, block=block_ms)
         return [self._decode(_field(fields, "event")) for _, fields in _xread_entries(reply)]
+
+    def follow_many(
+        self, positions: dict[str, int], block_ms: int
+    ) -> dict[str, list[RecordedEvent]]:
+        """The events of several games after their seqs (``{game_id: after}``), waiting up to
+        ``block_ms`` for the first one: one XREAD BLOCK on one connection for all of them (the
+        games must share a partition on a Redis Cluster: one slot). Games with nothing new are
+        left out; empty if nothing came in time."""
+        _check_count("block_ms", block_ms, 1)
+        streams: dict[str, str] = {}
+        games: dict[str, str] = {}
+        for game_id, after in positions.items():
+            _check_game_id(game_id)
+            _check_count("after", after, 0)
+            key = self.game_key(game_id)
+            streams[key] = f"{after}-0"
+            games[key] = game_id
+        if not streams:
+            return {}
+        reply = self.redis.xread(streams, block=block_ms)
+        found: dict[str, list[RecordedEvent]] = {}
+        for key, entries in _xread_streams(reply):
+            events = [self._decode(_field(fields, "event")) for _, fields in entries]
+            if events:
+                found[games[key]] = events
+        return found
 
     def version(self, game_id: str) -> int:
         """The seq of the game's last event; 0 if the game has none."""

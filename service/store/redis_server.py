@@ -167,3 +167,21 @@ def client_for(url: str) -> Any:
     if sep and scheme in CLUSTER_SCHEMES:
         return redis.cluster.RedisCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}")
     return redis.Redis.from_url(url, health_check_interval=30)
+
+
+def follower_client_for(url: str, read_timeout: float) -> Any:
+    """The live followers' own client (service/store/live.py) for a URL ``client_for`` serves:
+    a pool apart from the one ordinary requests use, with a socket timeout longer than one
+    blocking XREAD (``read_timeout`` seconds); None for ``fakeredis://`` (one process's
+    memory: the followers share the app's client)."""
+    if url == FAKE_URL:
+        return None
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in CLUSTER_SCHEMES:
+        return redis.cluster.RedisCluster.from_url(
+            f"{CLUSTER_SCHEMES[scheme]}://{rest}", socket_timeout=read_timeout
+        )
+    client = redis.Redis.from_url(url, health_check_interval=30)
+    # Ours, even if the URL sets a shorter one (?socket_timeout=) for ordinary requests.
+    client.connection_pool.connection_kwargs["socket_timeout"] = read_timeout
+    return client

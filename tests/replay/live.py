@@ -94,8 +94,19 @@ class Message:
 class SSEStream:
     """Reads Server-Sent Events from one GET; one message at a time."""
 
-    def __init__(self, port: int, path: str, headers: dict[str, str], timeout: float = 10):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    def __init__(
+        self,
+        port: int,
+        path: str,
+        headers: dict[str, str],
+        timeout: float = 10,
+        source: str | None = None,
+    ):
+        # ``source``: the client's address (any 127.x.y.z on Linux), to be another client.
+        where = (source, 0) if source is not None else None
+        self.conn = http.client.HTTPConnection(
+            "127.0.0.1", port, timeout=timeout, source_address=where
+        )
         self.conn.request("GET", path, headers={"Accept": "text/event-stream", **headers})
         self.response = self.conn.getresponse()
         self.status = self.response.status

@@ -68,7 +68,8 @@ def test_stream_edges(hearts: Hearts, client):
         client.get(f"/api/v1/games/{game_id}/events", headers={**stream, **auth("x")}).status_code
         == 401
     )
-    assert client.get(f"/api/v1/games/{game_id}/events?after=-1").status_code == 422
+    negative = client.get(f"/api/v1/games/{game_id}/events?after=-1")  # not a seq: 400
+    assert negative.status_code == 400 and negative.get_json()["code"] == "invalid-event-id"
     hearts.play_out(game_id, tokens)
     version = client.get(f"/api/v1/games/{game_id}").get_json()["version"]
     done = client.get(

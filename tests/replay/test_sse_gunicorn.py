@@ -24,7 +24,11 @@ def server(request, tmp_path_factory):
         url = request.getfixturevalue("redis_server")
     prefix = f"sse-{int(time.time() * 1000)}"
     process, port = start_server(
-        url, prefix, tmp_path_factory.mktemp("gunicorn"), HEARTS_SSE_KEEPALIVE="0.3"
+        url,
+        prefix,
+        tmp_path_factory.mktemp("gunicorn"),
+        HEARTS_SSE_KEEPALIVE="0.3",
+        HEARTS_SSE_MAX_STREAMS_PER_CLIENT="100",  # one test client holds 40
     )
     yield port
     stop_server(process)

@@ -21,7 +21,8 @@ Load (with ``--redis``, the default): a 10-hand game appended through
 the shared one) is read back and folded: ``store.read`` + ``event_from_dict`` + ``fold``, and as
 the service loads a game it has not cached (``service.app.game.fold_records``: the game log
 decodes, upcasts if need be and checks the seqs, then the fold). Baseline: a raw ``XRANGE`` of the
-same stream with redis-py, returning the entries undecoded.
+same stream with redis-py, returning the entries undecoded. Target: the service's load
+(``load_service_ratio_to_baseline``) within 2x of it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from domain.rules import PRESETS, RuleOptions
 from domain.state import INITIAL_STATE
 
 TARGET_EVENTS_PER_SECOND = 500_000
+TARGET_LOAD_RATIO = 2.0  # the service's cold load of a game against the raw XRANGE (issue 23)
 
 
 def make_games(count: int, rules: RuleOptions, seed: int) -> list[list[Event]]:
@@ -189,6 +191,9 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
     report.add("load_service_fold_records_ms", median(times["service"]), "ms")
     report.add("load_baseline_raw_xrange_ms", floor, "ms")
     report.add("load_ratio_to_baseline", project / floor)
+    service = median(times["service"])
+    report.add("load_service_ratio_to_baseline", service / floor)
+    report.target("load_service_ratio_to_baseline", service <= TARGET_LOAD_RATIO * floor, "<= 2.0")
 
 
 def main(argv: list[str] | None = None) -> None:

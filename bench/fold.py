@@ -180,8 +180,10 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
 
         load()
         service_load()
+        # Many short rounds (a load is milliseconds): the best rounds are what the code costs
+        # when no other process held the core; the medians include the machine's load.
         times = alternate(
-            {"load": load, "service": service_load, "raw": raw, "read": read_only}, rounds * 5
+            {"load": load, "service": service_load, "raw": raw, "read": read_only}, rounds * 20
         )
         client.close()
     project, floor = median(times["load"]), median(times["raw"])
@@ -193,6 +195,10 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
     report.add("load_ratio_to_baseline", project / floor)
     service = median(times["service"])
     report.add("load_service_ratio_to_baseline", service / floor)
+    best_service, best_raw = min(times["service"]), min(times["raw"])
+    report.add("load_service_best_round_ms", best_service, "ms")
+    report.add("load_baseline_raw_xrange_best_round_ms", best_raw, "ms")
+    report.add("load_service_ratio_best_rounds", best_service / best_raw)
     report.target("load_service_ratio_to_baseline", service <= TARGET_LOAD_RATIO * floor, "<= 2.0")
 
 

@@ -185,17 +185,18 @@ def report(
     stats = result.stats()
     hands = sum(len(g.hands) for g in result.games)
     deals = max((s.points.n for s in stats), default=0)
+    w = max([12, *(len(s.name) for s in stats)])  # a spec (montecarlo:ms=50) can be longer
     lines = [
         f"{games} duplicate games x {rules.players} rotations = {len(result.games)} games, "
         f"{hands} hands, {deals} duplicate deals; seed {seed}; {elapsed:.1f}s",
         "",
-        f"{'strategy':<12} {'seats':>5} {'points/hand':>11} {'95% CI':>16} {'win rate':>8} "
+        f"{'strategy':<{w}} {'seats':>5} {'points/hand':>11} {'95% CI':>16} {'win rate':>8} "
         f"{'moons':>5} {'decisions/s':>11} {'ms/decision':>11} {'slowest ms':>10}",
     ]
     for s in stats:
         ci = f"[{s.points.low:.2f}, {s.points.high:.2f}]" if s.points.n > 1 else "-"
         lines.append(
-            f"{s.name:<12} {s.seats:>5} {s.points.mean:>11.2f} {ci:>16} {_percent(s.win_rate):>8} "
+            f"{s.name:<{w}} {s.seats:>5} {s.points.mean:>11.2f} {ci:>16} {_percent(s.win_rate):>8} "
             f"{s.moons:>5} {s.decisions_per_second:>11,.0f} {s.ms_per_decision:>11.2f} "
             f"{1000 * s.slowest_decision:>10.1f}"
         )

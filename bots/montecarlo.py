@@ -8,16 +8,20 @@ standings). The same deals serve every candidate, so differences between candida
 drowned in deal-to-deal noise; the heuristic's own choice stands unless another card does better
 by a margin.
 
-The budget is work, not time, so a seed always gives the same choice: at most ``plays`` simulated
-plays per decision, split over the candidates, within ``min_samples``..``max_samples`` deals.
-``seconds`` adds a wall-clock cap for callers that prefer a deadline to determinism. Passing
-uses the heuristic's pass.
+The budget is work by default, so a seed always gives the same choice: at most ``plays``
+simulated plays per decision, split over the candidates, within ``min_samples``..``max_samples``
+deals. Or it is time: ``ms`` milliseconds per decision, read on a clock the caller hands the bot
+(this module never reads the time itself: bots are pure), so that strategies can be compared at
+equal time; then deals go on until the time is spent (``min_samples`` at least, ``max_samples``
+at most if given) and a seed fixes the choice only with the same clock readings. Passing uses
+the heuristic's pass.
 """
 
 from __future__ import annotations
 
 import random
-import time
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from domain.cards import Card
@@ -31,17 +35,32 @@ from .knowledge import Knowledge, knowledge_of
 from .sampling import sample_state
 from .simulation import PlayState, legal_mask, outcome, play, table_rules
 
+Clock = Callable[[], float]  # seconds, e.g. time.process_time: only differences are read
+
+# Deals per decision at most: 60 under a play budget, none but the time under a time budget.
+PLAY_BUDGET_MAX_SAMPLES = 60
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
     plays: int = 3500  # simulated plays per decision, over every sample and candidate
     min_samples: int = 6
-    max_samples: int = 60
-    seconds: float | None = None  # optional wall-clock cap (then a seed no longer fixes the choice)
+    max_samples: int | None = None  # None: PLAY_BUDGET_MAX_SAMPLES, or no cap with ``ms``
+    # Milliseconds per decision on the bot's clock: sampling stops once they are spent (after
+    # ``min_samples`` deals) and ``plays`` no longer counts. None: the budget is ``plays``.
+    ms: float | None = None
     margin: float = 0.25  # points per hand another card must beat the heuristic's choice by
     # Stop sampling once no card is within this many standard errors of beating the heuristic's
     # card by the margin (see _settled); 0 or less: always play ``samples`` deals.
     settle_z: float = 1.5
+
+    def __post_init__(self) -> None:
+        if self.ms is not None and not self.ms > 0:
+            raise ValueError(f"ms must be positive, not {self.ms}")
+        if self.plays < 1 or self.min_samples < 2:
+            raise ValueError("plays must be at least 1 and min_samples at least 2")
+        if self.max_samples is not None and self.max_samples < self.min_samples:
+            raise ValueError("max_samples must be at least min_samples")
 
 
 DEFAULT_BUDGET = Budget()
@@ -50,8 +69,11 @@ DEFAULT_BUDGET = Budget()
 class MonteCarloBot:
     name = "montecarlo"
 
-    def __init__(self, budget: Budget = DEFAULT_BUDGET) -> None:
+    def __init__(self, budget: Budget = DEFAULT_BUDGET, clock: Clock | None = None) -> None:
+        if budget.ms is not None and clock is None:
+            raise ValueError("a budget in milliseconds needs a clock")
         self.budget = budget
+        self.clock = clock
 
     def choose_pass(self, view: SeatView, rules: RuleOptions, seed: str) -> tuple[Card, ...]:
         picks = pass_cards(mask_of(view.legal_cards), table_rules(rules), view.cards_to_pass)
@@ -62,7 +84,7 @@ class MonteCarloBot:
             return view.legal_cards[0]
         k = knowledge_of(view, rules)
         legal = mask_of(view.legal_cards)
-        return card_of(best_card(k, legal, random.Random(seed), self.budget))
+        return card_of(best_card(k, legal, random.Random(seed), self.budget, self.clock))
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
         return best_moon_choice(view, rules)
@@ -71,7 +93,10 @@ class MonteCarloBot:
 register("montecarlo")(MonteCarloBot)
 
 
-def best_card(k: Knowledge, legal: int, rng: random.Random, budget: Budget) -> int:
+def best_card(
+    k: Knowledge, legal: int, rng: random.Random, budget: Budget, clock: Clock | None = None
+) -> int:
+    """The card to play. ``clock`` is read only under a budget in milliseconds."""
     me = k.seat
     default = choose_card(k.state, me, legal)
     candidates = distinct_cards(legal, k.state.hands[me], k.unseen, k.state.rules.bonus)
@@ -79,10 +104,17 @@ def best_card(k: Knowledge, legal: int, rng: random.Random, budget: Budget) -> i
         return default
     # The heuristic's card stands for its class of equivalent cards.
     candidates = [default if _same_class(c, default, candidates) else c for c in candidates]
-    to_play = sum(k.sizes)
-    samples = budget.plays // (len(candidates) * max(to_play, 1))
-    samples = max(budget.min_samples, min(budget.max_samples, samples))
-    deadline = time.perf_counter() + budget.seconds if budget.seconds is not None else None
+    deadline = None
+    if budget.ms is None:
+        to_play = sum(k.sizes)
+        samples = budget.plays // (len(candidates) * max(to_play, 1))
+        cap = PLAY_BUDGET_MAX_SAMPLES if budget.max_samples is None else budget.max_samples
+        samples = max(budget.min_samples, min(cap, samples))
+    else:
+        if clock is None:
+            raise ValueError("a budget in milliseconds needs a clock")
+        deadline = clock() + budget.ms / 1000
+        samples = budget.max_samples if budget.max_samples is not None else sys.maxsize
     totals = [0.0] * len(candidates)
     d = candidates.index(default)
     # Per candidate, the sums of its value less the default's per deal, and of their squares:
@@ -106,7 +138,7 @@ def best_card(k: Knowledge, legal: int, rng: random.Random, budget: Budget) -> i
             and _settled(gaps, squares, done, budget)
         ):
             break
-        if deadline is not None and done >= budget.min_samples and time.perf_counter() > deadline:
+        if deadline is not None and done >= budget.min_samples and clock() >= deadline:
             break
     base = totals[d]
     best = min(range(len(candidates)), key=lambda j: totals[j])

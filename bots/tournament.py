@@ -26,8 +26,9 @@ from domain.events import Event, GameEnded, HandScored
 from domain.rules import RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
 
-from .base import Bot, get_bot
+from .base import Bot
 from .commands import bot_command
+from .specs import make_bot
 
 
 class IllegalMove(RuntimeError):
@@ -91,7 +92,7 @@ def play_game(
     bots = dict(bots or {})
     for name in strategies:
         if name not in bots:
-            bots[name] = get_bot(name)
+            bots[name] = make_bot(name, clock)  # a time budget on the decisions' clock
     result = GameResult(
         game_id,
         tuple(strategies),
@@ -346,7 +347,7 @@ def run_tournament(
     bots = dict(bots or {})
     for name in lineup:
         if name not in bots:
-            bots[name] = get_bot(name)
+            bots[name] = make_bot(name, time.process_time)  # play_game's clock
     result = TournamentResult(tuple(lineup))
     total = games * n
     events = hands = 0

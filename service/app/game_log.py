@@ -17,10 +17,9 @@ a log to the end, and it uses :func:`decode` event by event to report each defec
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
 from typing import Any, NamedTuple
 
-from domain.events import EVENT_TYPES, Event, event_from_dict, event_to_dict
+from domain.events import EVENT_TYPES, Event, event_decoder, event_to_dict
 from projections.scoreboard import RELEVANT, SourceEvent
 from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
 from service.app.errors import CorruptGame
@@ -55,10 +54,7 @@ class Entry(NamedTuple):
 
 # Per stored type: its current schema version and the reader of a payload at that version.
 _READERS: dict[str, tuple[int, Callable[[dict[str, Any]], Record]]] = {
-    **{
-        name: (cls.schema_version, partial(event_from_dict, name))
-        for name, cls in EVENT_TYPES.items()
-    },
+    **{name: (cls.schema_version, event_decoder(name)) for name, cls in EVENT_TYPES.items()},
     DEAL_PLAN: (DEAL_PLAN_SCHEMA_VERSION, DealPlan.from_payload),
 }
 

@@ -44,7 +44,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--seats",
         default="montecarlo,heuristic,heuristic,random",
-        help="a strategy per seat, comma separated (one per player)",
+        help="a strategy per seat, comma separated (one per player); parameters after colons, "
+        "e.g. montecarlo:ms=50 (CPU ms per decision) or montecarlo:plays=1000",
     )
     p.add_argument(
         "--rules", default="{}", help='rule options as JSON, e.g. \'{"preset": "omnibus"}\''
@@ -58,7 +59,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bots import UnknownBot, get_bot
+    from bots import UnknownBot
+    from bots.specs import BadBotSpec, make_bot
     from bots.tournament import run_tournament
     from domain.errors import InvalidRules
     from domain.rules import RuleOptions
@@ -72,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     if len(lineup) != rules.players:
         return _refuse(f"--seats: {rules.players} players need {rules.players} strategies")
     try:
-        bots = {name: get_bot(name) for name in lineup}
-    except UnknownBot as exc:
+        # A time budget (montecarlo:ms=50) is read in CPU time, as the table's ms/decision is.
+        bots = {name: make_bot(name, clock=time.process_time) for name in lineup}
+    except (UnknownBot, BadBotSpec) as exc:
         return _refuse(f"--seats: {exc}")
     seed = args.seed if args.seed is not None else secrets.token_hex(6)
 
@@ -199,17 +202,18 @@ def report(
     stats = result.stats()
     hands = sum(len(g.hands) for g in result.games)
     deals = max((s.points.n for s in stats), default=0)
+    w = max([12, *(len(s.name) for s in stats)])  # a spec (montecarlo:ms=50) can be longer
     lines = [
         f"{games} duplicate games x {rules.players} rotations = {len(result.games)} games, "
         f"{hands} hands, {deals} duplicate deals; seed {seed}; {elapsed:.1f}s",
         "",
-        f"{'strategy':<12} {'seats':>5} {'points/hand':>11} {'95% CI':>16} {'win rate':>8} "
+        f"{'strategy':<{w}} {'seats':>5} {'points/hand':>11} {'95% CI':>16} {'win rate':>8} "
         f"{'moons':>5} {'decisions/s':>11} {'ms/decision':>11} {'slowest ms':>10}",
     ]
     for s in stats:
         ci = f"[{s.points.low:.2f}, {s.points.high:.2f}]" if s.points.n > 1 else "-"
         lines.append(
-            f"{s.name:<12} {s.seats:>5} {s.points.mean:>11.2f} {ci:>16} {_percent(s.win_rate):>8} "
+            f"{s.name:<{w}} {s.seats:>5} {s.points.mean:>11.2f} {ci:>16} {_percent(s.win_rate):>8} "
             f"{s.moons:>5} {s.decisions_per_second:>11,.0f} {s.ms_per_decision:>11.2f} "
             f"{1000 * s.slowest_decision:>10.1f}"
         )

@@ -80,11 +80,15 @@ def test_a_wrong_scoring_branch_is_found_once_its_option_is_in_OPTIONS(monkeypat
 
     monkeypatch.setattr(domain.scoring, "find_shot", wrong_find_shot)
     # Before the option is in OPTIONS nothing draws it, so nothing reaches the broken branch...
-    spec = OPTIONS["shoot_the_sun"]
-    monkeypatch.delitem(OPTIONS, "shoot_the_sun")
-    _hands_are_scored_right()()
-    # ...and with only its OPTIONS entry back, the same property finds the wrong scores.
-    monkeypatch.setitem(OPTIONS, "shoot_the_sun", spec)
-    with pytest.raises(AssertionError) as found:
+    declared = dict(OPTIONS)  # put back as it was, in its order (OPTIONS's order is declared)
+    try:
+        del OPTIONS["shoot_the_sun"]
         _hands_are_scored_right()()
-    assert any(entry.name == "check_scoring" for entry in found.traceback)
+        # ...and with only its OPTIONS entry back, the same property finds the wrong scores.
+        OPTIONS["shoot_the_sun"] = declared["shoot_the_sun"]
+        with pytest.raises(AssertionError) as found:
+            _hands_are_scored_right()()
+        assert any(entry.name == "check_scoring" for entry in found.traceback)
+    finally:
+        OPTIONS.clear()
+        OPTIONS.update(declared)

@@ -82,10 +82,14 @@ const FIGURES = [
   ["wins", "wins"],
   ["win_rate", "win rate"],
   ["games_played", "games"],
+  ["games_finished", "finished"],
+  ["hands_played", "hands"],
   ["average_final_score", "avg final score"],
   ["average_points_per_hand", "avg points/hand"],
   ["moons_shot", "moons"],
+  ["suns_shot", "suns"],
   ["qs_taken", "Q♠ taken"],
+  ["hearts_taken", "♥ taken"],
 ];
 
 function figure(value) {

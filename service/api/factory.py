@@ -72,7 +72,7 @@ def create_app(
         API_SPEC_OPTIONS={
             "info": {
                 "description": "An event-sourced Hearts server. Errors are RFC 9457 problems "
-                "(application/problem+json); each 'type' is described at /problems/<code>."
+                "(application/problem+json); each 'type' is described at `/problems/{code}`."
             },
             "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}},
         },

@@ -43,11 +43,14 @@ def problem_bytes(status: int, reason: str) -> bytes:
             "code": code,
         }
     ).encode()
+    from service.api.security_headers import HEADERS  # the same headers as every app answer
+
+    security = "".join(f"{name}: {value}\r\n" for name, value in HEADERS.items())
     head = (
         f"HTTP/1.1 {status} {reason}\r\n"
         "Connection: close\r\n"
         "Content-Type: application/problem+json\r\n"
-        "X-Content-Type-Options: nosniff\r\n"
+        f"{security}"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode("latin-1") + body

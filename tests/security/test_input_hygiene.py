@@ -16,6 +16,7 @@ from domain.rules import OPTIONS
 from service.api import hygiene
 from service.api.factory import create_app
 from service.api.schemas import MAX_DEALS, MAX_HAND, MAX_SEATS
+from service.api.security_headers import HEADERS
 from service.cli import refusals
 from service.settings import Settings
 from tests.replay.live import start_server, stop_server
@@ -202,6 +203,8 @@ def test_gunicorns_own_refusals_are_problems(redis_server, tmp_path):
             got, headers, body = _raw(port, request)
             assert got == status
             assert headers["Content-Type"] == PROBLEM
+            for name, value in HEADERS.items():  # the CSP and friends, as on every app answer
+                assert headers[name] == value
             code = {414: "uri-too-long", 431: "headers-too-large"}[status]
             assert json.loads(body)["type"] == f"/problems/{code}"
         # Between the app's bound and gunicorn's there is nothing: a long cursor under both is

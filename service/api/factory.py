@@ -15,7 +15,7 @@ from flask_smorest.utils import prepare_response
 
 from service import api as api_package
 from service import metrics
-from service.api import problems
+from service.api import problems, rate_limits
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
@@ -100,6 +100,7 @@ def create_app(
     problems.register(app)
     api_package.register(app, api)
     app.register_blueprint(web_table)  # the browser client at / (service/web)
+    rate_limits.install(app, settings, service.store.redis)  # after the views it wraps
     app.before_request(_before)
     app.after_request(_after)
 

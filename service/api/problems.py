@@ -136,6 +136,13 @@ _HTTP = [
         "Too busy",
         "The game changed under the command too many times in a row; retry.",
     ),
+    ProblemType(
+        "rate-limited",
+        429,
+        "Too many requests",
+        "Over a rate limit (games created, joins, imports or streams opened per address; "
+        "commands per token): retry after the Retry-After seconds.",
+    ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
     ProblemType(
         "not-replicated",
@@ -241,6 +248,7 @@ _HTTP_CODES = {
     413: "body-too-large",
     415: "unsupported-media-type",
     422: "validation-error",
+    429: "rate-limited",
 }
 
 

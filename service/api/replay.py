@@ -37,6 +37,7 @@ from service.api.common import (
     view_dict,
 )
 from service.api.problems import BODY, Problem, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import (
     AuditSchema,
     EventsPageSchema,
@@ -98,6 +99,7 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
 @blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
 @documented(blp, 400, 401, 404, 409, 422)
+@rate_limited(blp, "stream", unless=lambda: not _wants_stream())
 def events(query: dict[str, Any], game_id: str):
     """The game's events after ``after``, redacted for the caller; SSE with
     ``Accept: text/event-stream`` (resume with ``Last-Event-ID``)."""
@@ -271,6 +273,7 @@ def _import_body_limit() -> None:
 @blp.route("/import", methods=["POST"])
 @blp.response(201, ImportedSchema, description="The new game; Location points at it")
 @documented(blp, *BODY, 409)
+@rate_limited(blp, "import")
 @blp.doc(
     parameters=[IDEMPOTENCY_DOC],
     requestBody={"required": True, "content": {"application/json": {"schema": ExportSchema}}},

@@ -20,6 +20,7 @@ from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
 from service.app.bot_runner import start_sweep
+from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.settings import Settings
 from service.store import redis_server
@@ -107,6 +108,8 @@ def create_app(
     # Background threads start here and nowhere else.
     if settings.sweep_on_start:
         start_sweep(service.store, service.bots, f"{settings.key_prefix}:sweep-lock")
+        if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
+            start_expiry(service, settings.waiting_game_ttl)
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

@@ -179,6 +179,9 @@ def sse_stream(
             end = {"reason": "finished", "version": after, "winners": list(follower.state.winners)}
             yield f"event: end\ndata: {json.dumps(end)}\n\n"
             return
+        if follower.state.phase is Phase.EXPIRED:
+            yield f"event: end\ndata: {json.dumps({'reason': 'expired', 'version': after})}\n\n"
+            return
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             # Bounded lifetime: the client reconnects with Last-Event-ID and loses nothing.
@@ -334,6 +337,8 @@ def next_action(state: GameState, seat: int, base: str = "") -> dict[str, Any]:
     phase = state.phase
     if phase is Phase.FINISHED:
         return {"action": "none", "reason": "finished", "winners": list(state.winners)}
+    if phase is Phase.EXPIRED:
+        return {"action": "none", "reason": "expired"}
     due = awaiting(state)
     if phase is Phase.WAITING:
         return {"action": "wait", "for": list(state.open_seats), "reason": "players to join"}

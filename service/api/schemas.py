@@ -15,7 +15,7 @@ from projections.stats import FIGURES
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
 SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
-PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
+PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished", "expired"]
 MAX_NAME = 64
 
 

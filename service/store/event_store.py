@@ -53,7 +53,7 @@ import re
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
@@ -443,12 +443,15 @@ class RedisEventStore:
     def waiting_key(self, partition: int) -> str:
         return f"{self._partition_prefix(partition)}:waiting"
 
-    def waiting_since_before(self, time: str, limit: int = 100) -> list[str]:
+    def waiting_since_before(
+        self, time: str, limit: int = 100, partitions: Iterable[int] | None = None
+    ) -> list[str]:
         """Ids of games still waiting for players that were created before ``time`` (ISO-8601
-        UTC), oldest first, at most ``limit`` per partition: a read of the waiting index only."""
+        UTC), oldest first, at most ``limit`` per partition: a read of the waiting index only.
+        ``partitions``: only these (a sweeper holding leases on some); default all."""
         cutoff = _time_score(time)
         pipe = self.redis.pipeline(transaction=False)
-        for partition in range(self.partitions):
+        for partition in range(self.partitions) if partitions is None else partitions:
             pipe.zrangebyscore(self.waiting_key(partition), "-inf", f"({cutoff}", 0, limit)
         return [_text(game_id) for ids in pipe.execute() for game_id in ids]
 

@@ -184,3 +184,18 @@ def test_the_waiting_time_is_a_setting():
     assert Settings().waiting_game_ttl == 24 * 60 * 60
     assert Settings.from_env({"HEARTS_WAITING_GAME_TTL": "600"}).waiting_game_ttl == 600
     assert Settings.from_env({"HEARTS_WAITING_GAME_TTL": "0"}).waiting_game_ttl == 0
+
+
+def test_expiry_on_every_backend(redis_client, key_prefix, clock):
+    """The waiting index lives in each game's partition (one slot on a cluster, written by the
+    append script) and is read one partition at a time: fakeredis, a redis-server, a cluster."""
+    app, service = build(redis_client, key_prefix, clock)
+    hearts = Hearts(app.test_client())
+    waiting = {hearts.create()["id"] for _ in range(5)}
+    started, _ = hearts.new_game()
+    later = T0 + timedelta(seconds=TTL + 1)
+    assert set(service.store.waiting_since_before(iso(later))) == waiting
+    assert set(expire_waiting(service, later, TTL)) == waiting
+    assert {hearts.view(g)["phase"] for g in waiting} == {"expired"}
+    assert hearts.view(started)["phase"] == "passing"
+    assert service.store.waiting_since_before(iso(later)) == []

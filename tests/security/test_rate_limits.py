@@ -196,3 +196,22 @@ def test_a_limit_setting_is_checked_when_read():
         Settings.from_env({"HEARTS_RATE_LIMIT_JOIN": "lots"})
     settings = Settings.from_env({"HEARTS_RATE_LIMIT_JOIN": "5/second;100/hour"})
     assert settings.rate_limit_join == "5/second;100/hour"
+
+
+def test_hearts_serve_limits_by_default(redis_server, key_prefix, tmp_path):
+    """The real server (gunicorn, its own settings from the environment) limits rates unless
+    told not to; the suite turns them off for its other servers (tests/conftest.py)."""
+    from tests.replay.live import request, start_server, stop_server
+
+    process, port = start_server(
+        redis_server, key_prefix, tmp_path, HEARTS_RATE_LIMITS="", HEARTS_RATE_LIMIT_CREATE="2/hour"
+    )
+    try:
+        statuses = [request(port, "POST", GAMES, {})[0] for _ in range(3)]
+        assert statuses == [201, 201, 429]
+        status, headers, body = request(port, "POST", GAMES, {})
+        assert status == 429
+        assert body["code"] == "rate-limited"
+        assert int(headers["Retry-After"]) >= 1
+    finally:
+        stop_server(process)

@@ -199,3 +199,23 @@ def test_expiry_on_every_backend(redis_client, key_prefix, clock):
     assert {hearts.view(g)["phase"] for g in waiting} == {"expired"}
     assert hearts.view(started)["phase"] == "passing"
     assert service.store.waiting_since_before(iso(later)) == []
+
+
+def test_the_scoreboard_of_an_expired_game_says_so(redis, key_prefix, clock):
+    """The projections count the expiry: the game's scoreboard status is expired."""
+    store = RedisEventStore(redis, prefix=key_prefix, now=clock)
+    service = GameService(store)
+    settings = Settings(key_prefix=key_prefix, projector_in_process=True)
+    app = create_app(settings, service=service)
+    try:
+        client = app.test_client()
+        game = Hearts(client).create()["id"]
+        expire_waiting(service, T0 + timedelta(seconds=TTL + 1), TTL)
+        path = f"{GAMES}/{game}/scoreboard"
+        deadline = time.monotonic() + 30
+        while (client.get(path).get_json() or {}).get("status") != "expired":
+            assert time.monotonic() < deadline, client.get(path).get_json()
+            time.sleep(0.05)
+        assert client.get(path).get_json()["as_of"]["seq"] == store.version(game)
+    finally:
+        app.extensions["hearts.projector_stop"].set()

@@ -281,6 +281,7 @@ class HeartsServer:
             "REDIS_URL": self.redis_url,
             "HEARTS_KEY_PREFIX": "bench",
             "HEARTS_SWEEP_ON_START": "0",
+            "HEARTS_RATE_LIMITS": "0",  # a benchmark is a flood by design; a run may set its own
             **self.env,
         }
         command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]

@@ -73,4 +73,21 @@ class ChooseMoonScoring:
     choice: MoonScoring
 
 
-Command = CreateGame | JoinGame | SetSeatBot | Deal | PassCards | PlayCard | ChooseMoonScoring
+@dataclass(frozen=True, slots=True)
+class ExpireGame:
+    """Close a game whose seats were not all taken in time (the service decides when; the
+    domain records it). ``at``: the time it expired, ISO-8601 UTC (time is an input)."""
+
+    at: str
+
+
+Command = (
+    CreateGame
+    | JoinGame
+    | SetSeatBot
+    | Deal
+    | PassCards
+    | PlayCard
+    | ChooseMoonScoring
+    | ExpireGame
+)

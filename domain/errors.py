@@ -76,6 +76,12 @@ class GameFull(RuleViolation):
     code = "game-full"
 
 
+class GameExpired(RuleViolation):
+    """The game's open seats were not taken in time: it closed without being played."""
+
+    code = "game-expired"
+
+
 class NotYourTurn(RuleViolation):
     code = "not-your-turn"
 

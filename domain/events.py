@@ -124,6 +124,15 @@ class GameEnded:
     totals: tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class GameExpired:
+    """The game never started: its open seats were still open at ``at`` (ISO-8601 UTC), when
+    the service's waiting time ran out. Nothing can happen in it any more."""
+
+    schema_version: ClassVar[int] = 1
+    at: str
+
+
 Event = (
     GameCreated
     | PlayerJoined
@@ -136,6 +145,7 @@ Event = (
     | MoonScoringChosen
     | HandScored
     | GameEnded
+    | GameExpired
 )
 
 EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in typing.get_args(Event)}

@@ -36,6 +36,7 @@ from .events import (
     CardsPassed,
     GameCreated,
     GameEnded,
+    GameExpired,
     HandDealt,
     HandScored,
     MoonScoringChosen,
@@ -89,6 +90,7 @@ SECRETS: Mapping[type, tuple[Secret, ...]] = MappingProxyType(
         MoonScoringChosen: (),
         HandScored: (),
         GameEnded: (),
+        GameExpired: (),
     }
 )
 

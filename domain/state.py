@@ -19,6 +19,7 @@ class Phase(Enum):
     PLAYING = "playing"
     MOON_CHOICE = "moon_choice"  # for the shooter to choose how the moon scores
     FINISHED = "finished"
+    EXPIRED = "expired"  # never started: its open seats were not taken in time (GameExpired)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from domain.events import (
     Event,
     GameCreated,
     GameEnded,
+    GameExpired,
     HandDealt,
     HandScored,
     PlayerJoined,
@@ -35,6 +36,7 @@ from .stats import StatDelta
 STATUS_WAITING = "waiting"  # seats still open, or no hand dealt yet
 STATUS_PLAYING = "playing"
 STATUS_FINISHED = "finished"
+STATUS_EXPIRED = "expired"  # never started: its seats were not all taken in time
 
 # Only these change a scoreboard; every other event just moves its seq on (so the service need
 # not even decode the others: see service.app.game_log.sources).
@@ -46,6 +48,7 @@ RELEVANT = (
     TrickTaken,
     HandScored,
     GameEnded,
+    GameExpired,
 )
 
 
@@ -274,6 +277,8 @@ def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return _trick(board, domain_event)
     if isinstance(domain_event, HandScored):
         return _scored(board, domain_event)
+    if isinstance(domain_event, GameExpired):
+        return Applied(_board(board, status=STATUS_EXPIRED))
     assert isinstance(domain_event, GameEnded)
     return _ended(board, domain_event, event)
 

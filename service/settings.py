@@ -34,6 +34,21 @@ class Settings:
     conflict_retries: int = 8
     # Safety cap on the bot moves one request makes (a game of bots only stops at the end).
     bot_moves_per_request: int = 5000
+    # Rate limits (README "Security"), in limits' notation ("10/minute;100/hour") or "off". None
+    # for rate_limits: the caller's default (``hearts serve`` limits, an app built in a test or by
+    # hand does not). Per client address: games created, joins, imports, live streams opened;
+    # per token: commands.
+    rate_limits: bool | None = None
+    rate_limit_create: str = "20/minute;200/hour"
+    rate_limit_join: str = "30/minute;300/hour"
+    rate_limit_import: str = "10/minute;50/hour"
+    rate_limit_stream: str = "30/minute"
+    rate_limit_command: str = "10/second;300/minute"
+    # How many proxies in front of the service append to X-Forwarded-For: the client address is
+    # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
+    trusted_proxies: int = 0
+    # A game with an open seat expires this long after it was created (seconds); 0: never.
+    waiting_game_ttl: int = 24 * 60 * 60
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
     # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
     sweep_on_start: bool | None = None
@@ -188,6 +203,20 @@ def positive(raw: str) -> int:
     return value
 
 
+RATE_OFF = "off"
+
+
+def rate(raw: str) -> str:
+    """A rate limit: limits' notation ("10/minute;100/hour"), or "off"."""
+    from limits import parse_many  # Flask-Limiter's own parser: what it accepts, nothing else
+
+    value = raw.strip()
+    if value.lower() == RATE_OFF:
+        return RATE_OFF
+    parse_many(value)  # ValueError if it is not one
+    return value
+
+
 # (setting, environment variable, parser): the README's configuration table lists the same.
 _VARIABLES = (
     ("redis_url", "REDIS_URL", str),
@@ -199,6 +228,14 @@ _VARIABLES = (
     ("idempotency_ttl", "HEARTS_IDEMPOTENCY_TTL", positive),
     ("conflict_retries", "HEARTS_CONFLICT_RETRIES", positive),
     ("bot_moves_per_request", "HEARTS_BOT_MOVES_PER_REQUEST", positive),
+    ("rate_limits", "HEARTS_RATE_LIMITS", boolean),
+    ("rate_limit_create", "HEARTS_RATE_LIMIT_CREATE", rate),
+    ("rate_limit_join", "HEARTS_RATE_LIMIT_JOIN", rate),
+    ("rate_limit_import", "HEARTS_RATE_LIMIT_IMPORT", rate),
+    ("rate_limit_stream", "HEARTS_RATE_LIMIT_STREAM", rate),
+    ("rate_limit_command", "HEARTS_RATE_LIMIT_COMMAND", rate),
+    ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
+    ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),

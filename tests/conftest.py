@@ -87,3 +87,20 @@ def redis_client(request):
 def event_store(redis_client, key_prefix) -> RedisEventStore:
     """A RedisEventStore (16 partitions) on ``redis_client`` under ``key_prefix``."""
     return RedisEventStore(redis_client, prefix=key_prefix)
+
+
+# --- Rate limits ----------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_rate_limits():
+    """The suite creates games far faster than any client should: every ``hearts serve`` it
+    starts inherits HEARTS_RATE_LIMITS=0 (an app built from ``Settings(...)`` in a test is
+    unlimited anyway: ``rate_limits`` defaults to None). tests/security sets its own limits."""
+    previous = os.environ.get("HEARTS_RATE_LIMITS")
+    os.environ["HEARTS_RATE_LIMITS"] = "0"
+    yield
+    if previous is None:
+        os.environ.pop("HEARTS_RATE_LIMITS", None)
+    else:
+        os.environ["HEARTS_RATE_LIMITS"] = previous

@@ -23,6 +23,7 @@ from service.api.common import (
 )
 from service.api.links import AFTER_MOVE
 from service.api.problems import BODY, TOKEN, Problem, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
 from service.app.auth import Forbidden, seat_of
 
@@ -43,6 +44,7 @@ _DOC = {
 @blp.arguments(PassSchema())
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def pass_cards(body: dict[str, Any], game_id: str):
     """Pass cards (``{"cards": ["QS", "AH", "KH"]}``); empty declines where passing is optional."""
@@ -55,6 +57,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 @blp.arguments(PlaySchema())
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def play(body: dict[str, Any], game_id: str):
     """Play a card (``{"card": "QS"}``)."""
@@ -67,6 +70,7 @@ def play(body: dict[str, Any], game_id: str):
 @blp.arguments(MoonSchema())
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def moon(body: dict[str, Any], game_id: str):
     """After shooting the moon where the shooter chooses: ``add_to_others`` or

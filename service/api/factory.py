@@ -14,7 +14,7 @@ from flask_smorest.utils import prepare_response
 
 from service import api as api_package
 from service import metrics
-from service.api import hygiene, problems
+from service.api import hygiene, problems, rate_limits
 from service.api.departures import Departures
 from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
@@ -22,6 +22,7 @@ from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.bot_runner import start_sweep
+from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
 from service.settings import Settings
@@ -112,12 +113,15 @@ def create_app(
     api_package.register(app, api)
     app.register_blueprint(web_table)  # the browser client at / (service/web)
     add_security_headers(app)  # CSP, nosniff, no-referrer on every answer (issue 22)
+    rate_limits.install(app, settings, service.store.redis)  # after the views it wraps
     app.before_request(_before)
     app.after_request(_after)
 
     # Background threads start here and nowhere else.
     if settings.sweep_on_start:
         start_sweep(service.store, service.bots, f"{settings.key_prefix}:sweep-lock")
+        if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
+            start_expiry(service, settings.waiting_game_ttl)
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

@@ -21,6 +21,7 @@ from service.api.common import (
 )
 from service.api.links import AFTER_CREATE
 from service.api.problems import BODY, Problem, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import (
     CreatedSchema,
     CreateGameSchema,
@@ -39,6 +40,7 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 @blp.arguments(CreateGameSchema())
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
 @documented(blp, *BODY, 409)
+@rate_limited(blp, "create")
 @blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_CREATE}})
 def create_game(body: dict[str, Any]):
     """Create a game: rule options, seats (open or a bot), optional seed and explicit deals."""

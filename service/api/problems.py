@@ -180,6 +180,13 @@ _HTTP = [
         "Too busy",
         "The game changed under the command too many times in a row; retry.",
     ),
+    ProblemType(
+        "rate-limited",
+        429,
+        "Too many requests",
+        "Over a rate limit (games created, joins, imports or streams opened per address; "
+        "commands per token): retry after the Retry-After seconds.",
+    ),
     ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
     ProblemType(
         "not-replicated",
@@ -291,6 +298,7 @@ _HTTP_CODES = {
     414: "uri-too-long",
     415: "unsupported-media-type",
     422: "validation-error",
+    429: "rate-limited",
     431: "headers-too-large",
 }
 

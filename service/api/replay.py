@@ -40,6 +40,7 @@ from service.api.common import (
 )
 from service.api.departures import Departures
 from service.api.problems import BODY, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import (
     AuditSchema,
     EventsPageSchema,
@@ -134,6 +135,7 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
 @blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
 @documented(blp, 400, 401, 404, 409, 422, 429)
+@rate_limited(blp, "stream", unless=lambda: not _wants_stream())
 def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     """The game's events after ``after``, redacted for the caller; SSE with
     ``Accept: text/event-stream`` (resume with ``Last-Event-ID``).
@@ -264,6 +266,10 @@ def sse_stream(
                     end = {"reason": "finished", "version": after, "winners": winners}
                     yield f"event: end\ndata: {json.dumps(end)}\n\n"
                     return
+                if follower.state.phase is Phase.EXPIRED:
+                    end = {"reason": "expired", "version": after}
+                    yield f"event: end\ndata: {json.dumps(end)}\n\n"
+                    return
                 now = time.monotonic()
                 if now >= deadline:
                     # Bounded lifetime: the client reconnects with Last-Event-ID, loses nothing.
@@ -368,6 +374,7 @@ def _import_body_limit() -> None:
 @blp.doc(operationId="importGame")
 @blp.response(201, ImportedSchema, description="The new game; Location points at it")
 @documented(blp, *BODY, 409)
+@rate_limited(blp, "import")
 @blp.doc(
     parameters=[IDEMPOTENCY_DOC],
     requestBody={"required": True, "content": {"application/json": {"schema": ExportSchema}}},
@@ -429,6 +436,8 @@ def next_action(state: GameState, seat: int, base: str = "") -> dict[str, Any]:
     phase = state.phase
     if phase is Phase.FINISHED:
         return {"action": "none", "reason": "finished", "winners": list(state.winners)}
+    if phase is Phase.EXPIRED:
+        return {"action": "none", "reason": "expired"}
     due = awaiting(state)
     if phase is Phase.WAITING:
         return {"action": "wait", "for": list(state.open_seats), "reason": "players to join"}

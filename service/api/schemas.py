@@ -20,7 +20,7 @@ SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
 MAX_SEATS = OPTIONS["players"].maximum
 MAX_HAND = 52 // OPTIONS["players"].minimum  # the largest hand: 17 cards with 3 players
 MAX_DEALS = 100  # explicit deals given at creation; later hands are dealt from the seed
-PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
+PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished", "expired"]
 MAX_NAME = MAX_NAME_LENGTH  # domain/names.py: a nickname's bound, after normalization
 
 

@@ -24,6 +24,7 @@ from service.api.common import (
 )
 from service.api.links import AFTER_JOIN
 from service.api.problems import BODY, TOKEN, Problem, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
 from service.app.auth import Forbidden
 
@@ -35,6 +36,7 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
 @documented(blp, *BODY, 404, 409, 412)
+@rate_limited(blp, "join")
 @blp.doc(
     parameters=[IDEMPOTENCY_DOC],
     responses={201: {"links": AFTER_JOIN, "headers": NO_STORE_DOC}},
@@ -67,6 +69,7 @@ def join(body: dict[str, Any], game_id: str):
 @blp.arguments(SeatBotSchema)
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@rate_limited(blp, "command")
 @blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
 def set_bot(body: dict[str, Any], game_id: str, seat: int):
     """Hand your seat to a bot (``{"bot": "random"}``) or take it back (``{"bot": null}``)."""

@@ -48,6 +48,7 @@ PRIMARY = (
     e.CardsPassed,
     e.CardPlayed,
     e.MoonScoringChosen,
+    e.GameExpired,
 )
 
 # Fields a report never quotes: whatever domain.secrecy hides from anyone (cards, seeds,
@@ -245,6 +246,8 @@ def command_for(event: e.Event) -> c.Command:
         return c.PlayCard(event.seat, event.card)
     if isinstance(event, e.MoonScoringChosen):
         return c.ChooseMoonScoring(event.seat, event.choice)
+    if isinstance(event, e.GameExpired):
+        return c.ExpireGame(event.at)
     raise TypeError(f"{type(event).__name__} is derived by the rules, not caused by a command")
 
 

@@ -421,6 +421,7 @@ class GameService:
                 command_id,
                 idempotency=idempotency,
                 prev_hash=snap.last_hash if snap.version else None,
+                waiting=_waiting_change(snap.state.state.phase, table.state.phase),
             )
         except ChainMismatch:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
@@ -586,6 +587,14 @@ def _check_deals(rules: RuleOptions, plan: DealPlan) -> None:
             check_explicit_deal(rules, deal, None)
         except RuleViolation as error:
             raise InvalidDeal(k, error) from None
+
+
+def _waiting_change(before: Phase, after: Phase) -> bool | None:
+    """How an append moving a game from ``before`` to ``after`` changes the store's index of
+    games waiting for players (the expiry sweep's candidates): True enters, False leaves."""
+    if (before is Phase.WAITING) == (after is Phase.WAITING):
+        return None
+    return after is Phase.WAITING
 
 
 def _matches(state: GameState, status: str | None, player: str | None) -> bool:

@@ -147,7 +147,7 @@ class Replay:
         stored = self._read(game_id)
         follower = Follower(viewer)
         follower.skip(stored[:after])
-        if follower.state.phase is Phase.FINISHED:
+        if follower.state.phase in (Phase.FINISHED, Phase.EXPIRED):
             return None
         return Stream(follower, after, stored[after:])
 
@@ -181,11 +181,13 @@ class Replay:
         return audit_events(self._stored(game_id), game_id, self.upcasters)
 
     def export(self, game_id: str, *, finished_only: bool = True) -> dict[str, Any]:
-        """The export document of a finished game (of any game for the server's operator, who
-        sees every card anyway: ``finished_only=False``)."""
+        """The export document of a finished game, or of one that expired before it started
+        (it holds no card); of any game for the server's operator, who sees every card anyway:
+        ``finished_only=False``."""
         stored = self._stored(game_id)
         document = export_events(game_id, stored, utc_now_iso(), self.upcasters)
-        if finished_only and document["phase"] != Phase.FINISHED.value:
+        over = (Phase.FINISHED.value, Phase.EXPIRED.value)
+        if finished_only and document["phase"] not in over:
             raise GameInProgress(game_id)
         return document
 

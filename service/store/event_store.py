@@ -22,6 +22,10 @@ tag, so every key an append touches lives in the same cluster slot)::
     <prefix>:{p<N>}:games           sorted set of game ids, score = creation time in
                                     microseconds since the Unix epoch (the time of the
                                     append that created the game)
+    <prefix>:{p<N>}:waiting         sorted set of the ids of games waiting for players,
+                                    score = creation time (as in games): kept by the
+                                    appends that open and close the wait (``waiting``),
+                                    so expiring old ones reads no other game
     <prefix>:{p<N>}:idem:<scope>    string "<fingerprint>\\n<response>" with a TTL:
                                     an idempotency record, in the partition of the
                                     game whose append wrote it
@@ -49,7 +53,7 @@ import re
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
@@ -108,7 +112,7 @@ _STREAM_ID = re.compile(r"^\d+-\d+$")
 #       | {'conflict', version} | {'prev_hash_mismatch', version, last_hash}
 #       | {'corrupt', reason}
 _APPEND_LUA = r"""
-local game, log, games, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local game, log, games, waiting, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local expected = tonumber(ARGV[2])
 
 -- Checks. Nothing below may write until every check has passed.
@@ -125,6 +129,8 @@ local t = type_of(log)
 if t ~= 'none' and t ~= 'stream' then return {'corrupt', 'log key is a ' .. t} end
 t = type_of(games)
 if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'games key is a ' .. t} end
+t = type_of(waiting)
+if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'waiting key is a ' .. t} end
 
 local version, last_hash = 0, string.rep('0', 64)
 local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
@@ -175,6 +181,12 @@ for i = 1, n do
 end
 if expected == 0 then
   redis.call('ZADD', games, 'NX', ARGV[4], ARGV[1])
+end
+local wait = ARGV[9 + 3 * n]
+if wait == 'add' then
+  redis.call('ZADD', waiting, 'NX', ARGV[4], ARGV[1])
+elseif wait == 'remove' then
+  redis.call('ZREM', waiting, ARGV[1])
 end
 if idem then
   redis.call('SET', idem, ARGV[6] .. '\n' .. ARGV[7], 'EX', ARGV[8])
@@ -436,6 +448,25 @@ class RedisEventStore:
     def games_key(self, partition: int) -> str:
         return f"{self._partition_prefix(partition)}:games"
 
+    def waiting_key(self, partition: int) -> str:
+        return f"{self._partition_prefix(partition)}:waiting"
+
+    def waiting_since_before(
+        self, time: str, limit: int = 100, partitions: Iterable[int] | None = None
+    ) -> list[str]:
+        """Ids of games still waiting for players that were created before ``time`` (ISO-8601
+        UTC), oldest first, at most ``limit`` per partition: a read of the waiting index only.
+        ``partitions``: only these (a sweeper holding leases on some); default all."""
+        cutoff = _time_score(time)
+        pipe = self.redis.pipeline(transaction=False)
+        for partition in range(self.partitions) if partitions is None else partitions:
+            pipe.zrangebyscore(self.waiting_key(partition), "-inf", f"({cutoff}", 0, limit)
+        return [_text(game_id) for ids in pipe.execute() for game_id in ids]
+
+    def forget_waiting(self, game_id: str) -> None:
+        """Take a game out of the waiting index (one found there that no longer waits)."""
+        self.redis.zrem(self.waiting_key(self.partition_of(game_id)), game_id)
+
     def idem_key(self, game_id: str, scope: str) -> str:
         return f"{self._partition_prefix(self.partition_of(game_id))}:idem:{scope}"
 
@@ -454,6 +485,7 @@ class RedisEventStore:
         idempotency: IdempotencyRecord | None = None,
         *,
         prev_hash: str | None = None,
+        waiting: bool | None = None,
     ) -> AppendResult:
         """Append ``events`` to the game if its version is ``expected_version``.
 
@@ -473,6 +505,8 @@ class RedisEventStore:
         caller knows it (e.g. from :class:`StateCache`); otherwise it is read.
         The idempotency record lives in the game's partition, so it is found
         with :meth:`get_idempotent` given the same game id.
+        ``waiting``: True if this append leaves a new game waiting for players (it enters
+        the waiting index, scored by ``time``), False if it ends the wait (it leaves it).
         """
         _check_game_id(game_id)
         _check_count("expected_version", expected_version, 0)
@@ -505,7 +539,12 @@ class RedisEventStore:
             link = sealed.hash
 
         partition = self.partition_of(game_id)
-        keys = [self.game_key(game_id), self.log_key(partition), self.games_key(partition)]
+        keys = [
+            self.game_key(game_id),
+            self.log_key(partition),
+            self.games_key(partition),
+            self.waiting_key(partition),
+        ]
         args: list[Any] = [game_id, expected_version, prev_hash, score, len(recorded)]
         if idempotency is not None:
             keys.append(self.idem_key(game_id, idempotency.scope))
@@ -515,6 +554,7 @@ class RedisEventStore:
         stored = [envelope_json(event) for event in recorded]
         for event, text in zip(recorded, stored, strict=True):
             args += [event.seq, event.hash, text]
+        args.append({True: "add", False: "remove", None: ""}[waiting])
 
         if self.min_replicas:
             reply, replicas = self._append_and_wait(keys, args)

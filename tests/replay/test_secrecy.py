@@ -19,6 +19,7 @@ from domain.decider import evolve
 from domain.events import (
     EVENT_TYPES,
     GameEnded,
+    GameExpired,
     MoonScoringChosen,
     PlayerJoined,
     SeatControlChanged,
@@ -79,6 +80,7 @@ def _log(rules: RuleOptions) -> list[RecordedEvent]:
         SeatControlChanged(1, "random"),
         MoonScoringChosen(0, MoonScoring.ADD_TO_OTHERS),
         GameEnded((0,), (10,) * rules.players),
+        GameExpired("2026-01-01T00:00:00.000000Z"),
     ]
     events += [NewEvent(event_type(x), 1, event_to_dict(x)) for x in extra]
     return [

@@ -131,6 +131,7 @@ export async function showTable(root, gameId, { watch }) {
       return `Waiting for ${open} player${open === 1 ? "" : "s"} to join`;
     }
     if (view.phase === "finished") return "Game over";
+    if (view.phase === "expired") return "Expired: its seats were not all taken in time";
     const parts = [`Hand ${view.hand_number}`, `pass ${view.pass_direction}`];
     if (view.hearts_broken) parts.push(html`<span class="red">♥ broken</span>`);
     if (view.phase === "passing") {

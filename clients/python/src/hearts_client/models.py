@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-Phase = Literal["waiting", "dealing", "passing", "playing", "moon_choice", "finished"]
+Phase = Literal["waiting", "dealing", "passing", "playing", "moon_choice", "finished", "expired"]
 MoonChoice = Literal["add_to_others", "subtract_from_shooter"]
 
 

@@ -1,0 +1,158 @@
+"""Rate limits (Flask-Limiter, counted in the service's own Redis so they hold across workers).
+
+Per client address: creating a game, joining one, importing one, opening a live event stream.
+Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
+credential the game stores), never by the token itself; a request without a usable token counts
+against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
+Retry-After.
+
+Blueprints mark an operation with ``@rate_limited(blp, "<kind>")`` (which also documents its 429);
+``install`` gives each app its own Limiter (its storage lives on the Limiter, and tests build many
+apps in one process) and wraps the marked views of that app. The counters live in the Redis the
+app was built around, under the app's key prefix: the client's connection pool for a Redis (a
+fakeredis one too: an injected client counts in its own fake server), the cluster's nodes for a
+Redis Cluster (limits' ``redis+cluster://`` storage; its keys are single-slot).
+
+The client address is the TCP peer's unless ``trusted_proxies`` says how many proxies in front
+append to X-Forwarded-For (werkzeug's ProxyFix): nobody can pick their own address by sending
+the header to a service that does not sit behind a proxy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis.cluster
+from flask import Flask, Response, current_app, request
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from service.api.problems import PROBLEM_JSON, Problem, problem_response
+from service.api.schemas import ProblemSchema
+from service.app.auth import Unauthorized, bearer_token, credential_of
+from service.settings import RATE_OFF, Settings
+
+OFF = RATE_OFF
+# Counts of the current and the previous window, weighted: no burst of twice the limit at a
+# window's edge (as a fixed window allows), at two keys per counter (a moving window keeps one
+# entry per request).
+STRATEGY = "sliding-window-counter"
+
+
+def by_address() -> str:
+    return f"addr:{request.remote_addr or 'unknown'}"
+
+
+def by_token() -> str:
+    try:
+        tok = bearer_token(request.headers.get("Authorization"))
+    except Unauthorized:
+        tok = None  # the view answers 401; the attempt still counts, against the address
+    return f"token:{credential_of(tok)}" if tok is not None else by_address()
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    setting: str  # the Settings field holding the limit
+    key: Callable[[], str]
+    what: str  # for the OpenAPI description
+
+
+KINDS = {
+    "create": Kind("rate_limit_create", by_address, "games created per client address"),
+    "join": Kind("rate_limit_join", by_address, "joins per client address"),
+    "import": Kind("rate_limit_import", by_address, "imports per client address"),
+    "stream": Kind("rate_limit_stream", by_address, "live streams opened per client address"),
+    "command": Kind("rate_limit_command", by_token, "commands per token (all of its commands)"),
+}
+
+# endpoint -> (kind, when the request is exempt): filled as the blueprints are imported.
+_MARKED: dict[str, tuple[str, Callable[[], bool] | None]] = {}
+
+
+def rate_limited(
+    blp: Any, kind: str, *, unless: Callable[[], bool] | None = None
+) -> Callable[[Callable], Callable]:
+    """Mark a blueprint's operation as limited by ``kind`` (see KINDS) and document its 429.
+    ``unless``: a request for which it returns True is not counted (e.g. a page, not a stream)."""
+    what = KINDS[kind].what
+
+    def decorate(view: Callable) -> Callable:
+        _MARKED[f"{blp.name}.{view.__name__}"] = (kind, unless)
+        return blp.alt_response(
+            429,
+            schema=ProblemSchema,
+            content_type=PROBLEM_JSON,
+            description=f"Too many requests ({what}): problem rate-limited; retry after "
+            "Retry-After seconds",
+            headers={
+                "Retry-After": {
+                    "description": "Seconds until the limit lets a request through again",
+                    "schema": {"type": "integer", "minimum": 1},
+                }
+            },
+        )(view)
+
+    return decorate
+
+
+def install(app: Flask, settings: Settings, client: Any) -> None:
+    """Trust X-Forwarded-For as the settings say, and limit the marked operations of ``app``
+    (unless ``settings.rate_limits`` is not True) with counters in ``client``'s Redis."""
+    if settings.trusted_proxies:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
+    if not settings.rate_limits:
+        return
+    uri, options = _storage(client)
+    limiter = Limiter(
+        by_address,
+        app=app,
+        storage_uri=uri,
+        storage_options={**options, "key_prefix": f"{settings.key_prefix}:limits"},
+        strategy=STRATEGY,
+        headers_enabled=False,  # Retry-After is on the 429 itself (see _too_many)
+    )
+    app.extensions["hearts.limiter"] = limiter
+    shared = {kind: getattr(settings, k.setting) for kind, k in KINDS.items()}
+    for endpoint, (kind, unless) in _MARKED.items():
+        value = shared[kind]
+        view = app.view_functions.get(endpoint)
+        if view is None or value == OFF:
+            continue
+        # One counter per kind (scope), whichever of its operations is asked: the four commands
+        # of a token share one budget.
+        decorate = limiter.shared_limit(
+            value, scope=kind, key_func=KINDS[kind].key, exempt_when=unless
+        )
+        app.view_functions[endpoint] = decorate(view)
+    app.register_error_handler(RateLimitExceeded, _too_many)
+
+
+def _storage(client: Any) -> tuple[str, dict[str, Any]]:
+    """limits' storage URI and options for counters in the Redis of ``client``."""
+    if isinstance(client, redis.cluster.RedisCluster):
+        node = client.get_default_node()
+        kwargs = client.nodes_manager.connection_kwargs
+        options = {k: kwargs[k] for k in ("username", "password") if kwargs.get(k)}
+        if kwargs.get("connection_class") is redis.SSLConnection:
+            options["ssl"] = True
+        return f"redis+cluster://{node.host}:{node.port}", options
+    # The client's own pool: no second set of connections, and a fakeredis pool works the same.
+    return "redis://", {"connection_pool": client.connection_pool}
+
+
+def _too_many(error: RateLimitExceeded) -> Response:
+    current = current_app.extensions["hearts.limiter"].current_limit
+    retry = max(1, math.ceil(current.reset_at - time.time())) if current is not None else 1
+    return problem_response(
+        Problem(
+            "rate-limited",
+            f"too many requests: the limit is {error.description}; retry in {retry} s",
+            headers={"Retry-After": str(retry)},
+        )
+    )

@@ -1,0 +1,100 @@
+"""Games that never start are not kept forever (issue 22 item 8; the waiting part of issue 19).
+
+A game still waiting for players ``ttl`` seconds after it was created expires: the service
+decides ``ExpireGame(at=now)`` on it and appends the ``GameExpired`` event at the game's version,
+like any command. Candidates come from the store's index of waiting games (a sorted set per
+partition by creation time, kept by the appends that open and close a wait), never from a scan
+of every game. Two sweepers (two workers) may pick the same game: the append's version check lets
+one win, and the other finds the game expired and moves on.
+
+Time is an input: ``expire_waiting`` takes ``now``; the background thread passes the clock's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from domain.commands import ExpireGame
+from domain.decider import decide
+from domain.errors import RuleViolation
+from domain.state import Phase
+from service.app.game import new_event
+from service.app.game_service import GameService
+from service.store.event_store import ConcurrencyConflict
+
+log = logging.getLogger(__name__)
+
+BATCH = 100  # candidates read per partition per pass
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def expire_waiting(service: GameService, now: datetime, ttl_seconds: float) -> list[str]:
+    """Expire every game created more than ``ttl_seconds`` before ``now`` that still waits for
+    players; the ids of those this call expired."""
+    cutoff = iso(now - timedelta(seconds=ttl_seconds))
+    expired: list[str] = []
+    while True:
+        candidates = service.store.waiting_since_before(cutoff, BATCH)
+        done = [game_id for game_id in candidates if _expire(service, game_id, now)]
+        expired += done
+        if len(candidates) < BATCH or not done:  # all read, or nothing moved: the next pass
+            return expired
+
+
+def _expire(service: GameService, game_id: str, now: datetime) -> bool:
+    for _ in range(service.retries + 1):
+        snap = service.cache.get(game_id)
+        state = snap.state.state
+        if state.phase is not Phase.WAITING:
+            # Started, or expired by another sweeper: the index entry is stale.
+            service.store.forget_waiting(game_id)
+            return False
+        try:
+            events = decide(ExpireGame(at=iso(now)), state)
+        except RuleViolation:
+            return False
+        try:
+            service.append_decided(
+                game_id,
+                snap,
+                [new_event(e) for e in events],
+                snap.state.after(events),
+                f"expire-{uuid.uuid4().hex}",
+            )
+        except ConcurrencyConflict:
+            continue  # a join (or another sweeper) came first: look again
+        return True
+    return False
+
+
+def start_expiry(
+    service: GameService,
+    ttl_seconds: float,
+    *,
+    interval: float | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> threading.Thread:
+    """Expire waiting games in a background thread, every ``interval`` seconds (default: a
+    tenth of the ttl, at most a minute), for as long as the process lives."""
+    every = interval if interval is not None else min(max(ttl_seconds / 10, 1.0), 60.0)
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(every):
+            try:
+                done = expire_waiting(service, clock(), ttl_seconds)
+                if done:
+                    log.info("expired %d game(s) that never started", len(done))
+            except Exception:
+                log.exception("expiry sweep failed; trying again in %.0f s", every)
+
+    thread = threading.Thread(target=run, name="hearts-expiry", daemon=True)
+    thread.start()
+    return thread

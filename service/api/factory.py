@@ -91,6 +91,9 @@ def create_app(
             conflict_retries=settings.conflict_retries,
             idempotency_ttl=settings.idempotency_ttl,
             bot_moves_per_request=settings.bot_moves_per_request,
+            bot_request_ms=settings.bot_request_ms,
+            bot_lease_seconds=settings.bot_lease_seconds,
+            bot_poll_seconds=settings.bot_poll_seconds,
             cache_games=settings.cache_games,
         )
     app.extensions["hearts"] = service
@@ -104,8 +107,13 @@ def create_app(
     app.after_request(_after)
 
     # Background threads start here and nowhere else.
+    if settings.bot_runner:
+        service.background.start()
+        app.extensions["hearts.bots_stop"] = service.background.stop  # call it to stop
     if settings.sweep_on_start:
-        start_sweep(service.store, service.bots, f"{settings.key_prefix}:sweep-lock")
+        start_sweep(
+            service.store, service.bots, service.hand_over, f"{settings.key_prefix}:sweep-lock"
+        )
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

@@ -310,7 +310,7 @@ def resume(game_id: str):
     """Everything a seat needs to carry on after a crash (its own or the server's): its view,
     the action expected of it next, and where to follow the game from."""
     svc = service()
-    snap = svc.load(game_id)  # lets bots carry on first if a crash stopped them
+    snap = svc.load(game_id)  # hands the game over if a bot must act (a crash may have lost it)
     tok = token()
     seat = svc.seat_of_token(snap, tok)
     state = snap.state.state

@@ -48,6 +48,8 @@ class Settings:
     bot_lease_seconds: float = 10.0
     # How often a runner looks for games handed over by other processes (seconds).
     bot_poll_seconds: float = 1.0
+    # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
+    long_requests_per_worker: int = 1
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -166,6 +168,7 @@ _VARIABLES = (
     ("bot_runner", "HEARTS_BOT_RUNNER", boolean),
     ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
     ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
+    ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("projector_in_process", "HEARTS_PROJECTOR_IN_PROCESS", boolean),

@@ -16,11 +16,13 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, g, request, stream_with_context
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
@@ -233,12 +235,28 @@ def state_at(query: dict[str, Any], game_id: str):
 # -- audit, export, import ------------------------------------------------------------------------
 
 
+@contextmanager
+def long_work() -> Iterator[None]:
+    """One long request (audit, export, import) at a time per worker (``Settings.
+    long_requests_per_worker``); the others wait their turn. Each pauses every few events
+    (``service/cooperative.py``) so the worker's ordinary requests get in between; with one at a
+    time they wait behind one slice of it, not one of each."""
+    app = current_app
+    slots = app.extensions.get("hearts.long_work")
+    if slots is None:
+        limit = app.extensions["hearts.settings"].long_requests_per_worker
+        slots = app.extensions.setdefault("hearts.long_work", threading.BoundedSemaphore(limit))
+    with slots:
+        yield
+
+
 @blp.route("/<game_id>/audit", methods=["GET"])
 @blp.response(200, AuditSchema, description="The audit report; ok is false on any discrepancy")
 @documented(blp, 404)
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
-    report = Replay(service().store).audit(game_id)
+    with long_work():
+        report = Replay(service().store).audit(game_id)
     return json_response(report.to_dict(), version=report.last_seq)
 
 
@@ -250,7 +268,8 @@ def audit(game_id: str):
 def export(query: dict[str, Any], game_id: str):
     """The whole game as one self-contained document, once it is finished."""
     replay = Replay(service().store)
-    document = replay.export(game_id)
+    with long_work():
+        document = replay.export(game_id)
     filename = f"hearts-{game_id}"
     if query["format"] == "text":
         response = Response(replay.export_text(document), mimetype="text/plain")
@@ -279,7 +298,9 @@ def import_():
     """Import an export as a new game: refused (422) unless it passes the audit. With an
     Idempotency-Key, a retry gets the first response and imports nothing."""
     body_bytes = request.get_data(cache=True)
-    document = json.loads(body_bytes)  # the app's hook has checked it is a JSON object
+    document = g.get("json_body")  # the app's hook parsed it, and checked it is an object
+    if document is None:
+        document = json.loads(body_bytes)
     key = request.headers.get("Idempotency-Key")
     svc = service()
     idem = None
@@ -288,7 +309,8 @@ def import_():
         idem = idempotency_for(key, new_id, actor(None), "POST", request.path, body_bytes)
     else:
         new_id = new_game_id()
-    imported = Replay(svc.store).import_(document, new_id, idem, svc.idempotency_ttl)
+    with long_work():
+        imported = Replay(svc.store).import_(document, new_id, idem, svc.idempotency_ttl)
     return _imported(imported.body, imported.replayed)
 
 

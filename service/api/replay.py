@@ -50,8 +50,8 @@ from service.api.schemas import (
 )
 from service.app.errors import EventNotFound
 from service.app.game import StoredGame
-from service.app.game_service import idempotency_for, new_game_id
-from service.app.replay import Replay, Stream, import_id_for_key
+from service.app.game_service import Idempotency, idempotency_for
+from service.app.replay import Replay, Stream
 from service.app.replay_text import render_hand
 from service.store.event_store import Snapshot
 
@@ -289,36 +289,40 @@ def _import_body_limit() -> None:
 
 @blp.route("/import", methods=["POST"])
 @blp.response(201, ImportedSchema, description="The new game; Location points at it")
+@blp.alt_response(
+    200, schema=ImportedSchema, description="This export was imported before: that game"
+)
 @documented(blp, *BODY, 409)
 @blp.doc(
     parameters=[IDEMPOTENCY_DOC],
     requestBody={"required": True, "content": {"application/json": {"schema": ExportSchema}}},
 )
 def import_():
-    """Import an export as a new game: refused (422) unless it passes the audit. With an
-    Idempotency-Key, a retry gets the first response and imports nothing."""
+    """Import an export as a new game: refused (422) unless it passes the audit. An export
+    already imported answers 200 with that game (its id follows from the export's content).
+    With an Idempotency-Key, a retry gets the first response and imports nothing."""
     body_bytes = request.get_data(cache=True)
     document = g.get("json_body")  # the app's hook parsed it, and checked it is an object
     if document is None:
         document = json.loads(body_bytes)
     key = request.headers.get("Idempotency-Key")
     svc = service()
-    idem = None
-    if key:
-        new_id = import_id_for_key(key)
-        idem = idempotency_for(key, new_id, actor(None), "POST", request.path, body_bytes)
-    else:
-        new_id = new_game_id()
+
+    def idem(game_id: str) -> Idempotency | None:
+        if not key:
+            return None
+        return idempotency_for(key, game_id, actor(None), "POST", request.path, body_bytes)
+
     with long_work():
-        imported = Replay(svc.store).import_(document, new_id, idem, svc.idempotency_ttl)
-    return _imported(imported.body, imported.replayed)
+        imported = Replay(svc.store).import_once(document, idem, svc.idempotency_ttl)
+    return _imported(imported.body, imported.replayed, imported.existing)
 
 
-def _imported(body: dict[str, Any], replayed: bool = False) -> Response:
+def _imported(body: dict[str, Any], replayed: bool = False, existing: bool = False) -> Response:
     headers = {"Location": f"/api/v1/games/{body['id']}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return json_response(body, 201, version=body["version"], headers=headers)
+    return json_response(body, 200 if existing else 201, version=body["version"], headers=headers)
 
 
 # -- resume ---------------------------------------------------------------------------------------

@@ -157,7 +157,6 @@ def run_export(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from service.app.errors import GameAlreadyExists
     from service.app.export import ImportRefused
-    from service.app.game_service import new_game_id
     from service.app.replay import Replay
 
     try:
@@ -166,10 +165,13 @@ def run_import(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         print(f"hearts: cannot read {args.file}: {error}", file=sys.stderr)
         return UNUSABLE
-    game_id = args.game_id or new_game_id()
+    game_id = args.game_id
     with open_store() as store:
         try:
-            result = Replay(store).import_(document, game_id)
+            if game_id is None:  # the id follows from the content: an import already made
+                result = Replay(store).import_once(document, lambda _: None)  # answers again
+            else:
+                result = Replay(store).import_(document, game_id)
         except ImportRefused as refused:
             print(f"hearts: import refused ({refused.code}): {refused.detail}", file=sys.stderr)
             if refused.report is not None:

@@ -86,7 +86,12 @@ class Hearts:
         return "play", {"card": view["legal_cards"][0]}
 
     def act(self, game_id: str, seat: int, token: str, **headers: str) -> Any:
-        view = self.view(game_id, token, seat)
+        """The seat's first legal move, once it is the seat's turn (bots move in the background:
+        wait for them)."""
+        view = poll(
+            lambda: self.view(game_id, token, seat),
+            lambda v: seat in v["awaiting"] or v["phase"] == "finished",
+        )
         endpoint, body = self.move(view)
         response = self.post(f"/api/v1/games/{game_id}/{endpoint}", body, token, **headers)
         assert response.status_code == 200, response.get_json()

@@ -32,8 +32,9 @@ class Settings:
     idempotency_ttl: int = 24 * 60 * 60
     # How many times a command is decided again after losing a race with another append.
     conflict_retries: int = 8
-    # Safety cap on the bot moves one request makes (a game of bots only stops at the end).
-    bot_moves_per_request: int = 5000
+    # The bot moves a human's request makes itself before answering (so a client playing cheap
+    # bots sees their replies in the answer); the rest are played in the background.
+    bot_moves_per_request: int = 8
     # Rate limits (README "Security"), in limits' notation ("10/minute;100/hour") or "off". None
     # for rate_limits: the caller's default (``hearts serve`` limits, an app built in a test or by
     # hand does not). Per client address: games created, joins, imports, live streams opened;
@@ -57,6 +58,17 @@ class Settings:
     data_dir: str | None = None
     # Folded games kept in memory per process (never served stale: see StateCache).
     cache_games: int = 1024
+    # ...and no bot move is begun after this many milliseconds of a request.
+    bot_request_ms: float = 25.0
+    # Run the background bot runner in this process (a thread; a greenlet under gevent).
+    bot_runner: bool = True
+    # A runner holds a game for this long (seconds) per turn of bot moves; a runner that dies
+    # holding it delays the game by at most this much.
+    bot_lease_seconds: float = 10.0
+    # How often a runner looks for games handed over by other processes (seconds).
+    bot_poll_seconds: float = 1.0
+    # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
+    long_requests_per_worker: int = 1
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -184,6 +196,13 @@ def seconds(raw: str) -> float:
     return value
 
 
+def milliseconds(raw: str) -> float:
+    value = float(raw)
+    if not value >= 0:
+        raise ValueError(raw)
+    return value
+
+
 def flag(raw: str) -> bool:
     """Set to anything non-empty: on (the NO_COLOR convention)."""
     return bool(raw)
@@ -227,7 +246,7 @@ _VARIABLES = (
     ("max_body_bytes", "HEARTS_MAX_BODY_BYTES", positive),
     ("idempotency_ttl", "HEARTS_IDEMPOTENCY_TTL", positive),
     ("conflict_retries", "HEARTS_CONFLICT_RETRIES", positive),
-    ("bot_moves_per_request", "HEARTS_BOT_MOVES_PER_REQUEST", positive),
+    ("bot_moves_per_request", "HEARTS_BOT_MOVES_PER_REQUEST", non_negative),
     ("rate_limits", "HEARTS_RATE_LIMITS", boolean),
     ("rate_limit_create", "HEARTS_RATE_LIMIT_CREATE", rate),
     ("rate_limit_join", "HEARTS_RATE_LIMIT_JOIN", rate),
@@ -239,6 +258,11 @@ _VARIABLES = (
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
+    ("bot_request_ms", "HEARTS_BOT_REQUEST_MS", milliseconds),
+    ("bot_runner", "HEARTS_BOT_RUNNER", boolean),
+    ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
+    ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
+    ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

@@ -96,6 +96,9 @@ def create_app(
             conflict_retries=settings.conflict_retries,
             idempotency_ttl=settings.idempotency_ttl,
             bot_moves_per_request=settings.bot_moves_per_request,
+            bot_request_ms=settings.bot_request_ms,
+            bot_lease_seconds=settings.bot_lease_seconds,
+            bot_poll_seconds=settings.bot_poll_seconds,
             cache_games=settings.cache_games,
         )
     app.extensions["hearts"] = service
@@ -118,8 +121,13 @@ def create_app(
     app.after_request(_after)
 
     # Background threads start here and nowhere else.
+    if settings.bot_runner:
+        service.background.start()
+        app.extensions["hearts.bots_stop"] = service.background.stop  # call it to stop
     if settings.sweep_on_start:
-        start_sweep(service.store, service.bots, f"{settings.key_prefix}:sweep-lock")
+        start_sweep(
+            service.store, service.bots, service.hand_over, f"{settings.key_prefix}:sweep-lock"
+        )
         if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
             start_expiry(service, settings.waiting_game_ttl)
     if settings.projector_in_process:
@@ -152,6 +160,7 @@ def _before() -> None:
         )
     data = request.get_data(cache=True)  # werkzeug enforces the size limit here (413)
     body = hygiene.load_json(data)  # depth (400) before parsing, then Unicode (422)
+    g.json_body = body  # parsed once: an import's 6 MB take a worker ~0.1 s to parse
     if not isinstance(body, dict):
         raise Problem(
             "validation-error",

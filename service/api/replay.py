@@ -18,11 +18,13 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, g, request, stream_with_context
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
@@ -52,9 +54,9 @@ from service.api.schemas import (
 )
 from service.app.errors import EventNotFound, InvalidEventId
 from service.app.game import StoredGame
-from service.app.game_service import idempotency_for, new_game_id
+from service.app.game_service import Idempotency, idempotency_for
 from service.app.live import StreamSlots
-from service.app.replay import Replay, Stream, import_id_for_key
+from service.app.replay import Replay, Stream
 from service.app.replay_text import render_hand
 from service.store.event_store import Snapshot
 from service.store.live import LiveHub
@@ -333,13 +335,29 @@ def state_at(query: dict[str, Any], game_id: str):
 # -- audit, export, import ------------------------------------------------------------------------
 
 
+@contextmanager
+def long_work() -> Iterator[None]:
+    """One long request (audit, export, import) at a time per worker (``Settings.
+    long_requests_per_worker``); the others wait their turn. Each pauses every few events
+    (``service/cooperative.py``) so the worker's ordinary requests get in between; with one at a
+    time they wait behind one slice of it, not one of each."""
+    app = current_app
+    slots = app.extensions.get("hearts.long_work")
+    if slots is None:
+        limit = app.extensions["hearts.settings"].long_requests_per_worker
+        slots = app.extensions.setdefault("hearts.long_work", threading.BoundedSemaphore(limit))
+    with slots:
+        yield
+
+
 @blp.route("/<game_id>/audit", methods=["GET"])
 @blp.doc(operationId="auditGame")
 @blp.response(200, AuditSchema, description="The audit report; ok is false on any discrepancy")
 @documented(blp, 404, 409)  # 409 corrupt-game: an entry the store cannot even read
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
-    report = Replay(service().store).audit(game_id)
+    with long_work():
+        report = Replay(service().store).audit(game_id)
     return json_response(report.to_dict(), version=report.last_seq)
 
 
@@ -352,7 +370,8 @@ def audit(game_id: str):
 def export(query: dict[str, Any], game_id: str):
     """The whole game as one self-contained document, once it is finished."""
     replay = Replay(service().store)
-    document = replay.export(game_id)
+    with long_work():
+        document = replay.export(game_id)
     filename = f"hearts-{game_id}"
     if query["format"] == "text":
         response = Response(replay.export_text(document), mimetype="text/plain")
@@ -373,6 +392,9 @@ def _import_body_limit() -> None:
 @blp.route("/import", methods=["POST"])
 @blp.doc(operationId="importGame")
 @blp.response(201, ImportedSchema, description="The new game; Location points at it")
+@blp.alt_response(
+    200, schema=ImportedSchema, description="This export was imported before: that game"
+)
 @documented(blp, *BODY, 409)
 @rate_limited(blp, "import")
 @blp.doc(
@@ -380,27 +402,31 @@ def _import_body_limit() -> None:
     requestBody={"required": True, "content": {"application/json": {"schema": ExportSchema}}},
 )
 def import_():
-    """Import an export as a new game: refused (422) unless it passes the audit. With an
-    Idempotency-Key, a retry gets the first response and imports nothing."""
+    """Import an export as a new game: refused (422) unless it passes the audit. An export
+    already imported answers 200 with that game (its id follows from the export's content).
+    With an Idempotency-Key, a retry gets the first response and imports nothing."""
     body_bytes = request.get_data(cache=True)
-    document = json.loads(body_bytes)  # the app's hook has checked it is a JSON object
+    document = g.get("json_body")  # the app's hook parsed it, and checked it is an object
+    if document is None:
+        document = json.loads(body_bytes)
     key = request.headers.get("Idempotency-Key")
     svc = service()
-    idem = None
-    if key:
-        new_id = import_id_for_key(key)
-        idem = idempotency_for(key, new_id, actor(None), "POST", request.path, body_bytes)
-    else:
-        new_id = new_game_id()
-    imported = Replay(svc.store).import_(document, new_id, idem, svc.idempotency_ttl)
-    return _imported(imported.body, imported.replayed)
+
+    def idem(game_id: str) -> Idempotency | None:
+        if not key:
+            return None
+        return idempotency_for(key, game_id, actor(None), "POST", request.path, body_bytes)
+
+    with long_work():
+        imported = Replay(svc.store).import_once(document, idem, svc.idempotency_ttl)
+    return _imported(imported.body, imported.replayed, imported.existing)
 
 
-def _imported(body: dict[str, Any], replayed: bool = False) -> Response:
+def _imported(body: dict[str, Any], replayed: bool = False, existing: bool = False) -> Response:
     headers = {"Location": f"/api/v1/games/{body['id']}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return json_response(body, 201, version=body["version"], headers=headers)
+    return json_response(body, 200 if existing else 201, version=body["version"], headers=headers)
 
 
 # -- resume ---------------------------------------------------------------------------------------
@@ -415,7 +441,7 @@ def resume(game_id: str):
     """Everything a seat needs to carry on after a crash (its own or the server's): its view,
     the action expected of it next, and where to follow the game from."""
     svc = service()
-    snap = svc.load(game_id)  # lets bots carry on first if a crash stopped them
+    snap = svc.load(game_id)  # hands the game over if a bot must act (a crash may have lost it)
     tok = token()
     seat = svc.seat_of_token(snap, tok)
     state = snap.state.state

@@ -33,6 +33,7 @@ from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
 from service.app.safe_text import escape_controls
+from service.cooperative import EVERY, paced, pause
 from service.store.envelope import SEQ_GAP, RecordedEvent, verify_chain
 from service.store.upcasting import UpcasterRegistry
 
@@ -189,7 +190,7 @@ def audit_events(
 
     logged: list[tuple[RecordedEvent, e.Event]] = []
     plan: DealPlan | None = None
-    for r in stored:
+    for r in paced(stored):  # a long game: let the worker's other requests in (and below)
         try:
             record = game_log.decode(r, upcasters)
         except game_log.Undecodable as exc:  # report it, never crash the audit
@@ -270,8 +271,11 @@ class _Walk:
 
     def run(self, logged: list[tuple[RecordedEvent, e.Event]]) -> None:
         self.scored = {ev.hand_number for _, ev in logged if isinstance(ev, e.HandScored)}
-        i = 0
+        i = steps = 0
         while i < len(logged):
+            steps += 1
+            if steps % EVERY == 0:  # a long game: let the worker's other requests in
+                pause()
             record, event = logged[i]
             if not isinstance(event, PRIMARY):
                 self.found.add(

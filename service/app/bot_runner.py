@@ -1,10 +1,19 @@
 """Bots play their seats until a human must act, one append per bot move.
 
+Bots play after the request that woke them has been answered: a request makes at most a small
+budget of bot moves itself (``Settings.bot_moves_per_request`` moves within
+``Settings.bot_request_ms``; none when it creates a game), then hands the game over to the
+background runner (``BackgroundBots``) through the Redis queue of games due
+(``service/store/bot_queue.py``), where one runner at a time holds a lease on the game. Every
+process runs one (a thread; a greenlet under gevent), so the games of a crashed process are
+taken up by the others once their lease runs out.
+
 One append per move: a crash between two moves leaves a log that is a legal game, merely
-waiting on a bot; the next request on the game (``GameService.load``) or the start-up sweep
-carries on from there. A bot's seed is derived from the game id, the version it plays at and
-its seat, so the same log always gets the same bot moves (replays are deterministic, and two
-processes carrying on the same game race to append the very same move).
+waiting on a bot; the queue (its lease runs out), a read of the game (``GameService.load``
+hands it over again) or the start-up sweep carries on from there. A bot's seed is derived from
+the game id, the version it plays at and its seat, so the same log always gets the same bot
+moves (replays are deterministic, and two processes carrying on the same game race to append the
+very same move).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import logging
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 
 import redis as redis_lib
@@ -27,7 +37,10 @@ from domain.rules import MoonScoring
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service import metrics
+from service.app.errors import GameNotFound
 from service.app.game import StoredGame, new_event
+from service.cooperative import pause
+from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import AppendResult, ConcurrencyConflict, RedisEventStore, Snapshot
 
@@ -87,16 +100,24 @@ class BotRunner:
         self.append = append
         self.conflict_limit = conflict_limit
         self.moves_per_run = moves_per_run
+        # What this runner did (read by tests and the background runner's log).
+        self.moves_made = 0
+        self.conflicts_met = 0
 
     @staticmethod
     def must_act(state: GameState) -> bool:
         return bot_to_act(state) is not None
 
     def run(
-        self, game_id: str, cause: str, snap: Snapshot[StoredGame] | None = None
+        self,
+        game_id: str,
+        cause: str,
+        snap: Snapshot[StoredGame] | None = None,
+        *,
+        deadline: float | None = None,
     ) -> tuple[list[RecordedEvent], Snapshot[StoredGame]]:
-        """Play bot moves (at most ``moves_per_run``) until none must act; the events and the
-        final state.
+        """Play bot moves (at most ``moves_per_run``, and none begun after ``deadline``, a
+        ``time.monotonic()``) until none must act; the events and the final state.
 
         Each move's command id is ``<cause>+bot<n>``, so the moves a command caused can be
         found in the log (an idempotent replay rebuilds its response from them). ``snap`` is
@@ -108,6 +129,8 @@ class BotRunner:
         if snap is None:
             snap = self.load(game_id)
         while moves < self.moves_per_run:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
             state = snap.state.state
             seat = bot_to_act(state)
             if seat is None:
@@ -126,6 +149,7 @@ class BotRunner:
                 # Someone else moved (a human, or another process playing this very bot move).
                 metrics.conflict_retried()
                 conflicts += 1
+                self.conflicts_met += 1
                 if conflicts > self.conflict_limit:
                     log.warning(
                         "game %s: giving up bot moves after %d conflicts", game_id, conflicts
@@ -135,23 +159,125 @@ class BotRunner:
                 continue
             appended += result.events
             moves += 1
+            self.moves_made += 1
             metrics.bot_moved()
             assert after is not None  # bot moves carry no idempotency record: never replayed
             snap = after
+            pause()  # a move is up to ~20 ms of CPU (montecarlo): let the worker's requests in
         return appended, snap
 
 
-def sweep(store: RedisEventStore, runner: BotRunner, page_size: int = 200) -> int:
-    """Carry on every game waiting on a bot (e.g. after a crash). Returns games carried on."""
+class BackgroundBots:
+    """Plays the games handed over to it, a turn at a time, wherever the request came from.
+
+    A turn: take the game due longest from the queue (leased for ``lease_seconds``), play its
+    bots for at most a quarter of the lease, then put it back at the end of the queue if bots
+    still must act (so one long game of bots does not starve the others) or remove it. The
+    runner's thread (``start``) wakes when this process hands a game over, and otherwise looks
+    at the queue every ``poll_seconds`` for games handed over elsewhere or left by a runner that
+    died (their lease ran out).
+    """
+
+    def __init__(
+        self, runner: BotRunner, queue: BotQueue, *, lease_seconds: float, poll_seconds: float
+    ) -> None:
+        self.runner = runner
+        self.queue = queue
+        self.lease_ms = max(1, int(lease_seconds * 1000))
+        self.turn_seconds = lease_seconds / 4
+        self.poll_seconds = poll_seconds
+        self.owner = uuid.uuid4().hex[:12]
+        self.turns = 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+
+    def hand_over(self, game_id: str) -> None:
+        """Queue the game for bot moves (kept if already queued or leased) and wake up."""
+        self.queue.hand_over(game_id)
+        self._wake.set()
+
+    def drive_due(self) -> int:
+        """Play a turn of every game due, until none is; how many turns were played."""
+        turns = 0
+        while not self._stop.is_set():
+            game_id = self.queue.take(self.lease_ms)
+            if game_id is None:
+                break
+            self.turn(game_id)
+            turns += 1
+        return turns
+
+    def turn(self, game_id: str) -> None:
+        self.turns += 1
+        cause = f"bots-{self.owner}-{uuid.uuid4().hex[:12]}"
+        try:
+            _, snap = self.runner.run(game_id, cause, deadline=time.monotonic() + self.turn_seconds)
+        except GameNotFound:
+            self.queue.done(game_id)
+            return
+        except Exception:
+            # Redis away, a corrupt game...: the lease runs out and the game is tried again.
+            log.exception("bots: cannot play game %s now", game_id)
+            return
+        if self.runner.must_act(snap.state.state):
+            self.queue.requeue(game_id)
+            return
+        self.queue.done(game_id)
+        # A human may have moved since (and handed the game over before the removal).
+        if self.runner.must_act(self.runner.load(game_id).state.state):
+            self.queue.hand_over(game_id)
+
+    def start(self) -> threading.Thread:
+        """Drive the queue in a daemon thread until ``stop`` (or until this object is gone)."""
+        thread = threading.Thread(
+            target=_drive_forever,
+            args=(weakref.ref(self), self._wake, self._stop, self.poll_seconds),
+            name="hearts-bots",
+            daemon=True,
+        )
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+
+def _drive_forever(
+    ref: weakref.ref[BackgroundBots],
+    wake: threading.Event,
+    stop: threading.Event,
+    poll_seconds: float,
+) -> None:
+    # Holds the runner only while it works: an app dropped (a test's) lets its thread end.
+    failures = 0
+    while not stop.is_set():
+        bots = ref()
+        if bots is None:
+            return
+        wake.clear()
+        try:
+            bots.drive_due()
+            failures = 0
+        except Exception:  # Redis away: try again later, backing off
+            if failures == 0:
+                log.exception("bots: cannot read the queue of games due")
+            failures += 1
+        del bots
+        wake.wait(poll_seconds * 2 ** min(failures, 5))
+
+
+def sweep(store: RedisEventStore, runner: BotRunner, hand_over: Callable[[str], None]) -> int:
+    """Hand over every game waiting on a bot (e.g. after a crash). Returns games handed over."""
     carried = 0
     cursor = None
     while True:
-        page = store.list_games(cursor, limit=page_size)
+        page = store.list_games(cursor, limit=200)
         for game_id in page.game_ids:
             try:
                 snap = runner.load(game_id)
                 if bot_to_act(snap.state.state) is not None:
-                    runner.run(game_id, f"sweep-{uuid.uuid4().hex}", snap)
+                    hand_over(game_id)
                     carried += 1
             except Exception:  # one broken game must not stop the sweep of the others
                 log.exception("sweep: cannot carry on game %s", game_id)
@@ -161,7 +287,11 @@ def sweep(store: RedisEventStore, runner: BotRunner, page_size: int = 200) -> in
 
 
 def start_sweep(
-    store: RedisEventStore, runner: BotRunner, lock_key: str, lock_seconds: int = 60
+    store: RedisEventStore,
+    runner: BotRunner,
+    hand_over: Callable[[str], None],
+    lock_key: str,
+    lock_seconds: int = 60,
 ) -> threading.Thread:
     """Sweep in a background thread; a Redis lock keeps several workers from sweeping at once.
     Redis unreachable (the service started before it): the sweep waits for it, with back-off."""
@@ -173,11 +303,11 @@ def start_sweep(
                 if not store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
                     return
                 try:
-                    carried = sweep(store, runner)
+                    carried = sweep(store, runner, hand_over)
                 finally:
                     store.redis.delete(lock_key)
                 if carried:
-                    log.warning("start-up sweep carried on %d game(s) waiting on a bot", carried)
+                    log.warning("start-up sweep handed over %d game(s) waiting on a bot", carried)
                 return
             except (redis_lib.ConnectionError, redis_lib.TimeoutError):
                 log.warning("start-up sweep: Redis unreachable; retrying in %.1f s", delay)

@@ -32,6 +32,7 @@ from service.app.errors import ServiceError
 from service.app.hand_records import Logged, hand_records
 from service.app.replay_text import render_hands, render_summary
 from service.app.safe_text import escape_controls
+from service.cooperative import paced
 from service.store.envelope import ENVELOPE_FIELDS, NewEvent, RecordedEvent
 from service.store.upcasting import UpcasterRegistry
 
@@ -74,7 +75,7 @@ def export_events(
         "seats": [{"seat": i, "name": s.name, "bot": s.bot} for i, s in enumerate(state.seats)],
         "scores": list(state.scores),
         "winners": list(state.winners),
-        "events": [r.to_dict() for r in stored],
+        "events": [r.to_dict() for r in paced(stored)],
     }
 
 
@@ -121,7 +122,7 @@ def parse_events(document: Any) -> list[RecordedEvent]:
     if len(raw) > MAX_EVENTS:
         raise ImportRefused("invalid-export", f"more than {MAX_EVENTS} events")
     out = []
-    for i, env in enumerate(raw):
+    for i, env in enumerate(paced(raw)):  # a long game: let the worker's other requests in
         out.append(_envelope(i, env))
     game_id = document.get("game_id")
     if game_id != out[0].game_id:
@@ -193,7 +194,7 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
     out: list[NewEvent] = []
     state: GameState = INITIAL_STATE
     pending = 0  # derived events of the last command, already emitted by its decision
-    for entry in entries:
+    for entry in paced(entries):
         event = entry.record
         if isinstance(event, DealPlan):
             out.append(plan_event(event))
@@ -222,6 +223,6 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
 
 def _fold(entries: Iterable[game_log.Entry]) -> GameState:
     state = INITIAL_STATE
-    for _, event in game_log.events(entries):
+    for _, event in paced(game_log.events(entries)):
         state = evolve(state, event)
     return state

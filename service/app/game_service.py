@@ -5,7 +5,9 @@ cached version, so a state is never served stale. A command is decided against t
 loaded and appended with that version as the expected one; if another append got there first
 (``ConcurrencyConflict``) the game is loaded and the command decided again, a bounded number of
 times. Whenever the game reaches the DEALING phase, the service adds the deal to the same append
-(the domain has no randomness). After each command, bots play until a human must act.
+(the domain has no randomness). After each command, bots play a few moves within a small budget
+(none after a create) and the game is handed over to the background runner for the rest
+(``service/app/bot_runner.py``): a request never plays a whole game of bots.
 
 Idempotency: a request with an ``Idempotency-Key`` stores a receipt in the same atomic append as
 its events (the store's idempotency record, kept ``idempotency_ttl`` seconds). A retry with the
@@ -14,7 +16,8 @@ nothing; another body under the same key is refused (``IdempotencyKeyReused``).
 
 A write is three steps (``_execute``): the idempotency guard (an earlier identical request answers
 again), the retry-on-conflict loop (decide on the game, append at its version, again if another
-append won), and the post-append step (bots play, the response's events are gathered). Refusals
+append won), and the post-append step (bots play within the request's budget, the game is handed
+over if bots must play on, the response's events are gathered). Refusals
 are the application's exceptions (service/app/errors.py) or the domain's RuleViolation; only
 the HTTP layer turns them into problems.
 """
@@ -25,6 +28,7 @@ import hashlib
 import json
 import logging
 import secrets
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -42,7 +46,7 @@ from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
-from service.app.bot_runner import BotRunner
+from service.app.bot_runner import BackgroundBots, BotRunner
 from service.app.deal_plan import DealPlan, Hands, plan_event
 from service.app.errors import (
     GameAlreadyExists,
@@ -56,6 +60,7 @@ from service.app.errors import (
     TooManyConflicts,
 )
 from service.app.game import StoredGame, fold_records, new_event
+from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import (
     AppendResult,
@@ -157,7 +162,10 @@ class GameService:
         *,
         conflict_retries: int = 8,
         idempotency_ttl: int = 24 * 60 * 60,
-        bot_moves_per_request: int = 5000,
+        bot_moves_per_request: int = 8,
+        bot_request_ms: float = 25.0,
+        bot_lease_seconds: float = 10.0,
+        bot_poll_seconds: float = 1.0,
         cache_games: int = 1024,
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
     ) -> None:
@@ -165,16 +173,31 @@ class GameService:
         self.retries = conflict_retries
         self.idempotency_ttl = idempotency_ttl
         self.bot_moves_per_request = bot_moves_per_request
+        self.bot_request_seconds = bot_request_ms / 1000
         self.fresh_seed = fresh_seed
         self.cache: StateCache[StoredGame] = StateCache(
             store, fold_records, StoredGame, max_games=cache_games
         )
+        # The bot moves a request makes itself (its budget), and the background runner that
+        # makes the rest (its thread is started by create_app, if at all).
         self.bots = BotRunner(
             self.cache.get,
             self.append_decided,
             conflict_limit=conflict_retries * 4,
             moves_per_run=bot_moves_per_request,
         )
+        self.background = BackgroundBots(
+            BotRunner(
+                self.cache.get,
+                self.append_decided,
+                conflict_limit=conflict_retries * 4,
+                moves_per_run=1_000_000,  # bounded by the turn's time instead
+            ),
+            BotQueue(store.redis, store.prefix),
+            lease_seconds=bot_lease_seconds,
+            poll_seconds=bot_poll_seconds,
+        )
+        self._handed_over: dict[str, float] = {}  # game -> when this process last handed it
 
     # -- reading --------------------------------------------------------------------------
 
@@ -194,12 +217,25 @@ class GameService:
         return snap
 
     def load(self, game_id: str, *, carry_on: bool = True) -> Snapshot[StoredGame]:
-        """The game now; first lets bots play if one must act (a crash may have stopped them)."""
+        """The game now; if a bot must act, the game is handed over to the background runner
+        (again: a crash may have lost it), and the bots play after this answer."""
         snap = self.snapshot(game_id)
         if carry_on and self.bots.must_act(snap.state.state):
-            cause = f"resume-{uuid.uuid4().hex}"
-            _, snap = self.bots.run(game_id, cause, snap)
+            self.hand_over(game_id, again=True)
         return snap
+
+    def hand_over(self, game_id: str, *, again: bool = False) -> None:
+        """Queue the game for the background runner. ``again``: a reader found it waiting on a
+        bot; once per poll interval per process is enough (the queue keeps it meanwhile)."""
+        now = time.monotonic()
+        if again:
+            last = self._handed_over.get(game_id)
+            if last is not None and now - last < self.background.poll_seconds:
+                return
+            if len(self._handed_over) > 10_000:
+                self._handed_over.clear()
+        self._handed_over[game_id] = now
+        self.background.hand_over(game_id)
 
     def seat_of_token(self, snap: Snapshot[StoredGame], token: str | None) -> int:
         if token is None:
@@ -310,12 +346,14 @@ class GameService:
             raise GameAlreadyExists(game_id)
 
         # A new game is decided once, on the empty game: losing the race means it exists.
+        # Its bots (a game of bots only) play in the background, never in this request.
         return self._execute(
             game_id,
             decide_create,
             idempotency,
             snapshots=[Snapshot(0, "", StoredGame())],
             lost_race=lost_race,
+            bot_moves=False,
         )
 
     def join(
@@ -455,12 +493,14 @@ class GameService:
         snapshots: Iterable[Snapshot[StoredGame]],
         lost_race: Callable[[], None] = lambda: None,
         receipt: dict[str, Any] | None = None,
+        bot_moves: bool = True,
     ) -> Outcome:
         """Guard, decide-and-append (retrying), then let bots play: see the module's docstring.
 
         ``snapshots``: the game each attempt decides on, at most one per attempt.
         ``lost_race``: called when an append loses to another; it raises to give up.
         ``receipt``: extra fields of the idempotency receipt (a join's sealed token).
+        ``bot_moves``: False: no bot moves in this request, all in the background.
         """
         if idempotency is not None:
             earlier = self._replay(game_id, idempotency)
@@ -472,7 +512,7 @@ class GameService:
         )
         if isinstance(appended, Outcome):
             return appended  # an identical request's record won the append: its response
-        return self._after_append(game_id, command_id, appended)
+        return self._after_append(game_id, command_id, appended, bot_moves)
 
     def _append_retrying(
         self,
@@ -511,17 +551,25 @@ class GameService:
             return Appended(snap, result, after, decided.seat)
         raise TooManyConflicts()
 
-    def _after_append(self, game_id: str, command_id: str, appended: Appended) -> Outcome:
-        """Bots play on from the game this append left, then the response is gathered."""
+    def _after_append(
+        self, game_id: str, command_id: str, appended: Appended, bot_moves: bool = True
+    ) -> Outcome:
+        """Bots play on from the game this append left, within the request's budget; the rest
+        is handed over to the background runner; then the response is gathered."""
         result = appended.result
         events = list(result.events)
         # The response is at this append's version unless bots play on (a later append by
         # another request is that request's to report, as if it came later).
         final = appended.after
         if self.bots.must_act(final.state.state):
-            bot_events, final = self.bots.run(game_id, command_id, final)
-            if [e.seq for e in bot_events] == list(range(result.version + 1, final.version + 1)):
-                events += bot_events  # nothing else came in between: no need to read them
+            if bot_moves:
+                deadline = time.monotonic() + self.bot_request_seconds
+                bot_events, final = self.bots.run(game_id, command_id, final, deadline=deadline)
+                seqs = list(range(result.version + 1, final.version + 1))
+                if [e.seq for e in bot_events] == seqs:
+                    events += bot_events  # nothing else came in between: no need to read them
+            if self.bots.must_act(final.state.state):
+                self.hand_over(game_id)
         if events[-1].seq != final.version:
             # Everything from this command on, without gaps: the bots' moves and anything another
             # request appended in between. Redaction needs the run unbroken (to know each

@@ -9,7 +9,7 @@ Everything reads the log through :mod:`service.app.game_log` and shows it as
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +24,14 @@ from service.app.errors import (
     GameNotFound,
     HandNotFound,
 )
-from service.app.export import export_events, export_text, prepare_import
+from service.app.export import export_events, export_text, parse_events, prepare_import
 from service.app.game import StoredGame, fold_records
-from service.app.game_service import Idempotency, game_id_for_key
+from service.app.game_service import Idempotency, game_id_for_key, new_game_id
 from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, logged
 from service.app.hand_records import hand_record as find_hand
 from service.app.hand_records import hand_records as all_hands
 from service.app.redaction import disclosure_for, redact_events
-from service.store.envelope import RecordedEvent
+from service.store.envelope import RecordedEvent, verify_chain
 from service.store.event_store import (
     DEFAULT_IDEMPOTENCY_TTL,
     ConcurrencyConflict,
@@ -202,8 +202,8 @@ class Replay:
         idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL,
     ) -> Imported:
         """Import an export as the new game ``game_id``: ImportRefused unless it passes the
-        audit, GameAlreadyExists if the id is taken. With an Idempotency-Key (its game id from
-        :func:`import_id_for_key`) a retry gets the first answer and imports nothing."""
+        audit, GameAlreadyExists if the id is taken. With an Idempotency-Key a retry gets the
+        first answer and imports nothing. The API and CLI go through ``import_once``."""
         if idempotency is not None:
             stored = self.store.get_idempotent(game_id, idempotency.scope)
             if stored is not None:
@@ -226,12 +226,40 @@ class Replay:
                 game_id, 0, prepared.events, prepared.command_id, idempotency=record
             )
         except ConcurrencyConflict:
-            if idempotency is not None:  # the key imported this game; its record has expired
-                raise IdempotencyKeyReused(idempotency.scope) from None
             raise GameAlreadyExists(game_id) from None
         if result.replayed:
             return Imported(json.loads(result.response or "{}"), replayed=True)
         return Imported(body, report=prepared.report)
+
+    def import_once(
+        self,
+        document: Any,
+        idempotency_for: Callable[[str], Idempotency | None],
+        idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL,
+    ) -> Imported:
+        """Import an export as the game whose id follows from its content (issue 18 item 6):
+        importing an export already imported answers with that game (``existing``), appending
+        nothing and without auditing it again, so the same game is never imported (nor counted
+        in the statistics) twice. ``idempotency_for(game_id)``: the request's Idempotency-Key
+        for that game, if any (a retry with it gets the first answer, another body 422)."""
+        game_id = import_id_for_content(document)
+        idempotency = idempotency_for(game_id)
+        # A retry with its key answers as the first time (import_ replays its receipt).
+        retry = idempotency is not None and self.store.get_idempotent(game_id, idempotency.scope)
+        # The same content, if its hash chain holds to the same last hash (an altered copy goes
+        # on to the audit, which refuses it).
+        if not retry and self.store.exists(game_id) and not verify_chain(parse_events(document)):
+            return self._existing(game_id)
+        try:
+            return self.import_(document, game_id, idempotency, idempotency_ttl)
+        except GameAlreadyExists:  # imported meanwhile by another request
+            return self._existing(game_id)
+
+    def _existing(self, game_id: str) -> Imported:
+        first = self._stored(game_id, limit=1)[0]
+        source = first.command_id.removeprefix("import:")
+        body = {"id": game_id, "version": self.store.version(game_id), "source_game_id": source}
+        return Imported(body, existing=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +267,15 @@ class Imported:
     body: dict[str, Any]  # id, version, source_game_id
     replayed: bool = False  # an idempotent retry: nothing was appended
     report: AuditReport | None = None  # the audit it passed (None on a retry)
+    existing: bool = False  # this export was imported before: that game, nothing appended
 
 
-def import_id_for_key(key: str) -> str:
-    """The id a game imported with this Idempotency-Key gets (never one a create would get)."""
-    return game_id_for_key(f"import\0{key}")
+def import_id_for_content(document: Any) -> str:
+    """The id of the game an export is imported as: from its source game and its last hash,
+    which the hash chain ties to every event (never an id a create would give). A document
+    without them gets a fresh id (the import refuses it anyway)."""
+    source = document.get("game_id") if isinstance(document, dict) else None
+    last_hash = document.get("last_hash") if isinstance(document, dict) else None
+    if not isinstance(source, str) or not isinstance(last_hash, str):
+        return new_game_id()
+    return game_id_for_key(f"import\0{source}\0{last_hash}")

@@ -159,7 +159,6 @@ def run_export(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from service.app.errors import GameAlreadyExists
     from service.app.export import ImportRefused
-    from service.app.game_service import new_game_id
     from service.app.replay import Replay
 
     try:
@@ -168,10 +167,13 @@ def run_import(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         print(f"hearts: cannot read {args.file}: {error}", file=sys.stderr)
         return UNUSABLE
-    game_id = args.game_id or new_game_id()
+    game_id = args.game_id
     with open_store() as store:
         try:
-            result = Replay(store).import_(document, game_id)
+            if game_id is None:  # the id follows from the content: an import already made
+                result = Replay(store).import_once(document, lambda _: None)  # answers again
+            else:
+                result = Replay(store).import_(document, game_id)
         except ImportRefused as refused:
             detail = escape_controls(refused.detail)  # it may quote the document
             print(f"hearts: import refused ({refused.code}): {detail}", file=sys.stderr)

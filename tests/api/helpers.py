@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from domain.cards import Card
@@ -53,6 +55,25 @@ class Hearts:
         self.responses.append((seat, data))
         return data
 
+    def wait_for(
+        self,
+        game_id: str,
+        done: Callable[[dict[str, Any]], bool],
+        token: str | None = None,
+        timeout: float = 60.0,
+    ) -> dict[str, Any]:
+        """Poll the game's view until ``done(view)``: bots play in the background, after the
+        request that woke them was answered, so a test waits for them explicitly."""
+        return poll(lambda: self.view(game_id, token), done, timeout)
+
+    def wait_for_humans(self, game_id: str, tokens: dict[int, str], timeout: float = 60.0) -> Any:
+        """The public view once one of ``tokens``' seats must act or the game is over."""
+        return self.wait_for(
+            game_id,
+            lambda v: v["phase"] == "finished" or any(s in tokens for s in v["awaiting"]),
+            timeout=timeout,
+        )
+
     def post(self, path: str, body: Any, token: str | None = None, **headers: str) -> Any:
         return self.http.post(path, json=body, headers={**auth(token), **headers})
 
@@ -65,7 +86,12 @@ class Hearts:
         return "play", {"card": view["legal_cards"][0]}
 
     def act(self, game_id: str, seat: int, token: str, **headers: str) -> Any:
-        view = self.view(game_id, token, seat)
+        """The seat's first legal move, once it is the seat's turn (bots move in the background:
+        wait for them)."""
+        view = poll(
+            lambda: self.view(game_id, token, seat),
+            lambda v: seat in v["awaiting"] or v["phase"] == "finished",
+        )
         endpoint, body = self.move(view)
         response = self.post(f"/api/v1/games/{game_id}/{endpoint}", body, token, **headers)
         assert response.status_code == 200, response.get_json()
@@ -76,13 +102,32 @@ class Hearts:
     def play_out(self, game_id: str, tokens: dict[int, str], max_moves: int = 3000) -> Any:
         """Every human plays legal moves until the game is finished; the final public view."""
         for _ in range(max_moves):
-            public = self.view(game_id)
+            public = self.wait_for_humans(game_id, tokens)
             if public["phase"] == "finished":
                 return public
             waiting = [s for s in public["awaiting"] if s in tokens]
             assert waiting, f"nobody of {sorted(tokens)} can act: {public['awaiting']}"
             self.act(game_id, waiting[0], tokens[waiting[0]])
         raise AssertionError("the game did not finish")
+
+
+def poll(
+    read: Callable[[], Any], done: Callable[[Any], bool], timeout: float = 60.0, every: float = 0.02
+) -> Any:
+    """``read()`` again until ``done`` says yes, or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not done after {timeout} s: {value!r}"[:2000])
+        time.sleep(every)
+
+
+def is_bot_move(command_id: str) -> bool:
+    """A bot's move: made by a request (``<command>+bot<n>``) or by the background runner."""
+    return "+bot" in command_id or command_id.startswith("bots-")
 
 
 def strings(value: Any):

@@ -16,7 +16,8 @@ def key(k: str) -> dict[str, str]:
 def test_a_retried_command_returns_the_first_response_and_appends_nothing(
     hearts: Hearts, client, service
 ):
-    # Seat 1 is dealt 2C, so after the pass a bot leads: the response includes the bots' moves.
+    # Seat 1 is dealt 2C, so after the pass a bot leads: the response includes the bots' moves
+    # (those within the request's budget).
     deal = [[str(c) for c in DECK[(seat - 1) % 4 :: 4]] for seat in range(4)]
     game_id, tokens = hearts.new_game(1, deals=[deal])  # three bots
     view = hearts.view(game_id, tokens[0], 0)
@@ -27,6 +28,7 @@ def test_a_retried_command_returns_the_first_response_and_appends_nothing(
     first = client.post(url, json=body, headers=headers)
     assert first.status_code == 200
     assert any(e["command_id"].endswith("+bot1") for e in first.get_json()["events"])
+    hearts.wait_for_humans(game_id, tokens)  # the bots' moves past the request's budget
     version = service.store.version(game_id)
     again = client.post(url, json=body, headers=headers)
     assert again.status_code == 200

@@ -74,9 +74,9 @@ def test_a_seat_plays_with_its_token(hearts):
 
 
 def play_to_the_end(seat) -> None:
-    """The seat's first legal move each time it is due (its bots answer within each move)."""
-    while seat.view["phase"] != "finished":
-        assert seat.my_turn, seat.view
+    """The seat's first legal move each time it is due (its bots answer after each move: a
+    few within the move's answer, the rest soon after)."""
+    while seat.wait_for_turn()["phase"] != "finished":
         if seat.view["phase"] == "passing":
             seat.pass_cards(seat.view["legal_cards"][: seat.view["cards_to_pass"]])
         elif seat.view["phase"] == "moon_choice":

@@ -45,8 +45,10 @@ def _seated(hearts: Hearts, seats: list, names: list[str], **body) -> tuple[str,
 def _play_games(client) -> list[str]:
     hearts = Hearts(client)
     rules = {"score_limit": 30}
-    ids = [hearts.create(BOTS, rules=rules)["id"]]  # bots play it out at once
+    ids = [hearts.create(BOTS, rules=rules)["id"]]  # bots play it out in the background
     ids.append(hearts.create(BOTS, rules={"preset": "omnibus", "score_limit": 30})["id"])
+    for game_id in ids:
+        hearts.wait_for(game_id, lambda v: v["phase"] == "finished")
     game, tokens = _seated(hearts, [None] + BOTS[:3], ["ann"], rules={"score_limit": 20})
     hearts.play_out(game, tokens)
     ids.append(game)
@@ -56,9 +58,10 @@ def _play_games(client) -> list[str]:
     # Unfinished: started (counts as played), a few moves in.
     game, tokens = _seated(hearts, [None, None, None, BOTS[0]], ["bob", "cy", "ann"])
     for _ in range(5):
-        waiting = hearts.view(game)["awaiting"]
+        waiting = hearts.wait_for_humans(game, tokens)["awaiting"]
         seat = next(s for s in waiting if s in tokens)
         hearts.act(game, seat, tokens[seat])
+    hearts.wait_for_humans(game, tokens)  # its bot done: the game waits on a player
     ids.append(game)
     # Waiting for players: never started, so nobody's figures change.
     ids.append(_seated(hearts, [None, None] + BOTS[:2], ["dee"])[0])

@@ -148,16 +148,29 @@ def test_export_and_import_over_http(key_prefix):
     # The original's tokens do not act in the copy.
     assert client.get(f"/api/v1/games/{new_id}", headers=auth(tokens[0])).status_code == 401
 
-    # Idempotent: the same key and body, the same game; another body, 422.
-    first = client.post("/api/v1/games/import", json=document, headers={"Idempotency-Key": "k"})
-    again = client.post("/api/v1/games/import", json=document, headers={"Idempotency-Key": "k"})
+    # Idempotent by content: the same export again (with a key or not, exported again or not)
+    # answers 200 with the game it became, and imports nothing.
+    version = client.get(f"/api/v1/games/{new_id}").get_json()["version"]
+    again = client.post("/api/v1/games/import", json={**document, "exported_at": "later"})
+    keyed = client.post("/api/v1/games/import", json=document, headers={"Idempotency-Key": "k"})
+    for answer in (again, keyed):
+        assert answer.status_code == 200 and answer.get_json() == body
+        assert answer.headers["Location"] == f"/api/v1/games/{new_id}"
+    assert client.get(f"/api/v1/games/{new_id}").get_json()["version"] == version
+
+    # Idempotent by key: the same key and body, the same answer; another body, 422.
+    game_id, tokens = hearts.new_game(4, rules={"score_limit": 5}, seed="http-export-2")
+    hearts.play_out(game_id, tokens)
+    second = client.get(f"/api/v1/games/{game_id}/export").get_json()
+    first = client.post("/api/v1/games/import", json=second, headers={"Idempotency-Key": "k2"})
+    again = client.post("/api/v1/games/import", json=second, headers={"Idempotency-Key": "k2"})
     assert first.status_code == again.status_code == 201
     assert first.get_json() == again.get_json()
     assert again.headers["Idempotent-Replayed"] == "true"
     other = client.post(
         "/api/v1/games/import",
-        json={**document, "exported_at": "x"},
-        headers={"Idempotency-Key": "k"},
+        json={**second, "exported_at": "x"},
+        headers={"Idempotency-Key": "k2"},
     )
     assert other.status_code == 422 and other.get_json()["code"] == "idempotency-key-reused"
 

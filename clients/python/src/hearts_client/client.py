@@ -259,6 +259,21 @@ class Seat:
     def my_turn(self) -> bool:
         return self.seat in self.view["awaiting"]
 
+    def wait_for_turn(self, timeout: float = 60.0, every: float = 0.05) -> SeatView:
+        """Refresh until it is this seat's turn or the game is over; the view then.
+
+        A move's answer carries the bots' replies only as far as the server played them before
+        answering (a few cheap moves); the rest come soon after, so wait for them here (or
+        follow the game's events). TimeoutError after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while not self.my_turn and self.view["phase"] != "finished":
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"seat {self.seat} still waiting after {timeout} s")
+            time.sleep(every)
+            self.refresh()
+        return self.view
+
     def pass_cards(self, cards: Sequence[str], **options: Any) -> CommandResult:
         return self._move("pass", {"cards": list(cards)}, **options)
 

@@ -131,19 +131,15 @@ def record() -> dict[str, dict[str, Any]]:
     passed = r.call(
         "passCards", "POST", f"{game}/pass", body={"cards": view["legal_cards"][:3]}, token=token
     )
-    r.call(
-        "playCard",
-        "POST",
-        f"{game}/play",
-        body={"card": passed["view"]["legal_cards"][0]},
-        token=token,
-    )
+    view = _my_turn(r, game, token, passed["view"])
+    r.call("playCard", "POST", f"{game}/play", body={"card": view["legal_cards"][0]}, token=token)
     r.call("listEvents", "GET", f"{game}/events?limit=3", token=token)
     r.call("getHand", "GET", f"{game}/hands/1", token=token)
     r.call("getStateAt", "GET", f"{game}/state?at=6", token=token)
     r.call("resumeGame", "GET", f"{game}/resume", token=token)
     r.call("setSeatBot", "POST", f"{game}/seats/0/bot", body={"bot": "random"}, token=token)
     r.call("listGames", "GET", "/api/v1/games?limit=2")
+    _finished(r, game)  # four bots now: the background runner plays it out
     r.call("auditGame", "GET", f"{game}/audit")
     export = r.client.get(f"{game}/export").json
     r.call("exportGame", "GET", f"{game}/export")
@@ -160,6 +156,27 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("getPlayer", "GET", f"/api/v1/players/{board['players'][0]['name']}?recent=2")
     app.extensions["hearts.projector_stop"].set()
     return dict(sorted(r.examples.items()))
+
+
+def _poll(r: _Recorder, url: str, token: str | None, done: Any) -> dict[str, Any]:
+    """The view once ``done(view)``: bots move in the background, after a command's answer."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    deadline = time.monotonic() + 60
+    while not done(view := r.client.get(url, headers=headers).json):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url}: still {view['phase']} after 60 s")
+        time.sleep(0.02)
+    return view
+
+
+def _my_turn(r: _Recorder, game: str, token: str, view: dict[str, Any]) -> dict[str, Any]:
+    if view["legal_cards"] or view["phase"] not in ("passing", "playing"):
+        return view
+    return _poll(r, game, token, lambda v: v["legal_cards"] or v["phase"] != "playing")
+
+
+def _finished(r: _Recorder, game: str) -> None:
+    _poll(r, game, None, lambda v: v["phase"] == "finished")
 
 
 def _moon(r: _Recorder) -> None:
@@ -189,6 +206,9 @@ def _moon(r: _Recorder) -> None:
     view = r.client.get(game, headers=auth).json
     order = list(ann)  # AC wins the first trick (clubs led), then she leads the rest
     while view["phase"] == "playing":
+        view = _my_turn(r, game, token, view)
+        if view["phase"] != "playing":
+            break
         card = next(c for c in order if c in view["legal_cards"])
         view = r.client.post(f"{game}/play", json={"card": card}, headers=auth).json["view"]
     if view["phase"] != "moon_choice":

@@ -342,6 +342,10 @@ CANNOT_HAPPEN: dict[tuple[str, str], dict[str, str]] = {
         "GameNotCreated": "reached through decide's table of every command; creating a game "
         "decides CreateGame (and its first Deal on the game it created) only",
     },
+    ("POST", "/api/v1/games/import"): {
+        "GameNotFound": "Replay._existing reads the imported game only after the store said it "
+        "exists (or the append found it there), and games are never deleted",
+    },
 }
 
 

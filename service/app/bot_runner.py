@@ -24,6 +24,7 @@ from domain.rules import MoonScoring
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service import metrics
+from service.app.errors import WritesUnavailable
 from service.app.game import StoredGame, new_event
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import AppendResult, ConcurrencyConflict, RedisEventStore, Snapshot
@@ -130,6 +131,11 @@ class BotRunner:
                     break
                 snap = self.load(game_id)
                 continue
+            except WritesUnavailable as exc:
+                # The move that woke the bots is recorded; theirs wait for the store to take
+                # writes again (the next load of the game carries them on).
+                log.warning("game %s: bot moves wait: %s", game_id, exc)
+                break
             appended += result.events
             moves += 1
             metrics.bot_moved()

@@ -73,6 +73,19 @@ class TooManyConflicts(ServiceError):
         super().__init__("the game kept changing under this command; retry")
 
 
+class WritesUnavailable(ServiceError):
+    """The event store refuses writes for now (out of memory, a read-only replica, a failed
+    save); nothing was written, so the same request may be retried later as it is."""
+
+    code = "unavailable"
+    retry_after_seconds = 5
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the event store refuses writes for now ({reason}); nothing was "
+                         "written: retry later")
+        self.reason = reason
+
+
 class HandNotFound(ServiceError):
     code = "hand-not-found"
 

@@ -53,6 +53,7 @@ from service.app.errors import (
     ReceiptUnreadable,
     StaleVersion,
     TooManyConflicts,
+    WritesUnavailable,
 )
 from service.app.game import StoredGame, fold_records, new_event
 from service.store.envelope import NewEvent, RecordedEvent
@@ -64,6 +65,7 @@ from service.store.event_store import (
     RedisEventStore,
     Snapshot,
     StateCache,
+    WritesRefused,
 )
 
 log = logging.getLogger(__name__)
@@ -421,6 +423,9 @@ class GameService:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
             self.cache.forget(game_id)
             raise ConcurrencyConflict(snap.version, snap.version, game_id) from None
+        except WritesRefused as exc:  # nothing written: the request may be retried as it is
+            log.error("game %s: %s", game_id, exc)
+            raise WritesUnavailable(exc.reason) from exc
         if result.replayed:
             return result, None
         metrics.events_appended(len(result.events))

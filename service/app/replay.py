@@ -23,6 +23,7 @@ from service.app.errors import (
     GameInProgress,
     GameNotFound,
     HandNotFound,
+    WritesUnavailable,
 )
 from service.app.export import export_events, export_text, prepare_import
 from service.app.game import StoredGame, fold_records
@@ -38,6 +39,7 @@ from service.store.event_store import (
     IdempotencyKeyReused,
     IdempotencyRecord,
     RedisEventStore,
+    WritesRefused,
     utc_now_iso,
 )
 from service.store.upcasting import UpcasterRegistry
@@ -224,6 +226,8 @@ class Replay:
             if idempotency is not None:  # the key imported this game; its record has expired
                 raise IdempotencyKeyReused(idempotency.scope) from None
             raise GameAlreadyExists(game_id) from None
+        except WritesRefused as exc:  # nothing written: the import may be retried as it is
+            raise WritesUnavailable(exc.reason) from exc
         if result.replayed:
             return Imported(json.loads(result.response or "{}"), replayed=True)
         return Imported(body, report=prepared.report)

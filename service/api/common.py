@@ -31,6 +31,19 @@ IDEMPOTENCY_DOC = {
     "description": "A retry with the same key and body returns the first response and appends "
     "nothing; the same key with another body is 422. Remembered 24 h.",
 }
+JOIN_IDEMPOTENCY_DOC = {
+    **IDEMPOTENCY_DOC,
+    "schema": {
+        "type": "string",
+        "minLength": 22,
+        "maxLength": MAX_IDEMPOTENCY_KEY,
+        "pattern": "^[A-Za-z0-9_=-]+$",
+    },
+    "description": "A retry with the same key and body returns the first response, the same "
+    "token included, and appends nothing; the same key with another body is 422. Whoever "
+    "repeats the key gets the token, so it must be unguessable: 22+ random base64url characters "
+    "(128 bits) or a UUIDv4, else 422 idempotency-key-guessable. Remembered 24 h.",
+}
 IF_MATCH_DOC = {
     "in": "header",
     "name": "If-Match",

@@ -129,6 +129,13 @@ _HTTP = [
         "This Idempotency-Key was used for a different request; use a fresh key.",
     ),
     ProblemType(
+        "idempotency-key-guessable",
+        422,
+        "Idempotency key guessable",
+        "A join's Idempotency-Key gives the seat's token back to whoever repeats it, so it must "
+        "be unguessable: at least 22 random base64url characters (128 bits) or a UUIDv4.",
+    ),
+    ProblemType(
         "idempotency-receipt-unreadable",
         409,
         "Idempotency record damaged",
@@ -221,6 +228,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.IdempotencyKeyReused: 422,
     app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
+    app_errors.GuessableIdempotencyKey: 422,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,
     app_errors.HandNotFound: 404,

@@ -46,6 +46,7 @@ from service.app.deal_plan import DealPlan, Hands, plan_event
 from service.app.errors import (
     GameAlreadyExists,
     GameNotFound,
+    GuessableIdempotencyKey,
     IdempotencyKeyReused,
     InvalidCursor,
     InvalidDeal,
@@ -321,6 +322,10 @@ class GameService:
         if isinstance(name, str) and name.strip().lower() in bot_names():
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
+        if idempotency is not None and not auth.unguessable_key(idempotency.key):
+            # Its receipt gives the token back to whoever repeats the key and body: only an
+            # unguessable key keeps that to the caller who made it.
+            raise GuessableIdempotencyKey()
         token, credential = auth.new_token()
 
         def decide_join(at: Snapshot[StoredGame]) -> Decided:

@@ -84,7 +84,11 @@ class HeartsClient:
         seat: int | None = None,
         idempotency_key: str | None = None,
     ) -> Seat:
-        """Take a seat (the first open one unless ``seat``); the Seat acts with its token."""
+        """Take a seat (the first open one unless ``seat``); the Seat acts with its token.
+
+        ``idempotency_key``: whoever repeats it (with the same body) gets this seat's token back,
+        so the server refuses a guessable one (422 ``idempotency-key-guessable``): make it with
+        ``secrets.token_urlsafe(16)`` or ``str(uuid.uuid4())``."""
         body = {"name": name, "seat": seat}
         joined = cast(
             Joined, self._call("POST", f"/games/{game_id}/seats", body, key=idempotency_key)

@@ -468,6 +468,14 @@ class HandSchema(Schema):
     cards_to_pass = fields.Integer()
     seed_commitment = fields.String()
     seed = fields.String(allow_none=True, metadata={"description": "Revealed once finished"})
+    seed_salt = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The commitment's salt, revealed with the seed: seed_commitment = "
+            'hex(SHA-256(utf8(seed_salt + ":" + seed))); null for hands committed before '
+            "salts (format 1: hex(SHA-256(utf8(seed))))"
+        },
+    )
     explicit = fields.Boolean(metadata={"description": "Dealt as given, not from the seed"})
     dealt = fields.List(fields.List(card(), allow_none=True))
     kitty_dealt = fields.List(card(), allow_none=True)

@@ -27,6 +27,7 @@ from domain.cards import Card
 from domain.commands import Deal
 from domain.events import EVENT_TYPES
 from domain.secrecy import Owner, Secret, Until
+from domain.shuffle import SALT_HEX_DIGITS
 from service.store.envelope import NewEvent
 
 DEAL_PLAN = "DealPlan"
@@ -69,18 +70,29 @@ class DealPlan:
         return cls(payload.get("seed"), deals)
 
     def deal_for(
-        self, hand_number: int, fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16)
+        self,
+        hand_number: int,
+        fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
+        salt: str | None = None,
     ) -> Deal:
-        """The Deal command for hand ``hand_number`` (1-based)."""
+        """The Deal command for hand ``hand_number`` (1-based); ``salt`` salts the seed's
+        commitment (the service always draws a fresh one: :func:`fresh_salt`)."""
         seed = hand_seed(self.seed, hand_number) if self.seed is not None else fresh_seed()
         if hand_number <= len(self.deals):
-            return Deal(seed=seed, hands=self.deals[hand_number - 1])
-        return Deal(seed=seed)
+            return Deal(seed=seed, hands=self.deals[hand_number - 1], salt=salt)
+        return Deal(seed=seed, salt=salt)
 
 
 def plan_event(plan: DealPlan) -> NewEvent:
     """The record to append for ``plan``, right after the game's ``GameCreated``."""
     return NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload())
+
+
+def fresh_salt() -> str:
+    """A commitment's salt: 128 random bits in lowercase hex (``domain.shuffle.seed_commitment``).
+    Drawn for every deal, a creator's chosen seed included: the commitment must hide the seed
+    whoever chose it."""
+    return secrets.token_hex(SALT_HEX_DIGITS // 2)
 
 
 def hand_seed(game_seed: str, hand_number: int) -> str:

@@ -42,7 +42,7 @@ from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
 from service.app.bot_runner import BotRunner
-from service.app.deal_plan import DealPlan, Hands, plan_event
+from service.app.deal_plan import DealPlan, Hands, fresh_salt, plan_event
 from service.app.errors import (
     GameAlreadyExists,
     GameNotFound,
@@ -162,12 +162,14 @@ class GameService:
         bot_moves_per_request: int = 5000,
         cache_games: int = 1024,
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
+        fresh_salt: Callable[[], str] = fresh_salt,
     ) -> None:
         self.store = store
         self.retries = conflict_retries
         self.idempotency_ttl = idempotency_ttl
         self.bot_moves_per_request = bot_moves_per_request
         self.fresh_seed = fresh_seed
+        self.fresh_salt = fresh_salt
         self.cache: StateCache[StoredGame] = StateCache(
             store, fold_records, StoredGame, max_games=cache_games
         )
@@ -444,7 +446,7 @@ class GameService:
         state = table.state
         if state.phase is not Phase.DEALING:
             return records, table
-        deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed)
+        deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed, self.fresh_salt())
         events = decide(deal, state)
         return records + [new_event(e) for e in events], table.after(events)
 

@@ -94,6 +94,7 @@ class HandRecord:
     cards_to_pass: int
     seed_commitment: str
     seed: str | None  # revealed when the hand is finished
+    salt: str | None  # the commitment's salt, revealed with the seed (None: format 1, unsalted)
     explicit: bool  # dealt as given, not from the seed
     dealt: tuple[Cards | None, ...]  # per seat, the hand as dealt
     kitty_dealt: Cards | None
@@ -128,6 +129,7 @@ class HandRecord:
             "cards_to_pass": self.cards_to_pass,
             "seed_commitment": self.seed_commitment,
             "seed": self.seed,
+            "seed_salt": self.salt,
             "explicit": self.explicit,
             "dealt": [_cards(h) for h in self.dealt],
             "kitty_dealt": _cards(self.kitty_dealt),
@@ -273,6 +275,7 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
         cards_to_pass=rules.cards_to_pass(hand.pass_direction),
         seed_commitment=hand.seed_commitment,
         seed=hand.seed,
+        salt=hand.salt,
         explicit=hand.explicit,
         dealt=tuple(hand.dealt),
         kitty_dealt=h.dealt.kitty,
@@ -306,6 +309,7 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
 # Each field of a record that holds a secret, and the event field it comes from.
 _SECRET_FIELDS = {
     "seed": secret(HandDealt, "seed"),
+    "salt": secret(HandDealt, "salt"),
     "dealt": secret(HandDealt, "hands"),
     "kitty_dealt": secret(HandDealt, "kitty"),
     "passed": secret(CardsPassed, "cards"),  # one seat's per event: per seat in a record

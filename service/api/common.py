@@ -103,6 +103,9 @@ def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[st
     view = public_view(state) if seat is None else seat_view(state, seat)
     out = view.to_dict()
     out["version"] = version
+    # The creator chose the deals (a seed or explicit deals): anyone who knows them can know
+    # every hand, so every viewer is told (the web table shows a badge).
+    out["arranged"] = not snap_state.plan.empty
     return out
 
 

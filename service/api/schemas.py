@@ -187,6 +187,9 @@ class SeatBotSchema(Schema):
 class GamesQuerySchema(Schema):
     status = fields.String(validate=validate.OneOf(PHASES))
     player = fields.String(validate=validate.Length(1, MAX_NAME))
+    arranged = fields.Boolean(
+        metadata={"description": "Only arranged games (true) or only the others (false)"}
+    )
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(1, 512))
 
@@ -244,6 +247,13 @@ class PublicViewSchema(Schema):
     scores = fields.List(fields.Integer())
     seats = fields.List(fields.Nested(SeatPublicSchema))
     seed_commitment = fields.String(allow_none=True)
+    arranged = fields.Boolean(
+        metadata={
+            "description": "The game's creator chose its deals (a seed or explicit deals in "
+            "POST /games): whoever knows them can know every hand. Arranged games stay out of "
+            "the leaderboard and player statistics unless the operator counts them."
+        }
+    )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
 
@@ -349,6 +359,9 @@ class StandingSchema(Schema):
 
 class ScoreboardSchema(Schema):
     game_id = fields.String()
+    arranged = fields.Boolean(
+        metadata={"description": "The creator chose the deals: left out of player statistics"}
+    )
     seq = fields.Integer()
     position = fields.String()
     status = fields.String()

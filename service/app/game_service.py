@@ -221,6 +221,7 @@ class GameService:
         limit: int,
         cursor: str | None,
         scan_budget: int = 500,
+        arranged: bool | None = None,
     ) -> tuple[list[Snapshot[StoredGame]], str | None]:
         """Games oldest first, filtered by phase and player name; at most ``limit``.
 
@@ -240,7 +241,7 @@ class GameService:
             for game_id in page.game_ids:
                 scanned += 1
                 snap = self.cache.get(game_id)
-                if snap.version and _matches(snap.state.state, status, player):
+                if snap.version and _matches(snap.state, status, player, arranged):
                     found.append(snap)
             cursor = page.next_cursor
             if cursor is None:
@@ -595,8 +596,13 @@ def _check_deals(rules: RuleOptions, plan: DealPlan) -> None:
             raise InvalidDeal(k, error) from None
 
 
-def _matches(state: GameState, status: str | None, player: str | None) -> bool:
+def _matches(
+    table: StoredGame, status: str | None, player: str | None, arranged: bool | None
+) -> bool:
+    state = table.state
     if status is not None and state.phase.value != status:
+        return False
+    if arranged is not None and arranged == table.plan.empty:
         return False
     return player is None or any(seat.name == player for seat in state.seats)
 

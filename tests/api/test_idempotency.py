@@ -8,7 +8,6 @@ from domain.cards import DECK
 from tests.api.helpers import Hearts, auth
 from tests.api.test_errors import assert_problem
 
-
 # A join's key must be unguessable (tests/security/test_join_receipt.py): 22+ varied characters.
 JOIN_ANN = "join-ann-Qx2Lp9ZkR4Tw8Vb3Hc"
 

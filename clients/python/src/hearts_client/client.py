@@ -68,8 +68,17 @@ class HeartsClient:
         player: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
+        arranged: bool | None = None,
     ) -> GameList:
-        params = {"status": status, "player": player, "limit": limit, "cursor": cursor}
+        """Games oldest first; ``arranged``: only games whose creator chose the deals (True)
+        or only the others (False)."""
+        params: dict[str, Any] = {
+            "status": status,
+            "player": player,
+            "limit": limit,
+            "cursor": cursor,
+            "arranged": None if arranged is None else str(arranged).lower(),
+        }
         return cast(GameList, self._call("GET", "/games", params=params))
 
     def game(self, game_id: str, token: str | None = None) -> PublicView | SeatView:

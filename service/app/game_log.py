@@ -53,12 +53,6 @@ class Entry(NamedTuple):
         return None if isinstance(self.record, DealPlan) else self.record
 
 
-# HandDealt v1 (before salted commitments): no salt, its commitment is format 1 (unsalted).
-@default_registry.register("HandDealt", 1)
-def _hand_dealt_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
-    return {**payload, "salt": None}
-
-
 # Per stored type: its current schema version and the reader of a payload at that version.
 _READERS: dict[str, tuple[int, Callable[[dict[str, Any]], Record]]] = {
     **{

@@ -83,3 +83,14 @@ def register_upcaster(type: str, from_version: int, fn: Upcaster | None = None):
 def upcast(type: str, version: int, payload: dict) -> tuple[int, dict]:
     """Upcast with the global registry (see :meth:`UpcasterRegistry.upcast`)."""
     return default_registry.upcast(type, version, payload)
+
+
+# -- the upcasters of the events we store -------------------------------------------------------
+
+
+@register_upcaster("HandDealt", 1)
+def _hand_dealt_salt(payload: dict) -> dict:
+    # v1 hands were committed before salts: SHA-256 of the seed alone (format 1), which the
+    # audit still recomputes as such (domain.shuffle.seed_commitment with salt None).
+    payload["salt"] = None
+    return payload

@@ -126,7 +126,7 @@ def json_response(
 
 def command_result(outcome: Outcome, seat: int) -> Response:
     """``{"version", "view", "events"}``: the seat's view now, and what the request appended."""
-    disclosure = disclosure_for(outcome.state, seat)
+    disclosure = disclosure_for(outcome.state, seat, outcome.table.plan.seed is not None)
     body = {
         "version": outcome.version,
         "view": view_dict(outcome.table, outcome.version, seat),

@@ -185,17 +185,23 @@ class _Open:
     trick_seqs: tuple[int, ...] = ()
 
 
-def hand_records(events: Iterable[Logged], viewer: Viewer = ALL) -> list[HandRecord]:
-    """Every hand dealt in ``events`` (one game, in seq order), as ``viewer`` may see it."""
+def hand_records(
+    events: Iterable[Logged], viewer: Viewer = ALL, hide_seeds: bool = False
+) -> list[HandRecord]:
+    """Every hand dealt in ``events`` (one game, in seq order), as ``viewer`` may see it;
+    ``hide_seeds``: a game dealt from its creator's seed and not over yet (see
+    :func:`visible_to`)."""
     records = [_freeze(state, h) for state, h in _fold_hands(events)]
-    return [visible_to(r, viewer) for r in records]
+    return [visible_to(r, viewer, hide_seeds) for r in records]
 
 
-def hand_record(events: Iterable[Logged], number: int, viewer: Viewer = ALL) -> HandRecord | None:
+def hand_record(
+    events: Iterable[Logged], number: int, viewer: Viewer = ALL, hide_seeds: bool = False
+) -> HandRecord | None:
     """Hand ``number`` (1-based) as ``viewer`` may see it; None if it has not been dealt."""
     for state, h in _fold_hands(events):
         if h.dealt.hand_number == number:
-            return visible_to(_freeze(state, h), viewer)
+            return visible_to(_freeze(state, h), viewer, hide_seeds)
     return None
 
 
@@ -318,12 +324,16 @@ _SECRET_FIELDS = {
 }
 
 
-def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
+def visible_to(record: HandRecord, viewer: Viewer, hide_seeds: bool = False) -> HandRecord:
     """The record as ``viewer`` may see it (as domain.secrecy declares): a finished hand in
     full; else public facts only (the plays and tricks, a kitty taken with a trick included),
-    plus, for a seat, its own dealt, passed and received cards."""
+    plus, for a seat, its own dealt, passed and received cards. ``hide_seeds``: the game was
+    dealt from its creator's seed and is not over, so its hand seeds and salts stay hidden
+    (``service.app.deal_plan.SEEDED_HAND_DEALT_SECRETS``)."""
     if viewer == ALL:
         return record
+    if hide_seeds and (record.seed, record.salt) != (None, None):
+        record = replace(record, seed=None, salt=None)
     hand = record.number
     moment = Moment(hand if record.finished else hand - 1)
     seats = range(len(record.dealt))

@@ -163,3 +163,46 @@ def test_a_salted_commitment_with_its_salt_removed_is_caught(hearts: Hearts):
     write_raw(service.store, game["id"], rehash(envelopes))
     report = Replay(service.store).audit(game["id"])
     assert "commitment" in {d.check for d in report.discrepancies if d.seq == first["seq"]}
+
+
+def revealed_hand_seeds(hearts: Hearts, game_id: str, token: str | None = None) -> list[str]:
+    """Every hand seed a viewer can read: hand records, the log's events, the SSE-style reveal."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    seeds = []
+    for number in range(1, hearts.view(game_id)["hand_number"] + 1):
+        record = hearts.http.get(f"/api/v1/games/{game_id}/hands/{number}", headers=headers)
+        seeds.append(record.get_json()["seed"])
+    events = hearts.http.get(f"/api/v1/games/{game_id}/events?limit=1000", headers=headers)
+    for item in events.get_json()["events"]:
+        if item["type"] == "HandDealt":
+            seeds.append(item["payload"]["seed"])
+        if item.get("revealed_hand"):
+            seeds.append(item["revealed_hand"]["seed"])
+    return [s for s in seeds if s is not None]
+
+
+def test_a_seeded_games_hand_seeds_wait_for_the_end_of_the_game(hearts: Hearts):
+    # After hand 1 is scored its seed would be an HMAC of the game seed: a spectator could try
+    # the dictionary against it and deal every hand to come. Hidden until the game is over.
+    game = hearts.create([None, *BOTS], seed=SEED, rules={"score_limit": 100})
+    seat, token = hearts.join(game["id"], "ann")
+    while hearts.view(game["id"])["hand_number"] < 2:
+        hearts.act(game["id"], seat, token)
+    assert hearts.view(game["id"])["phase"] != "finished"
+    for viewer in (None, token):
+        found = revealed_hand_seeds(hearts, game["id"], viewer)
+        assert found == []
+        assert all(dictionary_attack(seed_commitment(s)) is None for s in found)
+    # A game dealt at random reveals each hand's seed when the hand is scored, as before.
+    plain = hearts.create([None, *BOTS], rules={"score_limit": 100})
+    seat, token = hearts.join(plain["id"], "bob")
+    while hearts.view(plain["id"])["hand_number"] < 2:
+        hearts.act(plain["id"], seat, token)
+    assert revealed_hand_seeds(hearts, plain["id"])
+
+
+def test_a_seeded_games_hand_seeds_are_revealed_when_it_ends(hearts: Hearts):
+    game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
+    assert hearts.view(game["id"])["phase"] == "finished"
+    found = revealed_hand_seeds(hearts, game["id"])
+    assert hand_seed(SEED, 1) in found and hand_seed(SEED, 2) in found

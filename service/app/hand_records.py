@@ -5,7 +5,8 @@ pass direction, the deal as dealt (and the seed it came from), each seat's passe
 cards, every trick in order, the points taken, a shot at the moon or the sun, the score changes
 and the totals. A hand is *finished* once its ``HandScored`` is in the log; until then a record
 shows only what its viewer may see (see :func:`visible_to`): the public plays, and for a seat its
-own cards. The seed of an unfinished hand is never shown: it would reveal every seat's cards.
+own cards. The seed of an unfinished hand is never shown: it would reveal every seat's cards;
+nor, in a game dealt from its creator's seed, any hand's seed before the game is over.
 """
 
 from __future__ import annotations

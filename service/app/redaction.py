@@ -5,7 +5,9 @@ declaration, by class, what is whose and until when: :mod:`domain.secrecy` for t
 events (other seats' hands, passes and received cards, the kitty and the hand's seed stay hidden
 until that hand is scored; the ``PlayerJoined`` credential is never shown), and
 :data:`~service.app.deal_plan.DEAL_PLAN_SECRETS` in the same terms for the service's own
-``DealPlan`` (its seed until the game is over, deal ``k`` until hand ``k`` is scored). A record
+``DealPlan`` (its seed until the game is over, deal ``k`` until hand ``k`` is scored). In a game
+dealt from its creator's seed, the hands' seeds and salts wait for the game's end too
+(``SEEDED_HAND_DEALT_SECRETS``: each is an HMAC of the game seed). A record
 class neither declares is hidden whole (deny by default), so a new one is never leaked by
 accident.
 

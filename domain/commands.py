@@ -40,12 +40,16 @@ class Deal:
     """Deal the next hand from ``seed``, or exactly ``hands`` (and ``kitty``) when given.
 
     The seed always comes in with the command (the domain has no randomness); with an explicit
-    deal it still drives any shuffle the hand needs (the mix pass).
+    deal it still drives any shuffle the hand needs (the mix pass). So does the salt of the
+    seed's commitment (:func:`domain.shuffle.seed_commitment`).
     """
 
     seed: str
     hands: tuple[tuple[Card, ...], ...] | None = None
     kitty: tuple[Card, ...] | None = None
+    # The commitment's salt (lowercase hex, 128 bits or more), random from the service: with it
+    # the published commitment hides even a guessable seed. None: the unsalted format 1.
+    salt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

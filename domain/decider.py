@@ -39,7 +39,7 @@ from .names import InvalidNameText, NameRules, compared_as, player_name
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
-from .shuffle import seed_commitment
+from .shuffle import is_salt, seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
 from .tablerules import table_rules
 
@@ -137,6 +137,8 @@ def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
     _require_phase(state, Phase.DEALING, "deal")
     if not isinstance(command.seed, str) or not command.seed:
         raise InvalidCommand("a deal needs a seed")
+    if command.salt is not None and not is_salt(command.salt):
+        raise InvalidCommand("a commitment's salt is 32 or more lowercase hex digits")
     if command.kitty is not None and command.hands is None:
         raise InvalidCommand("a kitty is given only with the explicit hands it completes")
     rules = state.rules
@@ -155,8 +157,9 @@ def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
             hands,
             kitty,
             command.seed,
-            seed_commitment(command.seed),
+            seed_commitment(command.seed, command.salt),
             command.hands is not None,
+            command.salt,
         )
     ]
 
@@ -427,6 +430,7 @@ def _dealt(game: GameState, event: e.HandDealt) -> None:
         seed=event.seed,
         seed_commitment=event.seed_commitment,
         explicit=event.explicit,
+        salt=event.salt,
         dealt=event.hands,
         passed=(None,) * n,
         taken=((),) * n,

@@ -51,7 +51,9 @@ class SeatControlChanged:
 
 @dataclass(frozen=True, slots=True)
 class HandDealt:
-    schema_version: ClassVar[int] = 1
+    # v2 added ``salt`` (the commitment's salt); a v1 event is upcast with ``salt: None``, the
+    # unsalted commitment format 1 it was committed with.
+    schema_version: ClassVar[int] = 2
     hand_number: int
     dealer: int
     pass_direction: PassDirection
@@ -60,6 +62,7 @@ class HandDealt:
     seed: str  # secret until the hand is over; its commitment is public at once
     seed_commitment: str
     explicit: bool  # dealt as given (duplicate play, puzzles), not from the seed
+    salt: str | None = None  # secret with the seed; None: an unsalted (format 1) commitment
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,9 @@ SECRETS: Mapping[type, tuple[Secret, ...]] = MappingProxyType(
             Secret("hands", Owner.EACH_SEAT, Until.HAND_SCORED),
             Secret("kitty", Owner.KITTY, Until.HAND_SCORED),
             Secret("seed", Owner.SEED, Until.HAND_SCORED),
+            # Revealed with the seed: before that it is what keeps a guess from being tested
+            # against the public commitment.
+            Secret("salt", Owner.SEED, Until.HAND_SCORED),
         ),
         CardsPassed: (Secret("cards", Owner.SEAT, Until.HAND_SCORED),),
         PassesExchanged: (

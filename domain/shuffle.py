@@ -22,6 +22,7 @@ Test vectors (the full ones are in docs/rules.md and tests/domain/test_shuffle.p
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
@@ -60,6 +61,25 @@ def shuffled(items: Sequence[T], seed: str) -> list[T]:
     return out
 
 
-def seed_commitment(seed: str) -> str:
-    """SHA-256 (hex) of the seed's UTF-8 bytes: published with the deal, the seed after the hand."""
-    return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+SALT_HEX_DIGITS = 32  # 128 bits: no dictionary of seeds can be tried against every salt
+_SALT = re.compile(r"[0-9a-f]{32,128}")
+
+
+def is_salt(salt: str) -> bool:
+    return isinstance(salt, str) and _SALT.fullmatch(salt) is not None
+
+
+def seed_commitment(seed: str, salt: str | None = None) -> str:
+    """The commitment published with the deal (the seed and salt come after the hand).
+
+    Format 2 (salted, every deal the service makes): lowercase hex of
+    ``SHA-256(UTF-8(salt + ":" + seed))``, the salt being 32+ random lowercase hex digits. The
+    salt hides the seed: a seed someone could guess ("bluebird42") cannot be tested against the
+    commitment while the salt is secret, and the salt is revealed with the seed.
+
+    Format 1 (``salt`` None, games dealt before salts): ``SHA-256(UTF-8(seed))``, which anyone
+    can test guesses against. Still computed, so old logs audit as they were committed.
+    """
+    if salt is None:
+        return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{salt}:{seed}".encode()).hexdigest()

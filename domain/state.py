@@ -66,6 +66,7 @@ class HandState:
     hearts_broken: bool = False
     taken: tuple[tuple[Card, ...], ...] = ()  # cards taken per seat (kitty included)
     kitty_taken: bool = False
+    salt: str | None = None  # the seed commitment's salt (None: format 1, unsalted)
 
     def held_by(self, seat: int) -> int:
         """The mask of the cards ``seat`` holds now."""

@@ -71,6 +71,10 @@ class SourceEvent:
     event: Event | None
     time: str  # ISO-8601 UTC, as recorded
     position: str = ""  # where in the log it was read (a stream id); informational
+    # The service's record that the game's creator chose its deals (a seed or explicit deals):
+    # the game is "arranged", and its figures stay out of the player statistics unless the
+    # operator counts arranged games (``apply``'s ``count_arranged``).
+    arranged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +184,7 @@ class Scoreboard:
     created_at: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
+    arranged: bool = False  # the creator chose the deals: see SourceEvent.arranged
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -209,6 +214,7 @@ class Scoreboard:
             "created_at": self.created_at,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            "arranged": self.arranged,
         }
 
     @classmethod
@@ -227,6 +233,7 @@ class Scoreboard:
             created_at=data["created_at"],
             started_at=data["started_at"],
             finished_at=data["finished_at"],
+            arranged=data.get("arranged", False),  # boards stored before arranged games
         )
 
 
@@ -245,18 +252,30 @@ class Applied:
     applied: bool = True  # False: the event was applied before (a no-op)
 
 
-def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
+def apply(board: Scoreboard | None, event: SourceEvent, count_arranged: bool = False) -> Applied:
     """The scoreboard after ``event`` and the event's effects on the statistics.
 
     An event the board already holds (``seq`` not above ``board.seq``) is a no-op; an event
-    that skips a seq raises :class:`ProjectionGap`.
+    that skips a seq raises :class:`ProjectionGap`. An arranged game (its deals chosen by its
+    creator) adds nothing to the statistics unless ``count_arranged``; its players' lists of
+    games still name it.
     """
+    applied = _apply(board, event)
+    counted = count_arranged or applied.board is None or not applied.board.arranged
+    if applied.deltas and not counted:
+        return Applied(applied.board, (), applied.listings, applied.applied)
+    return applied
+
+
+def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
     current = board.seq if board is not None else 0
     if event.seq <= current:
         return Applied(board, applied=False)
     if event.seq != current + 1:
         raise ProjectionGap(f"game {event.game_id!r}: event {event.seq} arrived after {current}")
     domain_event = event.event
+    if event.arranged and board is not None:
+        return Applied(_board(board, seq=event.seq, position=event.position, arranged=True))
     if not isinstance(domain_event, RELEVANT):
         if board is None:
             raise ProjectionGap(f"game {event.game_id!r}: first event is a {_name(domain_event)}")
@@ -283,12 +302,14 @@ def apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
     return _ended(board, domain_event, event)
 
 
-def fold_game(events: Iterable[SourceEvent], board: Scoreboard | None = None) -> Applied:
+def fold_game(
+    events: Iterable[SourceEvent], board: Scoreboard | None = None, count_arranged: bool = False
+) -> Applied:
     """Apply events in order; the effects of all of them together."""
     deltas: list[StatDelta] = []
     listings: list[Listing] = []
     for event in events:
-        result = apply(board, event)
+        result = apply(board, event, count_arranged)
         board = result.board
         deltas += result.deltas
         listings += result.listings

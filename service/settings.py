@@ -26,6 +26,9 @@ class Settings:
     min_replicas: int = 0
     # How long an append waits for those replicas (ms) before answering 503 not-replicated.
     replica_timeout_ms: int = 1000
+    # Whether arranged games (the creator chose a seed or the deals) count in the leaderboard
+    # and player statistics; the projector and `hearts projections rebuild` must agree.
+    count_arranged_games: bool = False
     # Request bodies above this many bytes get 413.
     max_body_bytes: int = 64 * 1024
     # How long an Idempotency-Key is remembered (seconds).
@@ -243,6 +246,7 @@ _VARIABLES = (
     ("partitions", "HEARTS_PARTITIONS", positive),
     ("min_replicas", "HEARTS_MIN_REPLICAS", non_negative),
     ("replica_timeout_ms", "HEARTS_REPLICA_TIMEOUT_MS", positive),
+    ("count_arranged_games", "HEARTS_COUNT_ARRANGED_GAMES", boolean),
     ("max_body_bytes", "HEARTS_MAX_BODY_BYTES", positive),
     ("idempotency_ttl", "HEARTS_IDEMPOTENCY_TTL", positive),
     ("conflict_retries", "HEARTS_CONFLICT_RETRIES", positive),

@@ -31,6 +31,19 @@ IDEMPOTENCY_DOC = {
     "description": "A retry with the same key and body returns the first response and appends "
     "nothing; the same key with another body is 422. Remembered 24 h.",
 }
+JOIN_IDEMPOTENCY_DOC = {
+    **IDEMPOTENCY_DOC,
+    "schema": {
+        "type": "string",
+        "minLength": 22,
+        "maxLength": MAX_IDEMPOTENCY_KEY,
+        "pattern": "^[A-Za-z0-9_=-]+$",
+    },
+    "description": "A retry with the same key and body returns the first response, the same "
+    "token included, and appends nothing; the same key with another body is 422. Whoever "
+    "repeats the key gets the token, so it must be unguessable: 22+ random base64url characters "
+    "(128 bits) or a UUIDv4, else 422 idempotency-key-guessable. Remembered 24 h.",
+}
 IF_MATCH_DOC = {
     "in": "header",
     "name": "If-Match",
@@ -98,6 +111,9 @@ def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[st
     view = public_view(state) if seat is None else seat_view(state, seat)
     out = view.to_dict()
     out["version"] = version
+    # The creator chose the deals (a seed or explicit deals): anyone who knows them can know
+    # every hand, so every viewer is told (the web table shows a badge).
+    out["arranged"] = not snap_state.plan.empty
     return out
 
 
@@ -118,7 +134,7 @@ def json_response(
 
 def command_result(outcome: Outcome, seat: int) -> Response:
     """``{"version", "view", "events"}``: the seat's view now, and what the request appended."""
-    disclosure = disclosure_for(outcome.state, seat)
+    disclosure = disclosure_for(outcome.state, seat, outcome.table.plan.seed is not None)
     body = {
         "version": outcome.version,
         "view": view_dict(outcome.table, outcome.version, seat),

@@ -78,10 +78,12 @@ def create_game(body: dict[str, Any]):
 @blp.response(200, GameListSchema)
 @documented(blp, 400, 422)
 def list_games(query: dict[str, Any]):
-    """Games, oldest first; filter by phase (``status``) and by a player's name."""
+    """Games, oldest first; filter by phase (``status``), by a player's name and by whether
+    the creator chose the deals (``arranged``)."""
     found, cursor = service().list_games(
         status=query.get("status"),
         player=query.get("player"),
+        arranged=query.get("arranged"),
         limit=query["limit"],
         cursor=query.get("cursor"),
     )

@@ -27,7 +27,12 @@ from service.api.schemas import ProblemSchema
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
-from service.store.event_store import CorruptStore, IdempotencyKeyReused, NotReplicated
+from service.store.event_store import (
+    CorruptStore,
+    IdempotencyKeyReused,
+    NotReplicated,
+    writes_refused,
+)
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +173,13 @@ _HTTP = [
         "This Idempotency-Key was used for a different request; use a fresh key.",
     ),
     ProblemType(
+        "idempotency-key-guessable",
+        422,
+        "Idempotency key guessable",
+        "A join's Idempotency-Key gives the seat's token back to whoever repeats it, so it must "
+        "be unguessable: at least 22 random base64url characters (128 bits) or a UUIDv4.",
+    ),
+    ProblemType(
         "idempotency-receipt-unreadable",
         409,
         "Idempotency record damaged",
@@ -187,7 +199,13 @@ _HTTP = [
         "Over a rate limit (games created, joins, imports or streams opened per address; "
         "commands per token): retry after the Retry-After seconds.",
     ),
-    ProblemType("unavailable", 503, "Service unavailable", "The event store cannot be reached."),
+    ProblemType(
+        "unavailable",
+        503,
+        "Service unavailable",
+        "The event store cannot be reached, or refuses writes for now (out of memory, a "
+        "read-only replica, a failed save); nothing was written. Retry after Retry-After.",
+    ),
     ProblemType(
         "not-replicated",
         503,
@@ -259,9 +277,11 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.CorruptGame: 409,
     app_errors.StaleVersion: 412,
     app_errors.TooManyConflicts: 503,
+    app_errors.WritesUnavailable: 503,
     app_errors.IdempotencyKeyReused: 422,
     app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
+    app_errors.GuessableIdempotencyKey: 422,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,
     app_errors.InvalidEventId: 400,
@@ -332,6 +352,15 @@ def to_problem(error: BaseException) -> Problem:
     if isinstance(error, NotReplicated):
         log.error("append not replicated: %s", error)
         return Problem("not-replicated", str(error), headers={"Retry-After": "1"})
+    if isinstance(error, redis_errors.ResponseError) and writes_refused(error) is not None:
+        # A write outside the event store's appends (a lock, a read model): still nothing
+        # half-done that a retry would not redo.
+        log.error("redis refuses writes: %s", error)
+        return Problem(
+            "unavailable",
+            "the event store refuses writes for now; retry",
+            headers={"Retry-After": "5"},
+        )
     if isinstance(error, _UNAVAILABLE):
         log.error("redis unavailable: %s", error)
         return Problem(

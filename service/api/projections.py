@@ -71,7 +71,8 @@ def projections() -> ProjectionStore:
     """The app's ProjectionStore, on the game service's event store."""
     found = current_app.extensions.get("hearts.projections")
     if found is None:
-        found = ProjectionStore(service().store)
+        settings = current_app.extensions["hearts.settings"]
+        found = ProjectionStore(service().store, settings.count_arranged_games)
         current_app.extensions["hearts.projections"] = found
     return found
 
@@ -79,7 +80,8 @@ def projections() -> ProjectionStore:
 def start_in_process_projector(app: Flask) -> threading.Thread:
     """With fakeredis no other process can reach the data: project in a daemon thread of the
     app (``create_app`` starts it when ``Settings.projector_in_process``)."""
-    store = ProjectionStore(app.extensions["hearts"].store)
+    settings = app.extensions["hearts.settings"]
+    store = ProjectionStore(app.extensions["hearts"].store, settings.count_arranged_games)
     app.extensions["hearts.projections"] = store
     # Not blocking: fakeredis's blocking XREADGROUP spins, holding a gevent worker's only thread.
     projector = Projector(store, consumer="in-process", blocking=False)

@@ -215,6 +215,9 @@ class SeatBotSchema(Schema):
 class GamesQuerySchema(Schema):
     status = fields.String(validate=validate.OneOf(PHASES))
     player = fields.String(validate=validate.Length(1, MAX_NAME))
+    arranged = fields.Boolean(
+        metadata={"description": "Only arranged games (true) or only the others (false)"}
+    )
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(1, 512))
 
@@ -272,6 +275,13 @@ class PublicViewSchema(Schema):
     scores = fields.List(fields.Integer())
     seats = fields.List(fields.Nested(SeatPublicSchema))
     seed_commitment = fields.String(allow_none=True)
+    arranged = fields.Boolean(
+        metadata={
+            "description": "The game's creator chose its deals (a seed or explicit deals in "
+            "POST /games): whoever knows them can know every hand. Arranged games stay out of "
+            "the leaderboard and player statistics unless the operator counts them."
+        }
+    )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
 
@@ -377,6 +387,9 @@ class StandingSchema(Schema):
 
 class ScoreboardSchema(Schema):
     game_id = fields.String()
+    arranged = fields.Boolean(
+        metadata={"description": "The creator chose the deals: left out of player statistics"}
+    )
     seq = fields.Integer()
     position = fields.String()
     status = fields.String()
@@ -496,6 +509,14 @@ class HandSchema(Schema):
     cards_to_pass = fields.Integer()
     seed_commitment = fields.String()
     seed = fields.String(allow_none=True, metadata={"description": "Revealed once finished"})
+    seed_salt = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The commitment's salt, revealed with the seed: seed_commitment = "
+            'hex(SHA-256(utf8(seed_salt + ":" + seed))); null for hands committed before '
+            "salts (format 1: hex(SHA-256(utf8(seed))))"
+        },
+    )
     explicit = fields.Boolean(metadata={"description": "Dealt as given, not from the seed"})
     dealt = fields.List(fields.List(card(), allow_none=True))
     kitty_dealt = fields.List(card(), allow_none=True)

@@ -11,6 +11,7 @@ from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
     IF_MATCH_DOC,
+    JOIN_IDEMPOTENCY_DOC,
     NO_STORE,
     NO_STORE_DOC,
     command_result,
@@ -38,12 +39,17 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @documented(blp, *BODY, 404, 409, 412)
 @rate_limited(blp, "join")
 @blp.doc(
-    parameters=[IDEMPOTENCY_DOC],
+    parameters=[JOIN_IDEMPOTENCY_DOC],
     responses={201: {"links": AFTER_JOIN, "headers": NO_STORE_DOC}},
 )
 def join(body: dict[str, Any], game_id: str):
     """Take a seat (the first open one unless ``seat`` is given). The first hand is dealt when
-    every seat is filled."""
+    every seat is filled.
+
+    A retry with the same Idempotency-Key and body gets the same token back (``replayed``), so
+    a join's key must be unguessable (at least 22 random base64url characters, i.e. 128 bits,
+    or a UUIDv4; 422 ``idempotency-key-guessable`` otherwise): the token is sealed in the
+    receipt under a key derived from the Idempotency-Key, which the server does not keep."""
     outcome = service().join(
         game_id, name=body["name"], seat=body["seat"], idempotency=idempotency(game_id, None)
     )

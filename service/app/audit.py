@@ -3,8 +3,9 @@
 Four checks, each over the log as stored:
 
 - ``chain``: the hash chain is intact (:func:`service.store.envelope.verify_chain`);
-- ``commitment``: each hand's seed commitment is SHA-256 of the hand's seed (the seed is
-  revealed when the hand ends; the commitment was public from the deal on);
+- ``commitment``: each hand's seed commitment is SHA-256 of the hand's salt and seed (format
+  2), or of the seed alone for hands dealt before salts (format 1); the seed and salt are
+  revealed when the hand ends, the commitment was public from the deal on;
 - ``deal``: each deal re-derived from its seed equals the deal recorded (explicit deals excepted);
 - ``domain``: every event is what the rules decide. The command behind each event a player (or
   the table) caused is rebuilt from that event (``Deal`` from ``HandDealt``, ``PlayCard`` from
@@ -18,7 +19,6 @@ a pass, a seed), so a report may be shown to anyone.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -29,6 +29,7 @@ from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.secrecy import SECRETS
+from domain.shuffle import is_salt, seed_commitment
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
@@ -239,8 +240,8 @@ def command_for(event: e.Event) -> c.Command:
         return c.SetSeatBot(event.seat, event.bot)
     if isinstance(event, e.HandDealt):
         if event.explicit:
-            return c.Deal(event.seed, event.hands, event.kitty)
-        return c.Deal(event.seed)
+            return c.Deal(event.seed, event.hands, event.kitty, event.salt)
+        return c.Deal(event.seed, salt=event.salt)
     if isinstance(event, e.CardsPassed):
         return c.PassCards(event.seat, event.cards)
     if isinstance(event, e.CardPlayed):
@@ -404,14 +405,16 @@ class _Walk:
         self.found.add(record.seq, "domain", f"{type(got).__name__}: " + "; ".join(parts), related)
 
     def _check_hand(self, seq: int, event: e.HandDealt, finished: bool) -> None:
-        commitment_ok = hashlib.sha256(event.seed.encode("utf-8")).hexdigest() == (
-            event.seed_commitment
-        )
+        # Format 2 (salted) when the event has a salt, format 1 (SHA-256 of the seed) for hands
+        # dealt before salts: both recomputed as committed (domain.shuffle.seed_commitment).
+        salted = event.salt is not None
+        commitment_ok = (not salted or is_salt(event.salt)) and seed_commitment(
+            event.seed, event.salt
+        ) == event.seed_commitment
         if not commitment_ok:
+            what = "SHA-256 of its salt and seed" if salted else "SHA-256 of the seed"
             self.found.add(
-                seq,
-                "commitment",
-                f"hand {event.hand_number}: the seed commitment is not SHA-256 of the seed",
+                seq, "commitment", f"hand {event.hand_number}: the seed commitment is not {what}"
             )
         deal_ok: bool | None = None
         rules = self.state.rules

@@ -81,6 +81,27 @@ def seat_of(seats: Sequence[SeatInfo], token: str) -> int | None:
 # instead of yielding a wrong token.
 
 SEAL_VERSION = "v2."
+
+# A join's key is the only secret that opens its receipt, so it must not be guessable: at least
+# 128 bits if drawn at random. The server cannot measure randomness; it refuses what is visibly
+# too little of it: fewer than 22 characters (secrets.token_urlsafe(16) is 22, a UUID 32 hex
+# digits), a character outside base64url/hex/UUID's alphabet, or fewer than 8 distinct
+# characters ("aaaa...", "abab..."): a random key of 22 such characters has at least 8 with
+# near certainty.
+JOIN_KEY_MIN_LENGTH = 22
+JOIN_KEY_MIN_DISTINCT = 8
+_JOIN_KEY_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=")
+
+
+def unguessable_key(key: str) -> bool:
+    """Whether ``key`` may seal a join's token: long, base64url/hex/UUID, not repetitive."""
+    return (
+        len(key) >= JOIN_KEY_MIN_LENGTH
+        and set(key) <= _JOIN_KEY_ALPHABET
+        and len(set(key.replace("-", ""))) >= JOIN_KEY_MIN_DISTINCT
+    )
+
+
 _NONCE_BYTES = 12
 
 

@@ -37,7 +37,7 @@ from domain.rules import MoonScoring
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
 from service import metrics
-from service.app.errors import GameNotFound
+from service.app.errors import GameNotFound, WritesUnavailable
 from service.app.game import StoredGame, new_event
 from service.cooperative import pause
 from service.store.bot_queue import BotQueue
@@ -157,6 +157,11 @@ class BotRunner:
                     break
                 snap = self.load(game_id)
                 continue
+            except WritesUnavailable as exc:
+                # The move that woke the bots is recorded; theirs wait for the store to take
+                # writes again (the next load of the game carries them on).
+                log.warning("game %s: bot moves wait: %s", game_id, exc)
+                break
             appended += result.events
             moves += 1
             self.moves_made += 1

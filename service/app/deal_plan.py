@@ -19,14 +19,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from domain.cards import Card
 from domain.commands import Deal
-from domain.events import EVENT_TYPES
-from domain.secrecy import Owner, Secret, Until
+from domain.events import EVENT_TYPES, HandDealt
+from domain.secrecy import SECRETS, Owner, Secret, Until
+from domain.shuffle import SALT_HEX_DIGITS
 from service.store.envelope import NewEvent
 
 DEAL_PLAN = "DealPlan"
@@ -39,6 +40,16 @@ Hands = tuple[tuple[Card, ...], ...]
 DEAL_PLAN_SECRETS = (
     Secret("seed", Owner.SEED, Until.GAME_OVER),
     Secret("deals", Owner.EACH_HAND, Until.HAND_SCORED),
+)
+
+
+# In a game dealt from its creator's seed, every hand's seed is an HMAC of the game seed: a hand
+# seed revealed when its hand is scored would let anyone test guesses of a guessable game seed
+# ("bluebird42") against it and compute every hand still to come. So there a hand's seed (and
+# its commitment's salt) stays hidden until the game is over, like the game seed itself.
+SEEDED_HAND_DEALT_SECRETS = tuple(
+    Secret(s.field, s.owner, Until.GAME_OVER) if s.field in ("seed", "salt") else s
+    for s in SECRETS[HandDealt]
 )
 
 
@@ -69,18 +80,34 @@ class DealPlan:
         return cls(payload.get("seed"), deals)
 
     def deal_for(
-        self, hand_number: int, fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16)
+        self,
+        hand_number: int,
+        fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
+        salt: str | None = None,
     ) -> Deal:
-        """The Deal command for hand ``hand_number`` (1-based)."""
+        """The Deal command for hand ``hand_number`` (1-based); ``salt`` salts the seed's
+        commitment (the service always draws a fresh one: :func:`fresh_salt`)."""
         seed = hand_seed(self.seed, hand_number) if self.seed is not None else fresh_seed()
         if hand_number <= len(self.deals):
-            return Deal(seed=seed, hands=self.deals[hand_number - 1])
-        return Deal(seed=seed)
+            return Deal(seed=seed, hands=self.deals[hand_number - 1], salt=salt)
+        return Deal(seed=seed, salt=salt)
+
+
+def seeded(records: Iterable[object]) -> bool:
+    """Whether a game's records hold a DealPlan with a game seed (SEEDED_HAND_DEALT_SECRETS)."""
+    return any(isinstance(r, DealPlan) and r.seed is not None for r in records)
 
 
 def plan_event(plan: DealPlan) -> NewEvent:
     """The record to append for ``plan``, right after the game's ``GameCreated``."""
     return NewEvent(DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, plan.to_payload())
+
+
+def fresh_salt() -> str:
+    """A commitment's salt: 128 random bits in lowercase hex (``domain.shuffle.seed_commitment``).
+    Drawn for every deal, a creator's chosen seed included: the commitment must hide the seed
+    whoever chose it."""
+    return secrets.token_hex(SALT_HEX_DIGITS // 2)
 
 
 def hand_seed(game_seed: str, hand_number: int) -> str:

@@ -105,6 +105,20 @@ class InvalidEventId(ServiceError):
         super().__init__(f"{name} must be an event seq from 0 to {maximum}, not {shown!r}")
 
 
+class WritesUnavailable(ServiceError):
+    """The event store refuses writes for now (out of memory, a read-only replica, a failed
+    save); nothing was written, so the same request may be retried later as it is."""
+
+    code = "unavailable"
+    retry_after_seconds = 5
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"the event store refuses writes for now ({reason}); nothing was written: retry later"
+        )
+        self.reason = reason
+
+
 class HandNotFound(ServiceError):
     code = "hand-not-found"
 
@@ -144,6 +158,20 @@ class ReceiptUnreadable(ServiceError):
         super().__init__(
             "the record of this Idempotency-Key's first request is damaged: its token cannot be "
             "returned again"
+        )
+
+
+class GuessableIdempotencyKey(ServiceError):
+    """A join's Idempotency-Key gives its token back to whoever repeats it, so it must be
+    unguessable (128 random bits: 22+ base64url characters or a UUIDv4); nothing was done."""
+
+    code = "idempotency-key-guessable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a join's Idempotency-Key must be unguessable: at least 22 random base64url "
+            "characters (128 bits, e.g. secrets.token_urlsafe(16)) or a UUIDv4, since whoever "
+            "repeats it gets the seat's token back"
         )
 
 

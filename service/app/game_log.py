@@ -201,12 +201,12 @@ def sources(
             record = decode(r, upcasters)
         except Undecodable as exc:
             raise CorruptGame(entry.game_id, f"seq {entry.seq}: {exc}") from None
-        event = None if isinstance(record, DealPlan) else record
-        out.append(SourceEvent(entry.game_id, entry.seq, event, r.time, entry.id))
+        if isinstance(record, DealPlan):  # written only when the creator chose the deals
+            out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id, True))
+            continue
+        out.append(SourceEvent(entry.game_id, entry.seq, record, r.time, entry.id))
     return out
 
 
 # Stored types the projections never look into (see projections.scoreboard.RELEVANT).
-_UNPROJECTED = frozenset(
-    name for name, cls in EVENT_TYPES.items() if not issubclass(cls, RELEVANT)
-) | {DEAL_PLAN}
+_UNPROJECTED = frozenset(name for name, cls in EVENT_TYPES.items() if not issubclass(cls, RELEVANT))

@@ -47,10 +47,11 @@ from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
 from service.app.bot_runner import BackgroundBots, BotRunner
-from service.app.deal_plan import DealPlan, Hands, plan_event
+from service.app.deal_plan import DealPlan, Hands, fresh_salt, plan_event
 from service.app.errors import (
     GameAlreadyExists,
     GameNotFound,
+    GuessableIdempotencyKey,
     IdempotencyKeyReused,
     InvalidCursor,
     InvalidDeal,
@@ -58,6 +59,7 @@ from service.app.errors import (
     ReceiptUnreadable,
     StaleVersion,
     TooManyConflicts,
+    WritesUnavailable,
 )
 from service.app.game import StoredGame, fold_records, new_event
 from service.store.bot_queue import BotQueue
@@ -70,6 +72,7 @@ from service.store.event_store import (
     RedisEventStore,
     Snapshot,
     StateCache,
+    WritesRefused,
 )
 
 log = logging.getLogger(__name__)
@@ -168,6 +171,7 @@ class GameService:
         bot_poll_seconds: float = 1.0,
         cache_games: int = 1024,
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
+        fresh_salt: Callable[[], str] = fresh_salt,
     ) -> None:
         self.store = store
         self.retries = conflict_retries
@@ -175,6 +179,7 @@ class GameService:
         self.bot_moves_per_request = bot_moves_per_request
         self.bot_request_seconds = bot_request_ms / 1000
         self.fresh_seed = fresh_seed
+        self.fresh_salt = fresh_salt
         self.cache: StateCache[StoredGame] = StateCache(
             store, fold_records, StoredGame, max_games=cache_games
         )
@@ -253,6 +258,7 @@ class GameService:
         limit: int,
         cursor: str | None,
         scan_budget: int = 500,
+        arranged: bool | None = None,
     ) -> tuple[list[Snapshot[StoredGame]], str | None]:
         """Games oldest first, filtered by phase and player name; at most ``limit``.
 
@@ -272,7 +278,7 @@ class GameService:
             for game_id in page.game_ids:
                 scanned += 1
                 snap = self.cache.get(game_id)
-                if snap.version and _matches(snap.state.state, status, player):
+                if snap.version and _matches(snap.state, status, player, arranged):
                     found.append(snap)
             cursor = page.next_cursor
             if cursor is None:
@@ -362,6 +368,10 @@ class GameService:
         if isinstance(name, str) and any(same_name(name, bot) for bot in bot_names()):
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
+        if idempotency is not None and not auth.unguessable_key(idempotency.key):
+            # Its receipt gives the token back to whoever repeats the key and body: only an
+            # unguessable key keeps that to the caller who made it.
+            raise GuessableIdempotencyKey()
         token, credential = auth.new_token()
 
         def decide_join(at: Snapshot[StoredGame]) -> Decided:
@@ -465,6 +475,9 @@ class GameService:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
             self.cache.forget(game_id)
             raise ConcurrencyConflict(snap.version, snap.version, game_id) from None
+        except WritesRefused as exc:  # nothing written: the request may be retried as it is
+            log.error("game %s: %s", game_id, exc)
+            raise WritesUnavailable(exc.reason) from exc
         if result.replayed:
             return result, None
         metrics.events_appended(len(result.events))
@@ -478,7 +491,7 @@ class GameService:
         state = table.state
         if state.phase is not Phase.DEALING:
             return records, table
-        deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed)
+        deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed, self.fresh_salt())
         events = decide(deal, state)
         return records + [new_event(e) for e in events], table.after(events)
 
@@ -645,8 +658,13 @@ def _waiting_change(before: Phase, after: Phase) -> bool | None:
     return after is Phase.WAITING
 
 
-def _matches(state: GameState, status: str | None, player: str | None) -> bool:
+def _matches(
+    table: StoredGame, status: str | None, player: str | None, arranged: bool | None
+) -> bool:
+    state = table.state
     if status is not None and state.phase.value != status:
+        return False
+    if arranged is not None and arranged == table.plan.empty:
         return False
     if player is None:
         return True

@@ -5,7 +5,8 @@ pass direction, the deal as dealt (and the seed it came from), each seat's passe
 cards, every trick in order, the points taken, a shot at the moon or the sun, the score changes
 and the totals. A hand is *finished* once its ``HandScored`` is in the log; until then a record
 shows only what its viewer may see (see :func:`visible_to`): the public plays, and for a seat its
-own cards. The seed of an unfinished hand is never shown: it would reveal every seat's cards.
+own cards. The seed of an unfinished hand is never shown: it would reveal every seat's cards;
+nor, in a game dealt from its creator's seed, any hand's seed before the game is over.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class HandRecord:
     cards_to_pass: int
     seed_commitment: str
     seed: str | None  # revealed when the hand is finished
+    salt: str | None  # the commitment's salt, revealed with the seed (None: format 1, unsalted)
     explicit: bool  # dealt as given, not from the seed
     dealt: tuple[Cards | None, ...]  # per seat, the hand as dealt
     kitty_dealt: Cards | None
@@ -128,6 +130,7 @@ class HandRecord:
             "cards_to_pass": self.cards_to_pass,
             "seed_commitment": self.seed_commitment,
             "seed": self.seed,
+            "seed_salt": self.salt,
             "explicit": self.explicit,
             "dealt": [_cards(h) for h in self.dealt],
             "kitty_dealt": _cards(self.kitty_dealt),
@@ -183,17 +186,23 @@ class _Open:
     trick_seqs: tuple[int, ...] = ()
 
 
-def hand_records(events: Iterable[Logged], viewer: Viewer = ALL) -> list[HandRecord]:
-    """Every hand dealt in ``events`` (one game, in seq order), as ``viewer`` may see it."""
+def hand_records(
+    events: Iterable[Logged], viewer: Viewer = ALL, hide_seeds: bool = False
+) -> list[HandRecord]:
+    """Every hand dealt in ``events`` (one game, in seq order), as ``viewer`` may see it;
+    ``hide_seeds``: a game dealt from its creator's seed and not over yet (see
+    :func:`visible_to`)."""
     records = [_freeze(state, h) for state, h in _fold_hands(events)]
-    return [visible_to(r, viewer) for r in records]
+    return [visible_to(r, viewer, hide_seeds) for r in records]
 
 
-def hand_record(events: Iterable[Logged], number: int, viewer: Viewer = ALL) -> HandRecord | None:
+def hand_record(
+    events: Iterable[Logged], number: int, viewer: Viewer = ALL, hide_seeds: bool = False
+) -> HandRecord | None:
     """Hand ``number`` (1-based) as ``viewer`` may see it; None if it has not been dealt."""
     for state, h in _fold_hands(events):
         if h.dealt.hand_number == number:
-            return visible_to(_freeze(state, h), viewer)
+            return visible_to(_freeze(state, h), viewer, hide_seeds)
     return None
 
 
@@ -273,6 +282,7 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
         cards_to_pass=rules.cards_to_pass(hand.pass_direction),
         seed_commitment=hand.seed_commitment,
         seed=hand.seed,
+        salt=hand.salt,
         explicit=hand.explicit,
         dealt=tuple(hand.dealt),
         kitty_dealt=h.dealt.kitty,
@@ -306,6 +316,7 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
 # Each field of a record that holds a secret, and the event field it comes from.
 _SECRET_FIELDS = {
     "seed": secret(HandDealt, "seed"),
+    "salt": secret(HandDealt, "salt"),
     "dealt": secret(HandDealt, "hands"),
     "kitty_dealt": secret(HandDealt, "kitty"),
     "passed": secret(CardsPassed, "cards"),  # one seat's per event: per seat in a record
@@ -314,12 +325,16 @@ _SECRET_FIELDS = {
 }
 
 
-def visible_to(record: HandRecord, viewer: Viewer) -> HandRecord:
+def visible_to(record: HandRecord, viewer: Viewer, hide_seeds: bool = False) -> HandRecord:
     """The record as ``viewer`` may see it (as domain.secrecy declares): a finished hand in
     full; else public facts only (the plays and tricks, a kitty taken with a trick included),
-    plus, for a seat, its own dealt, passed and received cards."""
+    plus, for a seat, its own dealt, passed and received cards. ``hide_seeds``: the game was
+    dealt from its creator's seed and is not over, so its hand seeds and salts stay hidden
+    (``service.app.deal_plan.SEEDED_HAND_DEALT_SECRETS``)."""
     if viewer == ALL:
         return record
+    if hide_seeds and (record.seed, record.salt) != (None, None):
+        record = replace(record, seed=None, salt=None)
     hand = record.number
     moment = Moment(hand if record.finished else hand - 1)
     seats = range(len(record.dealt))

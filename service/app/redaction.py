@@ -5,7 +5,9 @@ declaration, by class, what is whose and until when: :mod:`domain.secrecy` for t
 events (other seats' hands, passes and received cards, the kitty and the hand's seed stay hidden
 until that hand is scored; the ``PlayerJoined`` credential is never shown), and
 :data:`~service.app.deal_plan.DEAL_PLAN_SECRETS` in the same terms for the service's own
-``DealPlan`` (its seed until the game is over, deal ``k`` until hand ``k`` is scored). A record
+``DealPlan`` (its seed until the game is over, deal ``k`` until hand ``k`` is scored). In a game
+dealt from its creator's seed, the hands' seeds and salts wait for the game's end too
+(``SEEDED_HAND_DEALT_SECRETS``: each is an HMAC of the game seed). A record
 class neither declares is hidden whole (deny by default), so a new one is never leaked by
 accident.
 
@@ -24,7 +26,7 @@ from domain.events import HandDealt
 from domain.secrecy import SECRETS, Moment, Secret, mask, moment_of
 from domain.state import GameState
 from service.app import game_log
-from service.app.deal_plan import DEAL_PLAN_SECRETS, DealPlan
+from service.app.deal_plan import DEAL_PLAN_SECRETS, SEEDED_HAND_DEALT_SECRETS, DealPlan
 
 # Every record class the log may hold, and its declaration.
 _DECLARED: Mapping[type, tuple[Secret, ...]] = {**SECRETS, DealPlan: DEAL_PLAN_SECRETS}
@@ -35,16 +37,18 @@ class Disclosure:
     viewer: int | None  # the seat looking, or None for the public
     hands_over: int  # hands 1..hands_over have been scored
     game_over: bool = False
+    seeded: bool = False  # dealt from the creator's seed: hand seeds wait for the game's end
 
     @property
     def moment(self) -> Moment:
         return Moment(self.hands_over, self.game_over)
 
 
-def disclosure_for(state: GameState, viewer: int | None) -> Disclosure:
-    """What may be shown to ``viewer`` of a game standing at ``state``."""
+def disclosure_for(state: GameState, viewer: int | None, seeded: bool = False) -> Disclosure:
+    """What may be shown to ``viewer`` of a game standing at ``state``; ``seeded``: the game
+    was dealt from its creator's seed (see ``SEEDED_HAND_DEALT_SECRETS``)."""
     moment = moment_of(state)
-    return Disclosure(viewer, moment.hands_over, moment.game_over)
+    return Disclosure(viewer, moment.hands_over, moment.game_over, seeded)
 
 
 def redact_events(
@@ -69,6 +73,8 @@ def redact(entry: game_log.Entry, disclosure: Disclosure, hand: int) -> dict[str
     record = entry.record
     type_name, version, payload = game_log.payload_of(record)
     secrets = _DECLARED.get(type(record))
+    if disclosure.seeded and isinstance(record, HandDealt):
+        secrets = SEEDED_HAND_DEALT_SECRETS
     if secrets is None:
         shown, redacted = {}, True
     else:

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from domain.events import HandScored
+from domain.events import GameEnded, HandScored
 from domain.state import GameState, Phase
 from service.app import game_log
 from service.app.audit import AuditReport, audit_events
+from service.app.deal_plan import seeded
 from service.app.errors import (
     EventNotFound,
     GameAlreadyExists,
     GameInProgress,
     GameNotFound,
     HandNotFound,
+    WritesUnavailable,
 )
 from service.app.export import export_events, export_text, parse_events, prepare_import
 from service.app.game import StoredGame, fold_records
@@ -38,6 +40,7 @@ from service.store.event_store import (
     IdempotencyKeyReused,
     IdempotencyRecord,
     RedisEventStore,
+    WritesRefused,
     utc_now_iso,
 )
 from service.store.live import Watch
@@ -52,6 +55,7 @@ class Follower:
         self.viewer = viewer
         self.tracker = HandTracker()
         self.seq = 0  # the last event folded
+        self.seeded = False  # dealt from the creator's seed (its DealPlan was folded)
 
     @property
     def state(self) -> GameState:
@@ -68,9 +72,15 @@ class Follower:
         reveals = {}
         for entry in self._fold(entries):
             if isinstance(entry.record, HandScored):
-                record = self.tracker.record()
-                reveals[entry.seq] = record.to_dict() if record is not None else None
-        disclosure = disclosure_for(now if now is not None else self.state, self.viewer)
+                reveals[entry.seq] = self.tracker.record()
+        state = now if now is not None else self.state
+        # A seeded game's hand seeds wait for its end (SEEDED_HAND_DEALT_SECRETS).
+        hide_seeds = self.seeded and state.phase is not Phase.FINISHED
+        for seq, record in reveals.items():
+            if record is not None and hide_seeds:
+                record = replace(record, seed=None, salt=None)
+            reveals[seq] = record.to_dict() if record is not None else None
+        disclosure = disclosure_for(state, self.viewer, self.seeded)
         items = redact_events(entries, disclosure, hand_before)
         for item in items:
             if item["seq"] in reveals:
@@ -82,8 +92,16 @@ class Follower:
         for entry in entries:  # a run without gaps: the game log checked it as it read
             if entry.event is not None:
                 self.tracker.feed(Logged(entry.seq, entry.event))
+            elif seeded([entry.record]):
+                self.seeded = True
             self.seq = entry.seq
             yield entry
+
+
+def _hide_seeds(entries: list[game_log.Entry]) -> bool:
+    """A game dealt from its creator's seed and not over: its hand seeds stay hidden."""
+    over = any(isinstance(e.record, GameEnded) for e in entries)
+    return not over and seeded(e.record for e in entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +178,14 @@ class Replay:
     def hand(self, game_id: str, number: int, viewer: Viewer) -> tuple[int, HandRecord]:
         """(the game's version, hand ``number`` as ``viewer`` may see it)."""
         entries = self._read(game_id)
-        record = find_hand(logged(entries), number, viewer)
+        record = find_hand(logged(entries), number, viewer, _hide_seeds(entries))
         if record is None:
             raise HandNotFound(game_id, number)
         return entries[-1].seq, record
 
     def hands(self, game_id: str, viewer: Viewer) -> list[HandRecord]:
-        return all_hands(logged(self._read(game_id)), viewer)
+        entries = self._read(game_id)
+        return all_hands(logged(entries), viewer, _hide_seeds(entries))
 
     def state_at(self, game_id: str, at: int) -> StoredGame:
         """The game as it stood after event ``at`` (folded from the start: a game is short)."""
@@ -227,6 +246,8 @@ class Replay:
             )
         except ConcurrencyConflict:
             raise GameAlreadyExists(game_id) from None
+        except WritesRefused as exc:  # nothing written: the import may be retried as it is
+            raise WritesUnavailable(exc.reason) from exc
         if result.replayed:
             return Imported(json.loads(result.response or "{}"), replayed=True)
         return Imported(body, report=prepared.report)

@@ -69,7 +69,8 @@ def render_hand(record: HandRecord, colour: bool = False) -> str:
         + f" ({status}) - dealer {seat_name(record, record.dealer)}, pass {record.pass_direction}"
     )
     seed = "(hidden until the hand ends)" if record.seed is None else escape_controls(record.seed)
-    out.append(s.dim(f"  seed {seed}; commitment {record.seed_commitment}"))
+    salt = f"; salt {escape_controls(record.salt)}" if record.salt is not None else ""
+    out.append(s.dim(f"  seed {seed}{salt}; commitment {record.seed_commitment}"))
     if record.explicit:
         out.append(s.dim("  dealt as given (explicit deal)"))
     out.append("  Deal:")

@@ -90,10 +90,12 @@ def add_parser(subparsers: Any) -> None:
 @contextlib.contextmanager
 def open_projections() -> Iterator[Any]:
     """The configured store's ProjectionStore, or SystemExit(2) without a Redis to use."""
+    from service.settings import Settings
     from service.store.read_models import ProjectionStore
 
+    count_arranged = Settings.from_env().count_arranged_games
     with open_store() as store:
-        yield ProjectionStore(store)
+        yield ProjectionStore(store, count_arranged)
 
 
 def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | None = None) -> int:

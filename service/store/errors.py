@@ -51,6 +51,20 @@ class CorruptStore(StoreError):
     """Data in Redis does not have the shape the store writes. Nothing was written."""
 
 
+class WritesRefused(StoreError):
+    """Redis refused to write: out of memory under ``maxmemory`` with ``noeviction`` (OOM), a
+    replica (READONLY), or a failed RDB save with ``stop-writes-on-bgsave-error`` (MISCONF).
+
+    Nothing was written: the append script's first write is the one refused, and Redis refuses a
+    script only before its first write, so the events, the partition log entries and the
+    idempotency receipt are all absent. Retrying later may succeed.
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"redis refuses writes ({reason}): {detail}")
+        self.reason = reason  # "oom", "readonly" or "misconf"
+
+
 class NotReplicated(StoreError):
     """The append was written on the master, but fewer replicas than asked acknowledged it in
     time (WAIT): it is recorded, yet a failover now could lose it. Retrying the request with the

@@ -80,6 +80,7 @@ from service.store.errors import (
     IdempotencyKeyReused,
     NotReplicated,
     StoreError,
+    WritesRefused,
 )
 
 __all__ = [
@@ -97,7 +98,9 @@ __all__ = [
     "Snapshot",
     "StateCache",
     "StoreError",
+    "WritesRefused",
     "utc_now_iso",
+    "writes_refused",
 ]
 
 DEFAULT_IDEMPOTENCY_TTL = 86400
@@ -195,6 +198,25 @@ if idem then
 end
 return {'ok', expected + n}
 """
+
+
+# Redis's answers when it will not write now: (error prefix, reason). redis-py gives OOM and
+# READONLY their own classes, MISCONF only the generic ResponseError; a script's error carries
+# the refused command's prefix (Redis 7) or names it in the message (older servers).
+_REFUSALS = (("OOM", "oom"), ("READONLY", "readonly"), ("MISCONF", "misconf"))
+
+
+def writes_refused(error: redis_errors.ResponseError) -> WritesRefused | None:
+    """The store's :class:`WritesRefused` for a Redis refusal to write, None for other errors."""
+    if isinstance(error, redis_errors.OutOfMemoryError):
+        return WritesRefused("oom", str(error))
+    if isinstance(error, redis_errors.ReadOnlyError):
+        return WritesRefused("readonly", str(error))
+    text = str(error)
+    for prefix, reason in _REFUSALS:
+        if text.startswith(prefix) or f"-{prefix} " in text or f"{prefix} command not" in text:
+            return WritesRefused(reason, text)
+    return None
 
 
 def utc_now_iso() -> str:
@@ -558,10 +580,16 @@ class RedisEventStore:
             args += [event.seq, event.hash, text]
         args.append({True: "add", False: "remove", None: ""}[waiting])
 
-        if self.min_replicas:
-            reply, replicas = self._append_and_wait(keys, args)
-        else:
-            reply, replicas = self._append_script(keys=keys, args=args), None
+        try:
+            if self.min_replicas:
+                reply, replicas = self._append_and_wait(keys, args)
+            else:
+                reply, replicas = self._append_script(keys=keys, args=args), None
+        except redis_errors.ResponseError as exc:
+            refused = writes_refused(exc)
+            if refused is None:
+                raise
+            raise refused from exc
         status = _text(reply[0])
         if status == "ok" and replicas is not None and replicas < self.min_replicas:
             raise NotReplicated(game_id, int(reply[1]), self.min_replicas, replicas)

@@ -151,8 +151,12 @@ class RecentGame:
 class ProjectionStore:
     """The read models of an event store's log, in the same Redis under the same prefix."""
 
-    def __init__(self, store: RedisEventStore) -> None:
+    def __init__(self, store: RedisEventStore, count_arranged: bool = False) -> None:
+        """``count_arranged``: arranged games (deals chosen by their creator) count in the
+        player statistics (``HEARTS_COUNT_ARRANGED_GAMES``); the live projector and a rebuild
+        must be given the same, and a change takes a rebuild."""
         self.store = store
+        self.count_arranged = count_arranged
         self.redis = store.redis
         self.prefix = store.prefix
         self.partitions = store.partitions
@@ -316,7 +320,7 @@ class ProjectionStore:
         for entry in entries:
             game_id = entry.game_id
             run = runs.get(game_id)
-            if not isinstance(entry.event, RELEVANT):
+            if not isinstance(entry.event, RELEVANT) and not entry.arranged:
                 if run is not None and entry.seq == run[1] + 1:
                     runs[game_id] = (run[0], entry.seq, entry.position)
                     continue
@@ -326,7 +330,7 @@ class ProjectionStore:
                 continue
             if run is not None:
                 end_run(game_id)
-            result = apply(boards[game_id], entry)
+            result = apply(boards[game_id], entry, self.count_arranged)
             if not result.applied:
                 continue
             boards[game_id] = result.board

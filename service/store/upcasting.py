@@ -94,3 +94,11 @@ def _game_created_names(payload: dict) -> dict:
     # the rule they had (domain/names.py NameRules), so their audits decide them alike.
     payload["names"] = "as_written"
     return payload
+
+
+@register_upcaster("HandDealt", 1)
+def _hand_dealt_salt(payload: dict) -> dict:
+    # v1 hands were committed before salts: SHA-256 of the seed alone (format 1), which the
+    # audit still recomputes as such (domain.shuffle.seed_commitment with salt None).
+    payload["salt"] = None
+    return payload

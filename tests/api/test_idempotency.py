@@ -8,6 +8,9 @@ from domain.cards import DECK
 from tests.api.helpers import Hearts, auth
 from tests.api.test_errors import assert_problem
 
+# A join's key must be unguessable (tests/security/test_join_receipt.py): 22+ varied characters.
+JOIN_ANN = "join-ann-Qx2Lp9ZkR4Tw8Vb3Hc"
+
 
 def key(k: str) -> dict[str, str]:
     return {"Idempotency-Key": k}
@@ -46,14 +49,14 @@ def test_a_retried_join_gets_the_same_seat_and_token(
 ):
     game = hearts.create([None] * 4)
     url = f"/api/v1/games/{game['id']}/seats"
-    first = client.post(url, json={"name": "ann"}, headers=key("join-ann"))
-    again = client.post(url, json={"name": "ann"}, headers=key("join-ann"))
+    first = client.post(url, json={"name": "ann"}, headers=key(JOIN_ANN))
+    again = client.post(url, json={"name": "ann"}, headers=key(JOIN_ANN))
     assert first.status_code == again.status_code == 201
     assert again.get_json() == first.get_json()
     token = first.get_json()["token"]
     assert client.get(f"/api/v1/games/{game['id']}", headers=auth(token)).get_json()["seat"] == 0
     assert_problem(
-        client.post(url, json={"name": "bob"}, headers=key("join-ann")),
+        client.post(url, json={"name": "bob"}, headers=key(JOIN_ANN)),
         422,
         "idempotency-key-reused",
     )
@@ -63,7 +66,7 @@ def test_a_retried_join_gets_the_same_seat_and_token(
     idem_keys = list(redis_client.scan_iter(match=f"{key_prefix}:*:idem:*"))
     assert idem_keys
     for name in idem_keys:
-        assert b"join-ann" not in name
+        assert JOIN_ANN.encode() not in name
         assert token.encode() not in redis_client.get(name)
         assert 0 < redis_client.ttl(name) <= 86400
 
@@ -73,14 +76,14 @@ def test_a_retried_join_whose_record_was_altered_is_refused_not_answered_with_50
 ):
     game = hearts.create([None] * 4)
     url = f"/api/v1/games/{game['id']}/seats"
-    assert client.post(url, json={"name": "ann"}, headers=key("join-ann")).status_code == 201
+    assert client.post(url, json={"name": "ann"}, headers=key(JOIN_ANN)).status_code == 201
     (name,) = redis_client.scan_iter(match=f"{key_prefix}:*:idem:*")
     fingerprint, _, response = redis_client.get(name).decode().partition("\n")
     record = json.loads(response)
     sealed = record["token"]
     record["token"] = sealed[:-4] + ("AAAA" if not sealed.endswith("AAAA") else "BBBB")
     redis_client.set(name, fingerprint + "\n" + json.dumps(record), keepttl=True)
-    again = client.post(url, json={"name": "ann"}, headers=key("join-ann"))
+    again = client.post(url, json={"name": "ann"}, headers=key(JOIN_ANN))
     assert_problem(again, 409, "idempotency-receipt-unreadable")
     assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 2
 

@@ -73,7 +73,8 @@ def test_no_response_reveals_another_seats_hidden_cards(hearts: Hearts, service,
 
 def recorded(seq: int, type_: str, payload: dict) -> game_log.Entry:
     """A log entry, typed by the game log from the stored envelope it would be."""
-    stored = RecordedEvent(type_, 1, "g", seq, "t", "c", payload, "0" * 64, "1" * 64)
+    version = 2 if type_ == "HandDealt" else 1  # HandDealt v2 has the commitment's salt
+    stored = RecordedEvent(type_, version, "g", seq, "t", "c", payload, "0" * 64, "1" * 64)
     return game_log.Entry(seq, "t", "c", stored.hash, game_log.decode(stored))
 
 
@@ -93,6 +94,7 @@ DEALT = {
     "seed": "secret",
     "seed_commitment": "c",
     "explicit": False,
+    "salt": "5a" * 16,
 }
 
 
@@ -103,6 +105,7 @@ def test_redaction_rules_by_event():
     dealt = redact(recorded(3, "HandDealt", DEALT), during, 1)
     assert dealt["payload"]["hands"] == [None, ["3C"], None, None]
     assert dealt["payload"]["seed"] is None and dealt["payload"]["seed_commitment"] == "c"
+    assert dealt["payload"]["salt"] is None  # the salt is revealed with the seed, not before
     assert dealt["redacted"] and "hash" not in dealt
     assert redact(recorded(3, "HandDealt", DEALT), after, 1)["payload"] == DEALT
     assert redact(recorded(3, "HandDealt", DEALT), public, 1)["payload"]["hands"] == [None] * 4

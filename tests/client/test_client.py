@@ -184,3 +184,19 @@ def test_the_typed_bodies_name_the_documented_fields(hearts, typed, component):
 
 def _inherited(typed: type) -> set[str]:
     return {name for base in typed.__mro__[1:] for name in getattr(base, "__annotations__", {})}
+
+
+def test_arranged_games_are_marked_and_filtered(hearts):
+    seeded = hearts.create_game(seats=[None, *BOTS], seed="chosen")
+    plain = hearts.create_game(seats=[None, *BOTS])
+    assert hearts.game(seeded["id"])["arranged"] is True
+    assert hearts.game(plain["id"])["arranged"] is False
+    only = {g["id"] for g in hearts.list_games(arranged=True, limit=100)["games"]}
+    assert seeded["id"] in only and plain["id"] not in only
+
+
+def test_a_guessable_join_key_is_refused(hearts):
+    game = hearts.create_game(seats=[None, *BOTS])
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.join(game["id"], "eve", idempotency_key="join-1")
+    assert (refused.value.status, refused.value.code) == (422, "idempotency-key-guessable")

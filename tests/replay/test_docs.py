@@ -44,6 +44,8 @@ def test_the_reference_deals_like_the_server(reference, options):
         seed = hand_seed("doc-seed", hand_number)
         assert reference["hand_seed"]("doc-seed", hand_number) == seed
         assert reference["commitment"](seed) == seed_commitment(seed)
+        salt = f"{hand_number:02d}" * 16
+        assert reference["commitment"](seed, salt) == seed_commitment(seed, salt)
         hands, kitty = deal_from_seed(rules, dealer_of(hand_number, rules.players), seed)
         theirs, their_kitty = reference["deal"](
             seed,
@@ -62,4 +64,5 @@ def test_the_documented_vectors():
     for seat, hand in enumerate(hands):
         assert f"seat {seat}: {' '.join(map(str, hand))}" in text
     assert seed_commitment("hearts") in text
+    assert seed_commitment("hearts", "0123456789abcdef0123456789abcdef") in text
     assert hand_seed("my-game-seed", 1) in text

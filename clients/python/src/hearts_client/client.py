@@ -68,8 +68,17 @@ class HeartsClient:
         player: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
+        arranged: bool | None = None,
     ) -> GameList:
-        params = {"status": status, "player": player, "limit": limit, "cursor": cursor}
+        """Games oldest first; ``arranged``: only games whose creator chose the deals (True)
+        or only the others (False)."""
+        params: dict[str, Any] = {
+            "status": status,
+            "player": player,
+            "limit": limit,
+            "cursor": cursor,
+            "arranged": None if arranged is None else str(arranged).lower(),
+        }
         return cast(GameList, self._call("GET", "/games", params=params))
 
     def game(self, game_id: str, token: str | None = None) -> PublicView | SeatView:
@@ -84,7 +93,11 @@ class HeartsClient:
         seat: int | None = None,
         idempotency_key: str | None = None,
     ) -> Seat:
-        """Take a seat (the first open one unless ``seat``); the Seat acts with its token."""
+        """Take a seat (the first open one unless ``seat``); the Seat acts with its token.
+
+        ``idempotency_key``: whoever repeats it (with the same body) gets this seat's token back,
+        so the server refuses a guessable one (422 ``idempotency-key-guessable``): make it with
+        ``secrets.token_urlsafe(16)`` or ``str(uuid.uuid4())``."""
         body = {"name": name, "seat": seat}
         joined = cast(
             Joined, self._call("POST", f"/games/{game_id}/seats", body, key=idempotency_key)

@@ -58,6 +58,7 @@ class PublicView(TypedDict):
     scores: list[int]
     seats: list[SeatPublic]
     seed_commitment: str | None
+    arranged: bool  # the creator chose the deals (a seed or explicit deals)
     moon_shooter: int | None
     winners: list[int]
 

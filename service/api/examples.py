@@ -112,7 +112,17 @@ def record() -> dict[str, dict[str, Any]]:
     from service.api.factory import create_app
     from service.settings import Settings
 
-    settings = Settings(key_prefix="examples", sweep_on_start=False, projector_in_process=True)
+    # Deterministic: seeded games, counted in the statistics all the same, and every bot move
+    # made inside the request that led to it (no background runner whose timing would vary).
+    settings = Settings(
+        key_prefix="examples",
+        sweep_on_start=False,
+        projector_in_process=True,
+        count_arranged_games=True,
+        bot_runner=False,
+        bot_moves_per_request=5000,
+        bot_request_ms=600_000,
+    )
     app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
     r = _Recorder(app.test_client())
     bots = [{"bot": "random"}] * 3

@@ -81,8 +81,8 @@ def play_two_games(hearts: Hearts) -> tuple[str, str]:
     """One game dealt at random and one arranged, both played to the end by bots."""
     plain = hearts.create(BOTS, rules={"score_limit": 26})
     seeded = hearts.create(BOTS, rules={"score_limit": 26}, seed="chosen")
-    for game in (plain, seeded):
-        assert hearts.view(game["id"])["phase"] == "finished"
+    for game in (plain, seeded):  # bots play in the background, after the answer
+        hearts.wait_for(game["id"], lambda view: view["phase"] == "finished")
     return plain["id"], seeded["id"]
 
 

@@ -81,7 +81,7 @@ def test_the_dictionary_attack_fails_against_the_service_commitment(hearts: Hear
 
 def test_the_salt_is_revealed_with_the_seed_and_opens_the_commitment(hearts: Hearts):
     game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
-    assert hearts.view(game["id"])["phase"] == "finished"
+    finished(hearts, game["id"])
     for number in (1, 2):
         record = hearts.http.get(f"/api/v1/games/{game['id']}/hands/{number}").get_json()
         assert record["seed"] == hand_seed(SEED, number)
@@ -93,8 +93,10 @@ def test_the_salt_is_revealed_with_the_seed_and_opens_the_commitment(hearts: Hea
 
 def test_every_deal_gets_its_own_salt(hearts: Hearts):
     game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
+    finished(hearts, game["id"])
     records = [hearts.http.get(f"/api/v1/games/{game['id']}/hands/{n}").get_json() for n in (1, 2)]
     again = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
+    finished(hearts, again["id"])
     same_seed = hearts.http.get(f"/api/v1/games/{again['id']}/hands/1").get_json()
     salts = {r["seed_salt"] for r in records} | {same_seed["seed_salt"]}
     assert len(salts) == 3
@@ -155,6 +157,7 @@ def test_an_old_commitment_altered_is_still_caught():
 
 def test_a_salted_commitment_with_its_salt_removed_is_caught(hearts: Hearts):
     game = hearts.create(BOTS + [{"bot": "random"}], rules={"score_limit": 26})
+    finished(hearts, game["id"])  # no bot appends while the log is edited
     service = hearts.http.application.extensions["hearts"]
     envelopes = read_raw(service.store, game["id"])
     (first,) = [e for e in envelopes if e["type"] == "HandDealt"][:1]
@@ -163,6 +166,11 @@ def test_a_salted_commitment_with_its_salt_removed_is_caught(hearts: Hearts):
     write_raw(service.store, game["id"], rehash(envelopes))
     report = Replay(service.store).audit(game["id"])
     assert "commitment" in {d.check for d in report.discrepancies if d.seq == first["seq"]}
+
+
+def finished(hearts: Hearts, game_id: str) -> None:
+    """Bots play in the background, after the answer: wait for the game's end."""
+    hearts.wait_for(game_id, lambda view: view["phase"] == "finished")
 
 
 def revealed_hand_seeds(hearts: Hearts, game_id: str, token: str | None = None) -> list[str]:
@@ -203,6 +211,6 @@ def test_a_seeded_games_hand_seeds_wait_for_the_end_of_the_game(hearts: Hearts):
 
 def test_a_seeded_games_hand_seeds_are_revealed_when_it_ends(hearts: Hearts):
     game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
-    assert hearts.view(game["id"])["phase"] == "finished"
+    finished(hearts, game["id"])
     found = revealed_hand_seeds(hearts, game["id"])
     assert hand_seed(SEED, 1) in found and hand_seed(SEED, 2) in found

@@ -19,6 +19,7 @@ from service.api.schemas import MAX_DEALS, MAX_HAND, MAX_SEATS
 from service.api.security_headers import HEADERS
 from service.cli import refusals
 from service.settings import Settings
+from tests.api.helpers import poll
 from tests.replay.live import start_server, stop_server
 
 PROBLEM = "application/problem+json"
@@ -128,8 +129,10 @@ def test_the_depth_scan_is_exact_and_linear():
 def test_the_deepest_body_the_api_takes_is_well_within_the_limit(client):
     game = client.post("/api/v1/games", json={"seats": [{"bot": "random"}] * 4, "seed": "d"})
     assert game.status_code == 201
+    url = f"/api/v1/games/{game.get_json()['id']}"
+    poll(lambda: client.get(url).get_json()["phase"], lambda phase: phase == "finished")
     # an export nests 6 levels at most (events / event / payload / hands / hand / card)
-    exported = client.get(f"/api/v1/games/{game.get_json()['id']}/export")
+    exported = client.get(f"{url}/export")
     assert exported.status_code == 200
     assert hygiene.json_depth(exported.get_data()) <= 6 < hygiene.MAX_JSON_DEPTH
 

@@ -53,6 +53,8 @@ def test_no_2xx_until_a_replica_has_the_events_even_when_replayed(
     acknowledged: list[dict] = []  # every event a 2xx reported
 
     def move(key: str):
+        # Bots move in the background, after an answer: wait for this seat's turn.
+        hearts.wait_for(game_id, lambda v: 0 in v["awaiting"], timeout=90)
         view = hearts.view(game_id, token, 0)
         endpoint, body = hearts.move(view)
         path = f"/api/v1/games/{game_id}/{endpoint}"

@@ -224,7 +224,8 @@ def test_the_start_up_sweep_waits_for_redis(tmp_path):
     port = free_port()
     client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=0.5)
     store = RedisEventStore(client, prefix=f"sweep-{uuid.uuid4().hex[:8]}")
-    thread = start_sweep(store, None, f"{store.prefix}:sweep-lock")  # type: ignore[arg-type]
+    handed_over: list[str] = []
+    thread = start_sweep(store, None, handed_over.append, f"{store.prefix}:sweep-lock")  # type: ignore[arg-type]
     redis_process = None
     try:
         time.sleep(1.5)

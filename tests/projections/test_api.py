@@ -243,7 +243,9 @@ def test_a_cursor_of_another_sort_is_refused(app, client, store):
 
 
 def test_metrics_show_the_projection_lag(app, client):
-    Hearts(client).create(BOTS, rules={"score_limit": 10})
+    hearts = Hearts(client)
+    game = hearts.create(BOTS, rules={"score_limit": 10})
+    hearts.wait_for(game["id"], lambda v: v["phase"] == "finished")  # bots play in the background
     text = client.get("/metrics").get_data(as_text=True)
     lag = [line for line in text.splitlines() if line.startswith("hearts_projection_lag ")]
     assert len(lag) == 1 and float(lag[0].split()[1]) > 0

@@ -147,6 +147,15 @@ KILLABLE = textwrap.dedent(
 
 def _kill_a_runner_mid_game(redis_server: str, key_prefix: str) -> tuple[str, int]:
     """A process whose runner plays a long game of bots, SIGKILLed mid-game: (game, version)."""
+    # The watcher is built first: built after the game's creation, on a loaded machine, the
+    # runner had played the whole game before it could look.
+    watcher = Hearts(
+        create_app(
+            Settings(key_prefix=key_prefix, bot_runner=False),
+            redis=redis.Redis.from_url(redis_server),
+        ).test_client()
+    )
+    service = service_of(watcher.http.application)
     process = subprocess.Popen(
         [sys.executable, "-c", KILLABLE, redis_server, key_prefix],
         cwd=ROOT,
@@ -158,13 +167,6 @@ def _kill_a_runner_mid_game(redis_server: str, key_prefix: str) -> tuple[str, in
         assert process.stdout is not None
         game_id = process.stdout.readline().strip()
         assert game_id, "the process did not create its game"
-        watcher = Hearts(
-            create_app(
-                Settings(key_prefix=key_prefix, bot_runner=False),
-                redis=redis.Redis.from_url(redis_server),
-            ).test_client()
-        )
-        service = service_of(watcher.http.application)
         poll(lambda: service.store.version(game_id), lambda v: v > 40, timeout=120)
     finally:
         process.send_signal(signal.SIGKILL)

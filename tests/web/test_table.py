@@ -110,9 +110,10 @@ def check_spectator_saw_only_public_cards(base: str, game_id: str, seen: list[st
 
 def my_turn_before_the_end(page: Page) -> bool:
     """Wait until a card can be played (True) or the game is over (False)."""
-    page.wait_for_function(
-        "document.querySelector('#table')?.dataset.phase === 'finished'"
-        " || document.querySelector('.hand .card.legal:not(:disabled)')"
+    # A locator, not wait_for_function: a predicate polled in the page is eval'd script, which
+    # the page's Content-Security-Policy (no 'unsafe-eval') refuses.
+    page.locator("#table[data-phase='finished'], .hand .card.legal:not(:disabled)").first.wait_for(
+        timeout=60_000
     )
     return page.locator("#table").get_attribute("data-phase") != "finished"
 

@@ -13,6 +13,7 @@ from domain.rules import MoonScoring
 from domain.state import GameState
 from service.api.common import (
     BEARER_DOC,
+    HEAD_DOC,
     IDEMPOTENCY_DOC,
     IF_MATCH_DOC,
     command_result,
@@ -40,7 +41,7 @@ _DOC = {
 
 @blp.route("/<game_id>/pass", methods=["POST"])
 @blp.arguments(PassSchema())
-@blp.response(200, CommandResultSchema)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(**_DOC)
 def pass_cards(body: dict[str, Any], game_id: str):
@@ -51,7 +52,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 
 @blp.route("/<game_id>/play", methods=["POST"])
 @blp.arguments(PlaySchema())
-@blp.response(200, CommandResultSchema)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(**_DOC)
 def play(body: dict[str, Any], game_id: str):
@@ -62,7 +63,7 @@ def play(body: dict[str, Any], game_id: str):
 
 @blp.route("/<game_id>/moon", methods=["POST"])
 @blp.arguments(MoonSchema())
-@blp.response(200, CommandResultSchema)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @blp.doc(**_DOC)
 def moon(body: dict[str, Any], game_id: str):

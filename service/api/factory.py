@@ -22,6 +22,7 @@ from service.api.schemas import ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.bot_runner import start_sweep
 from service.app.game_service import GameService
+from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
 from service.store.event_store import RedisEventStore
@@ -58,6 +59,7 @@ def create_app(
 ) -> Flask:
     """The app. ``redis`` (a client, e.g. fakeredis in tests) overrides ``settings.redis_url``."""
     settings = settings or Settings.from_env()
+    injected = redis is not None or service is not None
     app = Flask("hearts")
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
@@ -94,6 +96,10 @@ def create_app(
         )
     app.extensions["hearts"] = service
     app.extensions["hearts.settings"] = settings
+    # Signed game heads and the public log (docs/verify.md); its key is in the OpenAPI info.
+    transparency = build_log(service.store, settings, injected=injected)
+    app.extensions["hearts.log"] = transparency
+    app.config["API_SPEC_OPTIONS"]["info"]["x-hearts-log-key"] = transparency.vkey
 
     api = HeartsApi(app)
     problems.register(app)

@@ -163,6 +163,9 @@ class Signature:
     id: bytes
     blob: bytes  # what follows the key id
 
+    def line(self) -> str:
+        return _line(self.name, self.id + self.blob)
+
 
 @dataclass(frozen=True)
 class Note:
@@ -198,7 +201,7 @@ class Note:
         return cls(text, tuple(signatures))
 
     def serialize(self) -> str:
-        return self.text + "\n" + "".join(_line(s.name, s.id + s.blob) for s in self.signatures)
+        return self.text + "\n" + "".join(s.line() for s in self.signatures)
 
     def with_line(self, line: str) -> Note:
         """This note with one more signature line (a cosignature), if it is not there yet."""

@@ -58,6 +58,7 @@ for _problem in (
     CATALOGUE.setdefault(_problem.code, _problem)
 
 TEXT = "text/plain"
+STRING = {"type": "string"}
 
 
 def _text(body: str) -> Response:
@@ -123,7 +124,7 @@ class CosignedSchema(Schema):
 
 
 @blp.route("/.well-known/hearts-log-key", methods=["GET"])
-@blp.response(200, content_type=TEXT, description="The log's verifier key (C2SP vkey)")
+@blp.response(200, STRING, content_type=TEXT, description="The log's verifier key (C2SP vkey)")
 @documented(blp)
 def log_key():
     """The verifier key of heads and checkpoints: ``<origin>+<key id>+<base64 key>``."""
@@ -132,7 +133,7 @@ def log_key():
 
 @blp.route("/api/v1/log/checkpoint", methods=["GET"])
 @blp.arguments(SizeQuerySchema(), location="query")
-@blp.response(200, content_type=TEXT, description="A C2SP checkpoint: signed, and cosigned")
+@blp.response(200, STRING, content_type=TEXT, description="A C2SP checkpoint, signed and cosigned")
 @documented(blp, 400, 422)
 def checkpoint(query: dict[str, Any]):
     """The signed checkpoint of the public log (now, or at ``size``) with its cosignatures."""

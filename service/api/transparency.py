@@ -93,7 +93,9 @@ class HeadCheckSchema(Schema):
     extends = fields.Boolean(metadata={"description": "Always true (else a problem)"})
     head_version = fields.Integer()
     version = fields.Integer(metadata={"description": "The game's version now"})
-    hash = fields.String(metadata={"description": "The chain hash at version"})
+    blinded = fields.String(
+        metadata={"description": "The chain hash at version, blinded with the game's salt"}
+    )
 
 
 class InclusionSchema(Schema):
@@ -101,6 +103,9 @@ class InclusionSchema(Schema):
     index = fields.Integer(metadata={"description": "The game's leaf, from 0"})
     tree_size = fields.Integer()
     head = fields.String(metadata={"description": "The leaf's data: the game's final head text"})
+    head_salt = fields.String(
+        metadata={"description": "The game's salt: unblinds the heads given during the game"}
+    )
     proof = fields.List(fields.String(), metadata={"description": "RFC 9162 path, base64"})
     checkpoint = fields.String(metadata={"description": "The signed checkpoint of tree_size"})
 
@@ -175,5 +180,5 @@ def verify_head(body: dict[str, Any], game_id: str):
     """Whether the game's log extends a head you kept (409 ``head-not-extended`` says where
     not)."""
     found = transparency().verify_head(game_id, body["head"])
-    headers = head_headers(game_id, found.version, found.hash)
+    headers = head_headers(game_id, found.version, found.chain_hash)
     return json_response(found.to_dict(), headers=headers)

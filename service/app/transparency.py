@@ -18,6 +18,7 @@ directory), made on first start. See docs/verify.md for what each check proves.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import os
 import tempfile
 from collections.abc import Sequence
@@ -25,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import (
     Encoding,
     NoEncryption,
@@ -42,6 +45,7 @@ from hearts_client.note import (
     Signer,
     Verifier,
     b64_hashes,
+    blind,
     open_head,
     sign_head,
 )
@@ -119,7 +123,8 @@ class HeadCheck:
     game_id: str
     head_version: int
     version: int
-    hash: str  # the chain hash at ``version``
+    blinded: str  # the chain hash at ``version``, blinded with the game's salt
+    chain_hash: str  # the same, plain: for the answer's own signed head, never shown
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,7 +132,7 @@ class HeadCheck:
             "extends": True,
             "head_version": self.head_version,
             "version": self.version,
-            "hash": self.hash,
+            "blinded": self.blinded,
         }
 
 
@@ -139,6 +144,16 @@ class TransparencyLog:
         self.signer = signer
         self.witnesses = tuple(w for w in witnesses if w.sig_type == COSIGNATURE)
         self.tree = GameTree(store.redis, store.prefix)
+        # Each game's head salt: HMAC of its id under a key derived from the signing key, so
+        # every process of the service has the same salts and nothing more to keep.
+        raw = signer.key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        self._salt_key = HKDF(
+            algorithm=hashes.SHA256(), length=32, salt=None, info=b"hearts head salt v1"
+        ).derive(raw)
+
+    def salt(self, game_id: str) -> str:
+        """The game's head salt (secret until the game is over: see hearts_client.note.blind)."""
+        return hmac.new(self._salt_key, game_id.encode(), "sha256").hexdigest()
 
     @property
     def origin(self) -> str:
@@ -152,7 +167,8 @@ class TransparencyLog:
 
     def head(self, game_id: str, version: int, chain_hash: str) -> str:
         """The ``Hearts-Head`` value for the game at ``version`` (base64 of the signed note)."""
-        return sign_head(self.signer, Head(self.origin, game_id, version, chain_hash))
+        blinded = blind(chain_hash, self.salt(game_id))
+        return sign_head(self.signer, Head(self.origin, game_id, version, blinded, blinded=True))
 
     def verify_head(self, game_id: str, value: str) -> HeadCheck:
         """Whether the game's log, as stored now, extends the signed head ``value``."""
@@ -176,16 +192,18 @@ class TransparencyLog:
                 expected=head.hash,
                 found=None,
             )
+        salt = self.salt(game_id)
         found = events[head.version - 1].hash
-        if found != head.hash:
+        if not head.matches(found, salt):
             raise HeadNotExtended(
                 f"event {head.version} has another hash than the head signed: the log was "
                 f"rewritten at or before seq {head.version}",
                 seq=head.version,
                 expected=head.hash,
-                found=found,
+                found=blind(found, salt) if head.blinded else found,
             )
-        return HeadCheck(game_id, head.version, len(events), events[-1].hash)
+        last = events[-1].hash
+        return HeadCheck(game_id, head.version, len(events), blind(last, salt), last)
 
     # -- the public log -------------------------------------------------------------------------
 
@@ -219,6 +237,7 @@ class TransparencyLog:
             "index": leaf.index,
             "tree_size": size,
             "head": leaf.head,
+            "head_salt": self.salt(game_id),  # the game is over: its heads may be unblinded
             "proof": b64_hashes(self.tree.inclusion(leaf.index, size)),
             "checkpoint": self.checkpoint(size),
         }

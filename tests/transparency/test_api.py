@@ -54,7 +54,12 @@ def test_every_answer_about_a_game_carries_a_signed_head(client, hearts: Hearts,
     response = client.get(f"/api/v1/games/{game_id}")
     head = open_head(response.headers["Hearts-Head"], key)
     assert (head.game_id, head.version) == (game_id, response.get_json()["version"])
-    assert head.hash == app.extensions["hearts"].store.read(game_id)[-1].hash
+    chain_hash = app.extensions["hearts"].store.read(game_id)[-1].hash
+    log = app.extensions["hearts.log"]
+    # Blinded with the game's salt: a head never shows a chain hash while the game is played.
+    assert head.blinded and head.hash != chain_hash
+    assert head.matches(chain_hash, log.salt(game_id))
+    assert not head.matches(chain_hash, log.salt("another game"))
     view = hearts.view(game_id, tokens[0])
     endpoint, body = hearts.move(view)
     moved = hearts.post(f"/api/v1/games/{game_id}/{endpoint}", body, tokens[0])

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from hearts_client import verify as hv
-from hearts_client.note import Verifier
+from hearts_client.note import Verifier, open_head
 
 from tests.api.helpers import Hearts
 from tests.replay.tamper import find, tamper
@@ -80,27 +80,31 @@ def test_a_rewrite_with_every_hash_recomputed_is_reported(client, app, finished,
     game_id, heads, log_key = finished
     store = app.extensions["hearts"].store
 
-    def rewrite(envelopes):  # the insider renames the human seat's player in the log
-        at = find(envelopes, "PlayerJoined")
-        envelopes[at] = {
-            **envelopes[at],
-            "payload": {**envelopes[at]["payload"], "name": "mallory"},
-        }
+    rewritten = []
+
+    def rewrite(envelopes):  # the insider changes when the last hand was dealt
+        at = find(envelopes, "HandDealt", -1)
+        envelopes[at] = {**envelopes[at], "time": "2000-01-01T00:00:00.000000Z"}
+        rewritten.append(envelopes[at]["seq"])
         return envelopes
 
     tamper(store, game_id, rewrite, rehash_chain=True)
     assert store.verify(game_id) == []  # the server's chain check is satisfied
     document = export(client, game_id, tmp_path / "game.json")
-    assert document["seats"][0]["name"] == "mallory"
     key = Verifier.parse(log_key)
     assert all(f.ok for f in hv.check_chain(document))  # the chain alone cannot tell
 
     # The heads the player kept: every one from after the rewritten event says REWRITTEN.
-    status = run(tmp_path, log_key, "--head", str(tmp_path / "heads.txt"))
+    salt = json.loads((tmp_path / "proof.json").read_text())["head_salt"]
+    status = run(tmp_path, log_key, "--head", str(tmp_path / "heads.txt"), "--salt", salt)
     out = capsys.readouterr().out
     assert status == 1
     assert "FAIL head: REWRITTEN" in out
-    assert not hv.check_head(document, heads[-1], key).ok
+    # Exactly the heads from the rewritten event on fail: the report says where.
+    for head in heads:
+        version = open_head(head, key).version
+        assert hv.check_head(document, head, key, salt).ok is (version < rewritten[0])
+    assert open_head(heads[0], key).version < rewritten[0] <= open_head(heads[-1], key).version
     # The inclusion proof in the earlier checkpoint: the logged game is not this export.
     status = run(tmp_path, log_key, "--proof", str(tmp_path / "proof.json"))
     out = capsys.readouterr().out

@@ -281,30 +281,53 @@ def open_checkpoint(note: str, signer: Verifier) -> tuple[Note, Checkpoint]:
 
 @dataclass(frozen=True)
 class Head:
-    """What a player keeps: the game's version and the chain hash of its last event."""
+    """What a player keeps: the game's version and the chain hash of that event, plain
+    (``hash``: a finished game's leaf in the public log) or blinded (``blinded``: every head
+    given while playing, see :func:`blind`)."""
 
     origin: str
     game_id: str
     version: int
     hash: str
+    blinded: bool = False
 
     def text(self) -> str:
-        return f"{self.origin}\ngame {self.game_id}\nversion {self.version}\nhash {self.hash}\n"
+        label = "blinded" if self.blinded else "hash"
+        return f"{self.origin}\ngame {self.game_id}\nversion {self.version}\n{label} {self.hash}\n"
 
     @classmethod
     def parse(cls, text: str) -> Head:
         lines = text.split("\n")
         if len(lines) != 5 or lines[-1] != "":
             raise NoteError("a game head is four lines")
-        origin, game, version, hash_ = lines[:4]
+        origin, game, version, last = lines[:4]
         if not game.startswith("game ") or not version.startswith("version "):
             raise NoteError("a game head's lines are the origin, game, version and hash")
         number = version[len("version ") :]
         if not number.isdigit() or not number.isascii() or len(number) > 18:
             raise NoteError(f"version {number!r} is not a decimal number")
-        if not hash_.startswith("hash ") or not _HEX64.match(hash_[len("hash ") :]):
-            raise NoteError("a game head's hash is 64 lowercase hex digits")
-        return cls(origin, game[len("game ") :], int(number), hash_[len("hash ") :])
+        label, _, value = last.partition(" ")
+        if label not in ("hash", "blinded") or not _HEX64.match(value):
+            raise NoteError("a game head ends with 'hash' or 'blinded' and 64 lowercase hex digits")
+        return cls(origin, game[len("game ") :], int(number), value, label == "blinded")
+
+    def matches(self, chain_hash: str, salt: str | None) -> bool:
+        """Whether this head is of the event whose chain hash is ``chain_hash``."""
+        if not self.blinded:
+            return chain_hash == self.hash
+        return salt is not None and blind(chain_hash, salt) == self.hash
+
+
+def blind(chain_hash: str, salt: str) -> str:
+    """``lowercase_hex(SHA-256(ASCII(salt) || ASCII(chain_hash)))``.
+
+    A head given during a game is blinded with the game's secret salt: the chain hash after a
+    hidden event of little entropy (a pass: 3 cards of the 39 a player does not hold) would let
+    a player who knows the hash before it try every pass. The salt is revealed once the game is
+    over (``head_salt`` of ``GET /api/v1/log/games/{id}``); the server cannot then show another
+    salt that makes a rewritten event match (that would be a second preimage of SHA-256).
+    """
+    return hashlib.sha256(salt.encode("ascii") + chain_hash.encode("ascii")).hexdigest()
 
 
 def sign_head(signer: Signer, head: Head) -> str:

@@ -10,8 +10,9 @@ Checks, each reported on its own line (``ok`` or ``FAIL``):
   its ``version`` and ``last_hash`` are its last event's;
 - ``head``: for each ``--head`` (a ``Hearts-Head`` header's value a player kept, or a file of
   them, one a line), its signature by the log's key, and that the export extends it: its event at
-  the head's version has the head's hash. A game rewritten after the head was given fails here,
-  whatever hashes were recomputed;
+  the head's version has the head's hash (heads given during a game are blinded with the game's
+  salt, revealed once it is over: ``--salt``, or the ``--proof``'s ``head_salt``). A game
+  rewritten after the head was given fails here, whatever hashes were recomputed;
 - ``log``: ``--proof`` (the answer of ``GET /api/v1/log/games/{id}``, kept from any time after the
   game ended) holds a checkpoint signed by the log's key, cosigned by at least
   ``--min-witnesses`` of the ``--witness`` keys, and an inclusion proof of a leaf that is the
@@ -95,7 +96,9 @@ def final_head(document: dict[str, Any], origin: str) -> Head:
     return Head(origin, document["game_id"], document["version"], document["last_hash"])
 
 
-def check_head(document: dict[str, Any], value: str, log_key: Verifier) -> Finding:
+def check_head(
+    document: dict[str, Any], value: str, log_key: Verifier, salt: str | None = None
+) -> Finding:
     try:
         head = open_head(value, log_key)
     except NoteError as error:
@@ -109,7 +112,9 @@ def check_head(document: dict[str, Any], value: str, log_key: Verifier) -> Findi
             False,
             f"the head names event {head.version}; the export has {len(events)}: cut short",
         )
-    if events[head.version - 1].get("hash") != head.hash:
+    if head.blinded and salt is None:
+        return Finding("head", False, "a blinded head needs the game's salt (--proof or --salt)")
+    if not head.matches(str(events[head.version - 1].get("hash")), salt):
         return Finding(
             "head",
             False,
@@ -184,9 +189,12 @@ def verify(
     proof: dict[str, Any] | None = None,
     witnesses: Sequence[Verifier] = (),
     min_witnesses: int = 0,
+    salt: str | None = None,
 ) -> list[Finding]:
     findings = check_chain(document)
-    findings += [check_head(document, value, log_key) for value in heads]
+    if salt is None and proof is not None:
+        salt = proof.get("head_salt")
+    findings += [check_head(document, value, log_key, salt) for value in heads]
     if proof is not None:
         findings += check_proof(document, proof, log_key, witnesses, min_witnesses)
     return findings
@@ -213,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--proof", type=Path, help="GET /api/v1/log/games/{id}'s answer (JSON)")
     parser.add_argument("--witness", action="append", default=[], help="a witness's vkey")
     parser.add_argument("--min-witnesses", type=int, default=0)
+    parser.add_argument("--salt", help="the game's head salt (else the --proof's head_salt)")
     args = parser.parse_args(argv)
     try:
         document = json.loads(args.export.read_text(encoding="utf-8"))
@@ -230,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         proof=proof,
         witnesses=witnesses,
         min_witnesses=args.min_witnesses,
+        salt=args.salt,
     )
     for finding in findings:
         print(finding)

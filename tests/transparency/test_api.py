@@ -182,4 +182,3 @@ def test_a_known_witness_cosignature_is_kept_and_served(client, hearts, app, wit
         refused = client.post("/api/v1/log/checkpoint", json={"checkpoint": body})
         assert refused.status_code == 422
         assert refused.get_json()["code"] == "invalid-cosignature"
-

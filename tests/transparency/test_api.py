@@ -182,3 +182,21 @@ def test_a_known_witness_cosignature_is_kept_and_served(client, hearts, app, wit
         refused = client.post("/api/v1/log/checkpoint", json={"checkpoint": body})
         assert refused.status_code == 422
         assert refused.get_json()["code"] == "invalid-cosignature"
+
+
+def test_a_log_cut_short_does_not_extend_a_head(client, hearts: Hearts, app) -> None:
+    game_id, tokens = hearts.new_game(1, rules=FAST)
+    hearts.act(game_id, 0, tokens[0])
+    kept = client.get(f"/api/v1/games/{game_id}").headers["Hearts-Head"]
+    version = open_head(kept, vkey(client)).version
+    store = app.extensions["hearts"].store
+    tamper(store, game_id, lambda envelopes: envelopes[: version - 1], rehash_chain=True)
+    response = client.post(f"/api/v1/games/{game_id}/verify", json={"head": kept})
+    assert response.status_code == 409
+    problem = response.get_json()
+    assert (problem["code"], problem["seq"], problem["found_hash"]) == (
+        "head-not-extended",
+        version,
+        None,
+    )
+    assert "removed" in problem["detail"]

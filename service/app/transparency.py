@@ -50,6 +50,7 @@ from hearts_client.note import (
     sign_head,
 )
 
+from domain.events import GameEnded
 from service.app.errors import (
     BadTreeSize,
     CorruptGame,
@@ -114,6 +115,19 @@ class Appender:
         head = Head(self.origin, game_id, seq, events[0].hash)
         leaf, _ = self.tree.append(game_id, head.text())
         return leaf
+
+    def backfill(self, batch: int = 1000) -> int:
+        """Append every game whose end is in the partition logs (games that ended before the
+        public log existed, or while no projector appended); how many were added."""
+        before = self.tree.size()
+        for partition in range(self.store.partitions):
+            after = "0-0"
+            while entries := self.store.read_log(partition, after, batch):
+                for entry in entries:
+                    if entry.type == GameEnded.__name__:  # read without decoding the envelope
+                        self.record_ended(entry.game_id, entry.seq)
+                after = entries[-1].id
+        return self.tree.size() - before
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""``hearts witness``: cosign a hearts server's public log of games (docs/verify.md).
+"""``hearts witness``: cosign a hearts server's public log of games (docs/verify.md); and
+``hearts log backfill``: append the finished games it does not hold yet.
 
     hearts witness --url https://hearts.example --log-key 'hearts.example/log+1a2b3c4d+AR...' \\
         --name witness.example/w1 --key witness.pem --state witness.json [--every 60]
@@ -36,6 +37,24 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--every", type=float, help="seconds between rounds (default: one round)")
     p.add_argument("--print-key", action="store_true", help="print its verifier key and exit")
     p.set_defaults(func=run)
+    log = subparsers.add_parser("log", help="the public log of games: backfill")
+    actions = log.add_subparsers(dest="action", metavar="ACTION", required=True)
+    backfill = actions.add_parser(
+        "backfill", help="append every finished game not in the log yet (idempotent)"
+    )
+    backfill.set_defaults(func=run_backfill)
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    from service.app.transparency import Appender
+    from service.cli.connection import open_store
+    from service.settings import Settings
+
+    with open_store() as store:
+        appender = Appender(store, Settings.from_env().log_origin)
+        added = appender.backfill()
+        print(f"{added} games appended; the log holds {appender.tree.size()}")
+    return OK
 
 
 def run(args: argparse.Namespace) -> int:

@@ -92,3 +92,21 @@ def test_hearts_witness_prints_its_key(tmp_path, capsys) -> None:
     assert (verifier.name, verifier.sig_type) == ("witness.test/w2", COSIGNATURE)
     assert main(["witness", "--name", "witness.test/w2", "--key", str(key), "--print-key"]) == 0
     assert capsys.readouterr().out.strip() == printed  # the same key, kept
+
+
+def test_hearts_log_backfill_appends_finished_games_once(
+    redis_server, key_prefix, monkeypatch, capsys
+) -> None:
+    from service.store.redis_server import client_for
+
+    app = create_app(Settings(key_prefix=key_prefix), redis=client_for(redis_server))
+    ids = finished_games(Hearts(app.test_client()), 2)  # no projector ran: not in the log
+    assert app.extensions["hearts.log"].tree.size() == 0
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("HEARTS_KEY_PREFIX", key_prefix)
+    assert main(["log", "backfill"]) == 0
+    assert capsys.readouterr().out.startswith("2 games appended")
+    assert main(["log", "backfill"]) == 0
+    assert capsys.readouterr().out.startswith("0 games appended; the log holds 2")
+    for game_id in ids:
+        assert app.test_client().get(f"/api/v1/log/games/{game_id}").status_code == 200

@@ -62,6 +62,7 @@ from service.app.errors import (
 )
 from service.settings import ConfigError, Settings, data_directory
 from service.store.envelope import verify_chain
+from service.store.errors import NotReplicated
 from service.store.event_store import RedisEventStore
 from service.store.game_tree import GameTree, Leaf
 
@@ -236,8 +237,18 @@ class TransparencyLog:
         """The signed checkpoint of the tree at ``size`` (now if None), with the cosignatures
         witnesses posted for it."""
         size = self._size(size)
+        self._await_replicas(size)
         text = Checkpoint(self.origin, size, self.tree.root(size)).text()
         return text + "\n" + self.signer.sign(text) + "".join(self.tree.cosignatures(size))
+
+    def _await_replicas(self, size: int) -> None:
+        """Sign a size only once HEARTS_MIN_REPLICAS replicas hold it (else NotReplicated:
+        503), so a failover cannot lose a leaf a witness has cosigned."""
+        wanted = self.store.min_replicas
+        if wanted:
+            held = self.tree.replicas_holding(size, wanted, self.store.replica_timeout_ms)
+            if held < wanted:
+                raise NotReplicated("(the public log)", size, wanted, held)
 
     def inclusion(self, game_id: str, size: int | None = None) -> dict[str, Any]:
         leaf = self.tree.leaf(game_id)

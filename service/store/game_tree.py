@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import redis.exceptions as redis_errors
 from hearts_client import merkle
 
 _APPEND_LUA = """
@@ -109,6 +110,26 @@ class GameTree:
 
     def consistency(self, old: int, new: int) -> list[bytes]:
         return merkle.consistency_proof(self.leaf_hashes(new), old)
+
+    def replicas_holding(self, size: int, wanted: int, timeout_ms: int) -> int:
+        """How many replicas (up to ``wanted``) hold the tree's first ``size`` leaves and all
+        before: a fence key written on the slot's master, then WAIT on the same connection
+        (WAIT counts its own connection's writes: see RedisEventStore.await_replicas)."""
+        fence = f"{self.prefix}:{{tlog}}:fence"
+        client = self.redis
+        cluster = hasattr(client, "get_node_from_key")
+        if cluster:
+            client = client.get_redis_connection(client.get_node_from_key(fence))
+        pipe = client.pipeline(transaction=False)
+        pipe.set(fence, size)
+        pipe.execute_command("WAIT", wanted, timeout_ms)
+        try:
+            _, replicas = pipe.execute()
+        except (redis_errors.ConnectionError, redis_errors.AskError):
+            if cluster:
+                self.redis.nodes_manager.initialize()
+            raise
+        return int(replicas)
 
     def add_cosignature(self, size: int, witness: str, line: str) -> None:
         self.redis.hset(self.cosig_key(size), witness, line)

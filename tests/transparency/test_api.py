@@ -200,3 +200,14 @@ def test_a_log_cut_short_does_not_extend_a_head(client, hearts: Hearts, app) -> 
         None,
     )
     assert "removed" in problem["detail"]
+
+
+def test_a_checkpoint_waits_for_the_replicas_it_is_told_to(redis_server, key_prefix) -> None:
+    from service.api.factory import create_app
+    from service.store.redis_server import client_for
+
+    settings = Settings(key_prefix=key_prefix, min_replicas=1, replica_timeout_ms=50)
+    client = create_app(settings, redis=client_for(redis_server)).test_client()
+    response = client.get("/api/v1/log/checkpoint")  # a lone redis-server has no replica
+    assert response.status_code == 503
+    assert response.get_json()["code"] == "not-replicated"

@@ -25,6 +25,8 @@ COPY domain ./domain
 COPY bots ./bots
 COPY projections ./projections
 COPY service ./service
+# hearts_client's merkle and note modules: the proofs and signed notes (docs/verify.md).
+COPY clients/python/src ./clients/python/src
 RUN pip install .
 
 # Numeric, so the runtime needs no /etc/passwd lookup to know it is not root.

@@ -20,6 +20,13 @@ class Settings:
     redis_url: str | None = None
     # Every Redis key starts with this (several deployments can share one Redis).
     key_prefix: str = "hearts"
+    # The public log of games (docs/verify.md): its name (the origin of its checkpoints and the
+    # name of its signing key: a schema-less URL, no spaces or '+'), the Ed25519 key file (PEM;
+    # None: log-key.pem in the data directory, made on first start) and the witnesses whose
+    # cosignatures it keeps (their verifier keys, comma-separated).
+    log_origin: str = "hearts.localhost/log"
+    log_key_file: str | None = None
+    log_witnesses: str = ""
     # Projection-log partitions; part of the data layout: never change it for existing data.
     partitions: int = 16
     # An append is acknowledged once this many replicas have it (WAIT); 0: once the primary has.
@@ -243,6 +250,9 @@ def rate(raw: str) -> str:
 _VARIABLES = (
     ("redis_url", "REDIS_URL", str),
     ("key_prefix", "HEARTS_KEY_PREFIX", str),
+    ("log_origin", "HEARTS_LOG_ORIGIN", str),
+    ("log_key_file", "HEARTS_LOG_KEY_FILE", str),
+    ("log_witnesses", "HEARTS_LOG_WITNESSES", str),
     ("partitions", "HEARTS_PARTITIONS", positive),
     ("min_replicas", "HEARTS_MIN_REPLICAS", non_negative),
     ("replica_timeout_ms", "HEARTS_REPLICA_TIMEOUT_MS", positive),

@@ -104,3 +104,20 @@ def no_rate_limits():
         os.environ.pop("HEARTS_RATE_LIMITS", None)
     else:
         os.environ["HEARTS_RATE_LIMITS"] = previous
+
+
+# --- The log's signing key (service/app/transparency.py) ----------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _log_key_file(tmp_path_factory):
+    """Servers the tests start (in this process or as children, which inherit the environment)
+    sign with a key of the session's, never one in the user's data directory."""
+    path = tmp_path_factory.mktemp("log-key") / "log-key.pem"
+    previous = os.environ.get("HEARTS_LOG_KEY_FILE")
+    os.environ["HEARTS_LOG_KEY_FILE"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("HEARTS_LOG_KEY_FILE", None)
+    else:
+        os.environ["HEARTS_LOG_KEY_FILE"] = previous

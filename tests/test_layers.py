@@ -64,3 +64,15 @@ def test_only_the_settings_read_the_environment() -> None:
         if "os.environ" in path.read_text(encoding="utf-8")
     }
     assert readers - ENVIRON_PENDING == {"service/settings.py"}
+
+
+def test_the_client_package_imports_nothing_of_the_server() -> None:
+    # hearts_client (clients/python) is the independent verifier: the server imports its merkle
+    # and note modules, never the reverse (docs/verify.md).
+    wrong = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _modules("clients/python/src/hearts_client")
+        for name in _imports(path)
+        if name.split(".")[0] in OURS
+    ]
+    assert wrong == []

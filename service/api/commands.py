@@ -13,6 +13,7 @@ from domain.rules import MoonScoring
 from domain.state import GameState
 from service.api.common import (
     BEARER_DOC,
+    HEAD_DOC,
     IDEMPOTENCY_DOC,
     IF_MATCH_DOC,
     command_result,
@@ -42,7 +43,7 @@ _DOC = {
 @blp.route("/<game_id>/pass", methods=["POST"])
 @blp.doc(operationId="passCards")
 @blp.arguments(PassSchema())
-@blp.response(200, CommandResultSchema)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)
@@ -55,7 +56,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 @blp.route("/<game_id>/play", methods=["POST"])
 @blp.doc(operationId="playCard")
 @blp.arguments(PlaySchema())
-@blp.response(200, CommandResultSchema)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)
@@ -68,7 +69,7 @@ def play(body: dict[str, Any], game_id: str):
 @blp.route("/<game_id>/moon", methods=["POST"])
 @blp.doc(operationId="chooseMoonScoring")
 @blp.arguments(MoonSchema())
-@blp.response(200, CommandResultSchema)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)

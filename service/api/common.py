@@ -15,6 +15,7 @@ from service.app.auth import bearer_token, credential_of
 from service.app.game import StoredGame
 from service.app.game_service import GameService, Idempotency, Outcome, idempotency_for
 from service.app.redaction import disclosure_for, redact_events
+from service.app.transparency import HEAD_HEADER, TransparencyLog
 from service.store.event_store import Snapshot
 
 API_PREFIX = "/api/v1"
@@ -132,6 +133,27 @@ def json_response(
     return response
 
 
+HEAD_DOC = {
+    HEAD_HEADER: {
+        "description": "The head this answer reflects (the game's version and the chain hash of "
+        "that event), signed by the server: base64 of a C2SP signed note (docs/verify.md). Keep "
+        "the latest; POST /api/v1/games/{id}/verify checks the log still extends it.",
+        "schema": {"type": "string"},
+    }
+}
+
+
+def transparency() -> TransparencyLog:
+    return current_app.extensions["hearts.log"]
+
+
+def head_headers(game_id: str, version: int, chain_hash: str | None) -> dict[str, str]:
+    """The signed ``Hearts-Head`` header of an answer about the game at ``version``."""
+    if version < 1 or not chain_hash:
+        return {}
+    return {HEAD_HEADER: transparency().head(game_id, version, chain_hash)}
+
+
 def command_result(outcome: Outcome, seat: int) -> Response:
     """``{"version", "view", "events"}``: the seat's view now, and what the request appended."""
     disclosure = disclosure_for(outcome.state, seat, outcome.table.plan.seed is not None)
@@ -140,7 +162,13 @@ def command_result(outcome: Outcome, seat: int) -> Response:
         "view": view_dict(outcome.table, outcome.version, seat),
         "events": redact_events(game_log.entries(outcome.events), disclosure, outcome.hand_before),
     }
-    return json_response(body, version=outcome.version, headers=replayed(outcome))
+    last = outcome.events[-1] if outcome.events else None
+    head = (
+        head_headers(outcome.game_id, outcome.version, last.hash)
+        if last is not None and last.seq == outcome.version
+        else {}
+    )
+    return json_response(body, version=outcome.version, headers={**replayed(outcome), **head})
 
 
 def replayed(outcome: Outcome) -> dict[str, str]:

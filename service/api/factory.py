@@ -25,6 +25,7 @@ from service.app.bot_runner import start_sweep
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
+from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
 from service.store.event_store import RedisEventStore
@@ -62,6 +63,7 @@ def create_app(
 ) -> Flask:
     """The app. ``redis`` (a client, e.g. fakeredis in tests) overrides ``settings.redis_url``."""
     settings = settings or Settings.from_env()
+    injected = redis is not None or service is not None
     app = Flask("hearts")
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
@@ -110,6 +112,10 @@ def create_app(
     app.extensions["hearts.stream_slots"] = StreamSlots(
         settings.sse_max_streams, settings.sse_max_streams_per_client
     )
+    # Signed game heads and the public log (docs/verify.md); its key is in the OpenAPI info.
+    transparency = build_log(service.store, settings, injected=injected)
+    app.extensions["hearts.log"] = transparency
+    app.config["API_SPEC_OPTIONS"]["info"]["x-hearts-log-key"] = transparency.vkey
 
     api = HeartsApi(app, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})  # examples.json
     problems.register(app)

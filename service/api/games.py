@@ -9,9 +9,11 @@ from flask_smorest import Blueprint
 
 from domain.cards import InvalidCard
 from service.api.common import (
+    HEAD_DOC,
     IDEMPOTENCY_DOC,
     OPTIONAL_BEARER_DOC,
     etag,
+    head_headers,
     idempotency,
     json_response,
     replayed,
@@ -98,6 +100,7 @@ def list_games(query: dict[str, Any]):
     200,
     SeatViewSchema,
     description="A seat's view with a token, else the public view (without the seat's fields)",
+    headers=HEAD_DOC,
 )
 @blp.alt_response(
     304,
@@ -117,7 +120,8 @@ def get_game(game_id: str):
         response = json_response(None, 304, headers={"ETag": tag, **_vary()})
         response.set_data(b"")
         return response
-    return json_response(snapshot_view(snap, seat), headers={"ETag": tag, **_vary()})
+    head = head_headers(game_id, snap.version, snap.last_hash)
+    return json_response(snapshot_view(snap, seat), headers={"ETag": tag, **_vary(), **head})
 
 
 def _vary() -> dict[str, str]:

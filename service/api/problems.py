@@ -290,6 +290,11 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.HandNotFound: 404,
     app_errors.EventNotFound: 404,
     app_errors.GameInProgress: 409,
+    app_errors.InvalidHead: 422,  # the transparency log (service/api/transparency.py)
+    app_errors.HeadNotExtended: 409,
+    app_errors.NotInLog: 404,
+    app_errors.BadTreeSize: 400,
+    app_errors.InvalidCosignature: 422,
     ImportRefused: 422,
     app_errors.ServiceError: 400,
 }
@@ -304,6 +309,8 @@ def _service_problem(error: app_errors.ServiceError) -> Problem:
     extra: dict[str, Any] = {}
     if isinstance(error, ImportRefused) and error.report is not None:
         extra["discrepancies"] = [d.to_dict() for d in error.report.discrepancies]
+    if isinstance(error, app_errors.HeadNotExtended):
+        extra.update(seq=error.seq, expected_hash=error.expected, found_hash=error.found)
     return Problem(error.code, error.detail, status=status, headers=headers, **extra)
 
 

@@ -31,6 +31,7 @@ from service.api.common import json_response, service
 from service.api.problems import CATALOGUE, Problem, ProblemType, documented
 from service.api.schemas import LeaderboardSchema, PlayerSchema, ScoreboardSchema
 from service.app.projector import Projector
+from service.app.transparency import Appender
 from service.store.read_models import AsOf, Checkpoint, ProjectionStore
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,13 @@ def start_in_process_projector(app: Flask) -> threading.Thread:
     store = ProjectionStore(app.extensions["hearts"].store, settings.count_arranged_games)
     app.extensions["hearts.projections"] = store
     # Not blocking: fakeredis's blocking XREADGROUP spins, holding a gevent worker's only thread.
-    projector = Projector(store, consumer="in-process", blocking=False)
+    public_log = app.extensions["hearts.log"]
+    projector = Projector(
+        store,
+        consumer="in-process",
+        blocking=False,
+        public_log=Appender(public_log.store, public_log.origin),
+    )
     stop = threading.Event()
     app.extensions["hearts.projector_stop"] = stop  # set it to stop the thread
     app.extensions["hearts.projector"] = projector

@@ -195,3 +195,43 @@ class InvalidDeal(ServiceError):
         super().__init__(f"deal {number}: {violation.message}")
         self.code = violation.code
         self.number = number
+
+
+# -- the transparency log (service/app/transparency.py, docs/verify.md) --------------------------
+
+
+class InvalidHead(ServiceError):
+    """A head that is not one this server signed for this game (malformed, another key, another
+    game)."""
+
+    code = "invalid-head"
+
+
+class HeadNotExtended(ServiceError):
+    """The game's log does not extend a head the server signed: it was rewritten or cut."""
+
+    code = "head-not-extended"
+
+    def __init__(self, detail: str, *, seq: int, expected: str, found: str | None) -> None:
+        super().__init__(detail)
+        self.seq = seq
+        self.expected = expected
+        self.found = found
+
+
+class NotInLog(ServiceError):
+    """The game is not in the public log (not finished, or not appended yet)."""
+
+    code = "game-not-in-log"
+
+
+class BadTreeSize(ServiceError):
+    """A tree size the public log does not have (or two in the wrong order)."""
+
+    code = "bad-tree-size"
+
+
+class InvalidCosignature(ServiceError):
+    """A posted cosignature that is not a known witness's valid one on this log's checkpoint."""
+
+    code = "invalid-cosignature"

@@ -60,7 +60,9 @@ from typing import Any
 
 import redis as redis_lib
 
+from domain.events import GameEnded
 from service.app import game_log
+from service.app.transparency import Appender
 from service.store.event_store import LogEntry
 from service.store.read_models import (
     APPLIED,
@@ -126,8 +128,12 @@ class Projector:
         lease_ms: int | None = None,
         blocking: bool | None = None,
         poll_ms: int = 100,
+        public_log: Appender | None = None,
     ) -> None:
         self.projections = projections
+        # Finished games go into the public log before their GameEnded is applied: a crash in
+        # between re-delivers it, and the append is idempotent (service/app/transparency.py).
+        self.public_log = public_log
         # Pinned: always this generation (a reference build); else whatever the pointer names.
         self.generation = generation
         self.store = projections.store
@@ -428,6 +434,10 @@ class Projector:
                 entries = [e for e in entries if stream_id(e.position) <= stream_id(target)]
             if not entries:
                 return applied
+            if self.public_log is not None:
+                for entry in entries:
+                    if isinstance(entry.event, GameEnded):
+                        self.public_log.record_ended(entry.game_id, entry.seq)
             status, _ = self.projections.apply_entries(
                 generation, partition, checkpoint.position, entries
             )

@@ -101,6 +101,8 @@ def open_projections() -> Iterator[Any]:
 def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | None = None) -> int:
     """Run the projector until SIGTERM/SIGINT; ``on_applied``: see ``Projector``."""
     from service.app.projector import Projector
+    from service.app.transparency import Appender
+    from service.settings import Settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     stop = threading.Event()
@@ -122,6 +124,7 @@ def run_project(args: argparse.Namespace, on_applied: Callable[[int], None] | No
             generation=args.generation,
             on_applied=on_applied,
             lease_ms=args.lease_ms,
+            public_log=Appender(projections.store, Settings.from_env().log_origin),
         )
         logging.getLogger(__name__).info(
             "projector %s running on %d partitions", projector.consumer, projections.partitions

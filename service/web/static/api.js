@@ -51,7 +51,36 @@ export async function call(method, path, { token, body, idempotent = true } = {}
     throw new ApiError({ title: "Connection lost", detail: String(error.message ?? error) });
   }
   if (!response.ok) throw new ApiError(await problemOf(response));
+  keepHead(response.headers.get("Hearts-Head"));
   return response.status === 204 ? null : response.json();
+}
+
+// The newest signed head of each game the page was told about (docs/verify.md), kept in
+// localStorage: with it, hearts-verify can later prove whether the game was rewritten.
+const HEADS = "hearts.heads";
+
+function keepHead(value) {
+  if (!value) return;
+  try {
+    const lines = atob(value).split("\n");
+    const gameId = lines[1].startsWith("game ") ? lines[1].slice(5) : null;
+    const version = Number(lines[2].startsWith("version ") ? lines[2].slice(8) : NaN);
+    if (!gameId || !Number.isSafeInteger(version)) return;
+    const heads = JSON.parse(localStorage.getItem(HEADS) || "{}");
+    if ((heads[gameId]?.version ?? -1) > version) return;
+    heads[gameId] = { version, head: value };
+    localStorage.setItem(HEADS, JSON.stringify(heads));
+  } catch {
+    // a head the page cannot read, or no storage: the game plays on without it
+  }
+}
+
+export function savedHeads() {
+  try {
+    return JSON.parse(localStorage.getItem(HEADS) || "{}");
+  } catch {
+    return {};
+  }
 }
 
 // Every value put into a path is one encoded segment: an id can never add a segment, a query

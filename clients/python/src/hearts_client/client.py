@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -20,6 +22,7 @@ from .models import (
     PublicView,
     SeatView,
 )
+from .note import Head, Note, NoteError
 
 API = "/api/v1"
 PROBLEM_JSON = "application/problem+json"
@@ -33,6 +36,10 @@ class HeartsClient:
         self, base_url: str, *, timeout: float = 30.0, http: httpx.Client | None = None
     ) -> None:
         self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        # The latest signed head (Hearts-Head) the server gave for each game: keep them (e.g.
+        # save them with the game) to prove later that the game was not rewritten
+        # (hearts-verify, docs/verify.md).
+        self.heads: dict[str, str] = {}
 
     def __enter__(self) -> HeartsClient:
         return self
@@ -193,6 +200,18 @@ class HeartsClient:
         """A finished game as one self-contained document (``import_game`` takes it back)."""
         return self._call("GET", f"/games/{game_id}/export")
 
+    def verify_head(self, game_id: str, head: str | None = None) -> dict[str, Any]:
+        """Ask the server whether the game's log extends ``head`` (default: the latest kept);
+        a HeartsProblem ``head-not-extended`` says where it does not. A lying server can say
+        yes: ``hearts-verify`` checks offline."""
+        head = head if head is not None else self.heads[game_id]
+        return self._call("POST", f"/games/{game_id}/verify", {"head": head})
+
+    def log_proof(self, game_id: str) -> dict[str, Any]:
+        """A finished game's inclusion proof in the public log, with its signed checkpoint and
+        the game's head salt: keep it with the export (``hearts-verify --proof``)."""
+        return self._call("GET", f"/log/games/{game_id}")
+
     def import_game(
         self, document: dict[str, Any], *, idempotency_key: str | None = None
     ) -> dict[str, Any]:
@@ -225,7 +244,27 @@ class HeartsClient:
         )
         if response.is_error:
             raise _problem(response)
+        self._keep_head(response.headers.get("Hearts-Head"))
         return response.json()
+
+    def _keep_head(self, value: str | None) -> None:
+        """Remember ``value`` if it is the newest head of its game (unverified here: checking
+        it needs the log's key, which ``hearts-verify`` takes from a source you trust)."""
+        if not value:
+            return
+        try:
+            head = Head.parse(Note.parse(base64.b64decode(value, validate=True).decode()).text)
+        except (NoteError, binascii.Error, UnicodeDecodeError, ValueError):
+            return
+        kept = self.heads.get(head.game_id)
+        if kept is not None:
+            try:
+                older = Head.parse(Note.parse(base64.b64decode(kept).decode()).text).version
+            except (NoteError, ValueError):
+                older = -1
+            if older > head.version:
+                return
+        self.heads[head.game_id] = value
 
 
 def _messages(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:

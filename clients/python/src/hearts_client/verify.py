@@ -1,0 +1,250 @@
+"""``hearts-verify``: check a game's export without trusting the server (docs/verify.md).
+
+    hearts-verify game.json --log-key 'hearts.example/log+1a2b3c4d+AR...' \\
+        [--head HEAD ...] [--proof proof.json] [--witness VKEY ...] [--min-witnesses N]
+
+Checks, each reported on its own line (``ok`` or ``FAIL``):
+
+- ``chain``: the export's events hash-chain from the genesis value (the algorithm is the one
+  documented in the server's service/store/envelope.py, written again here from that text), and
+  its ``version`` and ``last_hash`` are its last event's;
+- ``head``: for each ``--head`` (a ``Hearts-Head`` header's value a player kept, or a file of
+  them, one a line), its signature by the log's key, and that the export extends it: its event at
+  the head's version has the head's hash (heads given during a game are blinded with the game's
+  salt, revealed once it is over: ``--salt``, or the ``--proof``'s ``head_salt``). A game
+  rewritten after the head was given fails here, whatever hashes were recomputed;
+- ``log``: ``--proof`` (the answer of ``GET /api/v1/log/games/{id}``, kept from any time after the
+  game ended) holds a checkpoint signed by the log's key, cosigned by at least
+  ``--min-witnesses`` of the ``--witness`` keys, and an inclusion proof of a leaf that is the
+  export's own final head under the checkpoint's root.
+
+Uses only this package (hashlib, ``cryptography``): no server code. Exit status 0 if every check
+passed, 1 if one failed, 2 if the input could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hearts_client import merkle
+from hearts_client.note import (
+    COSIGNATURE,
+    Head,
+    NoteError,
+    Verifier,
+    hashes_b64,
+    open_checkpoint,
+    open_head,
+)
+
+GENESIS_HASH = "0" * 64
+BODY_FIELDS = ("type", "schema_version", "game_id", "seq", "time", "command_id", "payload")
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    ok: bool
+    message: str
+
+    def __str__(self) -> str:
+        return f"{'ok  ' if self.ok else 'FAIL'} {self.check}: {self.message}"
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def check_chain(document: dict[str, Any]) -> list[Finding]:
+    events = document.get("events") or []
+    prev, problems = GENESIS_HASH, []
+    for expected_seq, event in enumerate(events, start=1):
+        seq = event.get("seq")
+        if seq != expected_seq:
+            problems.append(f"seq {seq}: expected seq {expected_seq}")
+        if event.get("prev_hash") != prev:
+            problems.append(f"seq {seq}: prev_hash is not the hash of the event before")
+        try:
+            body = _canonical({name: event[name] for name in BODY_FIELDS})
+        except (KeyError, TypeError, ValueError) as error:
+            problems.append(f"seq {seq}: unhashable ({error})")
+        else:
+            recomputed = hashlib.sha256(str(event.get("prev_hash")).encode() + body).hexdigest()
+            if recomputed != event.get("hash"):
+                problems.append(f"seq {seq}: hash mismatch")
+        prev = event.get("hash")
+    last = events[-1] if events else {}
+    if document.get("version") != last.get("seq", 0) or document.get("last_hash") != last.get(
+        "hash"
+    ):
+        problems.append("version / last_hash are not the last event's")
+    if problems:
+        return [Finding("chain", False, p) for p in problems[:20]]
+    return [Finding("chain", True, f"{len(events)} events chain from the genesis hash")]
+
+
+def final_head(document: dict[str, Any], origin: str) -> Head:
+    return Head(origin, document["game_id"], document["version"], document["last_hash"])
+
+
+def check_head(
+    document: dict[str, Any], value: str, log_key: Verifier, salt: str | None = None
+) -> Finding:
+    try:
+        head = open_head(value, log_key)
+    except NoteError as error:
+        return Finding("head", False, f"not a head signed by {log_key.name}: {error}")
+    if head.game_id != document.get("game_id"):
+        return Finding("head", False, f"the head is of game {head.game_id}, not this export's")
+    events = document.get("events") or []
+    if head.version > len(events):
+        return Finding(
+            "head",
+            False,
+            f"the head names event {head.version}; the export has {len(events)}: cut short",
+        )
+    if head.blinded and salt is None:
+        return Finding("head", False, "a blinded head needs the game's salt (--proof or --salt)")
+    if not head.matches(str(events[head.version - 1].get("hash")), salt):
+        return Finding(
+            "head",
+            False,
+            f"REWRITTEN: event {head.version} is not the one the server signed when it gave "
+            f"this head; the log was changed at or before seq {head.version}",
+        )
+    return Finding("head", True, f"the export extends the signed head at version {head.version}")
+
+
+def check_proof(
+    document: dict[str, Any],
+    proof: dict[str, Any],
+    log_key: Verifier,
+    witnesses: Sequence[Verifier],
+    min_witnesses: int,
+) -> list[Finding]:
+    try:
+        note, checkpoint = open_checkpoint(proof["checkpoint"], log_key)
+    except (NoteError, KeyError, TypeError) as error:
+        return [Finding("log", False, f"the checkpoint is not signed by {log_key.name}: {error}")]
+    findings = []
+    cosigners = note.cosigners(w for w in witnesses if w.sig_type == COSIGNATURE)
+    if len(cosigners) < min_witnesses:
+        findings.append(
+            Finding(
+                "log",
+                False,
+                f"the checkpoint has {len(cosigners)} of the {min_witnesses} witness "
+                "cosignatures required",
+            )
+        )
+    elif witnesses:
+        findings.append(Finding("log", True, f"cosigned by {', '.join(cosigners) or 'nobody'}"))
+    leaf = proof.get("head", "")
+    expected = final_head(document, checkpoint.origin).text()
+    if leaf != expected:
+        findings.append(
+            Finding(
+                "log",
+                False,
+                "REWRITTEN: the game the log holds (its final head) is not this export's: "
+                "the export's events differ from the game as it ended",
+            )
+        )
+        return findings
+    try:
+        merkle.verify_inclusion(
+            merkle.leaf_hash(leaf.encode()),
+            int(proof["index"]),
+            checkpoint.size,
+            hashes_b64(proof["proof"]),
+            checkpoint.root,
+        )
+    except (merkle.ProofError, NoteError, KeyError, TypeError, ValueError) as error:
+        findings.append(Finding("log", False, f"the inclusion proof fails: {error}"))
+        return findings
+    findings.append(
+        Finding(
+            "log",
+            True,
+            f"the game is leaf {proof['index']} of the checkpoint of size {checkpoint.size}",
+        )
+    )
+    return findings
+
+
+def verify(
+    document: dict[str, Any],
+    log_key: Verifier,
+    *,
+    heads: Sequence[str] = (),
+    proof: dict[str, Any] | None = None,
+    witnesses: Sequence[Verifier] = (),
+    min_witnesses: int = 0,
+    salt: str | None = None,
+) -> list[Finding]:
+    findings = check_chain(document)
+    if salt is None and proof is not None:
+        salt = proof.get("head_salt")
+    findings += [check_head(document, value, log_key, salt) for value in heads]
+    if proof is not None:
+        findings += check_proof(document, proof, log_key, witnesses, min_witnesses)
+    return findings
+
+
+def _heads(values: Sequence[str]) -> list[str]:
+    out = []
+    for value in values:
+        path = Path(value)
+        if len(value) < 4096 and path.is_file():
+            out += [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        else:
+            out.append(value)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hearts-verify", description="Check a hearts game export without the server."
+    )
+    parser.add_argument("export", type=Path, help="the export (GET /api/v1/games/{id}/export)")
+    parser.add_argument("--log-key", required=True, help="the server's log key (vkey)")
+    parser.add_argument("--head", action="append", default=[], help="a kept head, or a file")
+    parser.add_argument("--proof", type=Path, help="GET /api/v1/log/games/{id}'s answer (JSON)")
+    parser.add_argument("--witness", action="append", default=[], help="a witness's vkey")
+    parser.add_argument("--min-witnesses", type=int, default=0)
+    parser.add_argument("--salt", help="the game's head salt (else the --proof's head_salt)")
+    args = parser.parse_args(argv)
+    try:
+        document = json.loads(args.export.read_text(encoding="utf-8"))
+        proof = json.loads(args.proof.read_text(encoding="utf-8")) if args.proof else None
+        log_key = Verifier.parse(args.log_key)
+        witnesses = [Verifier.parse(w) for w in args.witness]
+        heads = _heads(args.head)
+    except (OSError, ValueError) as error:
+        print(f"hearts-verify: {error}", file=sys.stderr)
+        return 2
+    findings = verify(
+        document,
+        log_key,
+        heads=heads,
+        proof=proof,
+        witnesses=witnesses,
+        min_witnesses=args.min_witnesses,
+        salt=args.salt,
+    )
+    for finding in findings:
+        print(finding)
+    return 0 if all(f.ok for f in findings) else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,326 @@
+"""Audits that do not trust the server: signed game heads and the public log of games.
+
+- **Heads.** Every answer about a game carries the head it reflects (the game's version and the
+  chain hash of that event) signed by the service's Ed25519 key, as a C2SP signed note
+  (:mod:`hearts_client.note`). A player keeps the latest; :meth:`TransparencyLog.verify_head`
+  (``POST /games/{id}/verify``) says whether the game's log still extends it.
+- **The public log.** Each finished game's final head is one leaf of an append-only Merkle tree
+  (:mod:`service.store.game_tree`), appended once by the projector that applies its
+  ``GameEnded``. Checkpoints (c2sp.org/tlog-checkpoint) are signed on request for the current
+  size (Ed25519 is deterministic: the same size gives the same note); witnesses cosign them
+  (``hearts witness``) and post the cosignature back; inclusion and consistency proofs are made
+  by :mod:`hearts_client.merkle`, the module the verifier checks them with.
+
+The signing key is a PEM file (``Settings.log_key_file``, else ``log-key.pem`` in the data
+directory), made on first start. See docs/verify.md for what each check proves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    load_pem_private_key,
+)
+from hearts_client import merkle
+from hearts_client.note import (
+    COSIGNATURE,
+    Checkpoint,
+    Head,
+    Note,
+    NoteError,
+    Signer,
+    Verifier,
+    b64_hashes,
+    blind,
+    open_head,
+    sign_head,
+)
+
+from domain.events import GameEnded
+from service.app.errors import (
+    BadTreeSize,
+    CorruptGame,
+    GameNotFound,
+    HeadNotExtended,
+    InvalidCosignature,
+    InvalidHead,
+    NotInLog,
+)
+from service.settings import ConfigError, Settings, data_directory
+from service.store.envelope import verify_chain
+from service.store.errors import NotReplicated
+from service.store.event_store import RedisEventStore
+from service.store.game_tree import GameTree, Leaf
+
+KEY_FILE = "log-key.pem"
+HEAD_HEADER = "Hearts-Head"
+
+
+def load_or_create_key(path: Path) -> Ed25519PrivateKey:
+    """The Ed25519 key in ``path`` (PEM, PKCS#8), made there first if there is none.
+
+    Several workers may start at once: the new key is written to a temporary file and linked
+    into place (os.link fails if the name exists), so every process ends up with the one key
+    that won, never a half-written file.
+    """
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pem = Ed25519PrivateKey.generate().private_bytes(
+            Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()
+        )
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".log-key-")
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, pem)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+        os.unlink(temporary)
+    key = load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError(f"{path} does not hold an Ed25519 private key")
+    return key
+
+
+class Appender:
+    """Appends finished games to the public log (the projector does, as it applies each
+    ``GameEnded``: at least once per game, and the append is idempotent). It needs the log's
+    origin, not its key: a leaf is a head's text, unsigned."""
+
+    def __init__(self, store: RedisEventStore, origin: str) -> None:
+        self.store = store
+        self.origin = origin
+        self.tree = GameTree(store.redis, store.prefix)
+
+    def record_ended(self, game_id: str, seq: int) -> Leaf | None:
+        """Append the game that ended at event ``seq``; None if that event is not there."""
+        events = self.store.read(game_id, after=seq - 1, limit=1)
+        if not events or events[0].seq != seq:
+            return None
+        head = Head(self.origin, game_id, seq, events[0].hash)
+        leaf, _ = self.tree.append(game_id, head.text())
+        return leaf
+
+    def backfill(self, batch: int = 1000) -> int:
+        """Append every game whose end is in the partition logs (games that ended before the
+        public log existed, or while no projector appended); how many were added."""
+        before = self.tree.size()
+        for partition in range(self.store.partitions):
+            after = "0-0"
+            while entries := self.store.read_log(partition, after, batch):
+                for entry in entries:
+                    if entry.type == GameEnded.__name__:  # read without decoding the envelope
+                        self.record_ended(entry.game_id, entry.seq)
+                after = entries[-1].id
+        return self.tree.size() - before
+
+
+@dataclass(frozen=True, slots=True)
+class HeadCheck:
+    """A head the game's log extends, and where the game is now."""
+
+    game_id: str
+    head_version: int
+    version: int
+    blinded: str  # the chain hash at ``version``, blinded with the game's salt
+    chain_hash: str  # the same, plain: for the answer's own signed head, never shown
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "extends": True,
+            "head_version": self.head_version,
+            "version": self.version,
+            "blinded": self.blinded,
+        }
+
+
+class TransparencyLog:
+    def __init__(
+        self, store: RedisEventStore, signer: Signer, witnesses: Sequence[Verifier] = ()
+    ) -> None:
+        self.store = store
+        self.signer = signer
+        self.witnesses = tuple(w for w in witnesses if w.sig_type == COSIGNATURE)
+        self.tree = GameTree(store.redis, store.prefix)
+        # Each game's head salt: HMAC of its id under a key derived from the signing key, so
+        # every process of the service has the same salts and nothing more to keep.
+        raw = signer.key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        self._salt_key = HKDF(
+            algorithm=hashes.SHA256(), length=32, salt=None, info=b"hearts head salt v1"
+        ).derive(raw)
+
+    def salt(self, game_id: str) -> str:
+        """The game's head salt (secret until the game is over: see hearts_client.note.blind)."""
+        return hmac.new(self._salt_key, game_id.encode(), "sha256").hexdigest()
+
+    @property
+    def origin(self) -> str:
+        return self.signer.name
+
+    @property
+    def vkey(self) -> str:
+        return self.signer.verifier.vkey()
+
+    # -- heads ----------------------------------------------------------------------------------
+
+    def head(self, game_id: str, version: int, chain_hash: str) -> str:
+        """The ``Hearts-Head`` value for the game at ``version`` (base64 of the signed note)."""
+        blinded = blind(chain_hash, self.salt(game_id))
+        return sign_head(self.signer, Head(self.origin, game_id, version, blinded, blinded=True))
+
+    def verify_head(self, game_id: str, value: str) -> HeadCheck:
+        """Whether the game's log, as stored now, extends the signed head ``value``."""
+        try:
+            head = open_head(value, self.signer.verifier)
+        except NoteError as error:
+            raise InvalidHead(f"not a head this server signed: {error}") from None
+        if head.game_id != game_id:
+            raise InvalidHead(f"the head is of game {head.game_id!r}, not {game_id!r}")
+        events = self.store.read(game_id)
+        if not events:
+            raise GameNotFound(game_id)
+        problems = verify_chain(events)
+        if problems:
+            raise CorruptGame(game_id, str(problems[0]))
+        if head.version > len(events):
+            raise HeadNotExtended(
+                f"the head names event {head.version}, but the log has {len(events)}: "
+                "events were removed",
+                seq=head.version,
+                expected=head.hash,
+                found=None,
+            )
+        salt = self.salt(game_id)
+        found = events[head.version - 1].hash
+        if not head.matches(found, salt):
+            raise HeadNotExtended(
+                f"event {head.version} has another hash than the head signed: the log was "
+                f"rewritten at or before seq {head.version}",
+                seq=head.version,
+                expected=head.hash,
+                found=blind(found, salt) if head.blinded else found,
+            )
+        last = events[-1].hash
+        return HeadCheck(game_id, head.version, len(events), blind(last, salt), last)
+
+    # -- the public log -------------------------------------------------------------------------
+
+    def record_ended(self, game_id: str, seq: int) -> Leaf | None:
+        return Appender(self.store, self.origin).record_ended(game_id, seq)
+
+    def _size(self, size: int | None) -> int:
+        current = self.tree.size()
+        if size is None:
+            return current
+        if not 0 <= size <= current:
+            raise BadTreeSize(f"the log has {current} games; there is no tree of size {size}")
+        return size
+
+    def checkpoint(self, size: int | None = None) -> str:
+        """The signed checkpoint of the tree at ``size`` (now if None), with the cosignatures
+        witnesses posted for it."""
+        size = self._size(size)
+        self._await_replicas(size)
+        text = Checkpoint(self.origin, size, self.tree.root(size)).text()
+        return text + "\n" + self.signer.sign(text) + "".join(self.tree.cosignatures(size))
+
+    def _await_replicas(self, size: int) -> None:
+        """Sign a size only once HEARTS_MIN_REPLICAS replicas hold it (else NotReplicated:
+        503), so a failover cannot lose a leaf a witness has cosigned."""
+        wanted = self.store.min_replicas
+        if wanted:
+            held = self.tree.replicas_holding(size, wanted, self.store.replica_timeout_ms)
+            if held < wanted:
+                raise NotReplicated("(the public log)", size, wanted, held)
+
+    def inclusion(self, game_id: str, size: int | None = None) -> dict[str, Any]:
+        leaf = self.tree.leaf(game_id)
+        if leaf is None:
+            raise NotInLog(f"game {game_id!r} is not in the public log (yet)")
+        size = self._size(size)
+        if leaf.index >= size:
+            raise BadTreeSize(f"game {game_id!r} is leaf {leaf.index}, not in a tree of {size}")
+        return {
+            "game_id": game_id,
+            "index": leaf.index,
+            "tree_size": size,
+            "head": leaf.head,
+            "head_salt": self.salt(game_id),  # the game is over: its heads may be unblinded
+            "proof": b64_hashes(self.tree.inclusion(leaf.index, size)),
+            "checkpoint": self.checkpoint(size),
+        }
+
+    def consistency(self, old: int, new: int | None = None) -> dict[str, Any]:
+        new = self._size(new)
+        if not 0 <= old <= new:
+            raise BadTreeSize(f"a consistency proof goes from a size to a larger one, not {old}")
+        proof = b64_hashes(self.tree.consistency(old, new))
+        return {"old_size": old, "new_size": new, "proof": proof}
+
+    def add_cosignatures(self, note: str) -> list[str]:
+        """Keep the known witnesses' cosignatures on a checkpoint of this log; the names of
+        those kept. InvalidCosignature unless at least one is valid."""
+        try:
+            parsed = Note.parse(note)
+            parsed.verify(self.signer.verifier)
+            checkpoint = Checkpoint.parse(parsed.text)
+        except NoteError as error:
+            raise InvalidCosignature(f"not a checkpoint this log signed: {error}") from None
+        size = self._size(checkpoint.size)
+        if checkpoint.origin != self.origin or merkle.root(self.tree.leaf_hashes(size)) != (
+            checkpoint.root
+        ):
+            raise InvalidCosignature("the checkpoint is not this log's tree of its size")
+        kept = []
+        for witness in self.witnesses:
+            for signature in parsed.signatures:
+                if (signature.name, signature.id) != (witness.name, witness.id):
+                    continue
+                try:
+                    Note(parsed.text, (signature,)).verify(witness)
+                except NoteError:
+                    raise InvalidCosignature(
+                        f"the cosignature of {witness.name} does not verify"
+                    ) from None
+                self.tree.add_cosignature(size, witness.name, signature.line())
+                kept.append(witness.name)
+        if not kept:
+            raise InvalidCosignature("no cosignature of a witness this log knows")
+        return kept
+
+
+def build_log(store: RedisEventStore, settings: Settings, *, injected: bool) -> TransparencyLog:
+    """The app's log from its settings. The key is ``log_key_file``, else the data directory's
+    ``log-key.pem``; an app handed its Redis (tests, ``--ephemeral``) with neither configured
+    signs with a key of its own memory, as its games live only as long as that Redis."""
+    if settings.log_key_file:
+        key = load_or_create_key(Path(settings.log_key_file).expanduser())
+    elif injected and not settings.data_dir:
+        key = Ed25519PrivateKey.generate()
+    else:
+        key = load_or_create_key(data_directory(settings.data_dir)[0] / KEY_FILE)
+    try:
+        signer = Signer(settings.log_origin, key)
+        witnesses = [
+            Verifier.parse(vkey) for vkey in settings.log_witnesses.split(",") if vkey.strip()
+        ]
+    except NoteError as error:
+        raise ConfigError(f"HEARTS_LOG_ORIGIN / HEARTS_LOG_WITNESSES: {error}") from None
+    return TransparencyLog(store, signer, witnesses)

@@ -58,7 +58,9 @@ class ExamplesPlugin(BasePlugin):
                 body["example"] = example["request"]
             responses = operation.get("responses", {})
             response = responses.get(example["status"]) or responses.get(str(example["status"]))
-            content = (response or {}).get("content", {}).get(JSON) if response else None
+            contents = (response or {}).get("content", {})
+            # A JSON body where the answer has one; else its one other form (a text answer).
+            content = contents.get(JSON) or next(iter(contents.values()), None)
             if content is not None and "response" in example:
                 content["example"] = example["response"]
 
@@ -98,23 +100,29 @@ class _Recorder:
         response = self.client.open(url, method=method, json=body, headers=headers)
         if response.status_code != status:
             raise RuntimeError(f"{operation_id}: {response.status_code} {response.get_data()!r}")
-        example: dict[str, Any] = {"status": status, "response": _trim(response.json)}
+        answer = response.json if response.is_json else response.get_data(as_text=True)
+        example: dict[str, Any] = {"status": status, "response": _trim(answer)}
         if body is not None:
             example["request"] = _trim(body)
         self.examples.setdefault(operation_id, example)
-        return response.json
+        return answer
 
 
 def record() -> dict[str, dict[str, Any]]:
     """Play the example games against an in-memory app; the examples, by operationId."""
     import fakeredis  # the test extra's in-memory Redis: recording is a developer's step
 
+    # Deterministic: seeded games, counted in the statistics all the same, and every bot move
+    # made inside the request that led to it (no background runner whose timing would vary).
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from hearts_client.note import COSIGNATURE, Signer
+
     from service.api.factory import create_app
     from service.settings import Settings
 
-    # Deterministic: seeded games, counted in the statistics all the same, and every bot move
-    # made inside the request that led to it (no background runner whose timing would vary).
+    witness = Signer("witness.example/w1", Ed25519PrivateKey.generate(), COSIGNATURE)
     settings = Settings(
+        log_witnesses=witness.verifier.vkey(),
         key_prefix="examples",
         sweep_on_start=False,
         projector_in_process=True,
@@ -164,6 +172,7 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("getScoreboard", "GET", f"{game}/scoreboard")
     board = r.call("getLeaderboard", "GET", "/api/v1/leaderboard?limit=3")
     r.call("getPlayer", "GET", f"/api/v1/players/{board['players'][0]['name']}?recent=2")
+    _public_log(r, game, token, witness)
     app.extensions["hearts.projector_stop"].set()
     return dict(sorted(r.examples.items()))
 
@@ -187,6 +196,31 @@ def _my_turn(r: _Recorder, game: str, token: str, view: dict[str, Any]) -> dict[
 
 def _finished(r: _Recorder, game: str) -> None:
     _poll(r, game, None, lambda v: v["phase"] == "finished")
+
+
+def _public_log(r: _Recorder, game: str, token: str, witness: Any) -> None:
+    """The signed heads and the public log (docs/verify.md): the finished example game is in the
+    log once the projector has applied its end."""
+    game_id = game.rsplit("/", 1)[-1]
+    deadline = time.monotonic() + 60
+    while r.client.get(f"/api/v1/log/games/{game_id}").status_code != 200:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the example game did not reach the public log")
+        time.sleep(0.05)
+    r.call("getLogKey", "GET", "/.well-known/hearts-log-key")
+    checkpoint = r.call("getCheckpoint", "GET", "/api/v1/log/checkpoint")
+    size = int(checkpoint.splitlines()[1])
+    r.call("getInclusionProof", "GET", f"/api/v1/log/games/{game_id}")
+    r.call("getConsistencyProof", "GET", f"/api/v1/log/consistency?old=1&new={size}")
+    head = r.client.get(game, headers={"Authorization": f"Bearer {token}"}).headers["Hearts-Head"]
+    r.call("verifyGameHead", "POST", f"{game}/verify", body={"head": head})
+    # A witness's round (hearts witness): the checkpoint cosigned and posted back.
+    from hearts_client.note import Note
+
+    note = Note.parse(checkpoint)
+    line = witness.cosign(note.text, int(time.time()))
+    body = {"checkpoint": note.with_line(line).serialize()}
+    r.call("cosignCheckpoint", "POST", "/api/v1/log/checkpoint", body=body)
 
 
 def _moon(r: _Recorder) -> None:

@@ -129,6 +129,7 @@ class CosignedSchema(Schema):
 
 
 @blp.route("/.well-known/hearts-log-key", methods=["GET"])
+@blp.doc(operationId="getLogKey")
 @blp.response(200, STRING, content_type=TEXT, description="The log's verifier key (C2SP vkey)")
 @documented(blp)
 def log_key():
@@ -137,6 +138,7 @@ def log_key():
 
 
 @blp.route("/api/v1/log/checkpoint", methods=["GET"])
+@blp.doc(operationId="getCheckpoint")
 @blp.arguments(SizeQuerySchema(), location="query")
 @blp.response(200, STRING, content_type=TEXT, description="A C2SP checkpoint, signed and cosigned")
 @documented(blp, 400, 422)
@@ -146,6 +148,7 @@ def checkpoint(query: dict[str, Any]):
 
 
 @blp.route("/api/v1/log/checkpoint", methods=["POST"])
+@blp.doc(operationId="cosignCheckpoint")
 @blp.arguments(CosignSchema())
 @blp.response(200, CosignedSchema)
 @documented(blp, *BODY)
@@ -155,6 +158,7 @@ def cosign(body: dict[str, Any]):
 
 
 @blp.route("/api/v1/log/games/<game_id>", methods=["GET"])
+@blp.doc(operationId="getInclusionProof")
 @blp.arguments(SizeQuerySchema(), location="query")
 @blp.response(200, InclusionSchema)
 @documented(blp, 400, 404, 422)
@@ -164,6 +168,7 @@ def inclusion(query: dict[str, Any], game_id: str):
 
 
 @blp.route("/api/v1/log/consistency", methods=["GET"])
+@blp.doc(operationId="getConsistencyProof")
 @blp.arguments(ConsistencyQuerySchema(), location="query")
 @blp.response(200, ConsistencySchema)
 @documented(blp, 400, 422)
@@ -173,6 +178,7 @@ def consistency(query: dict[str, Any]):
 
 
 @blp.route("/api/v1/games/<game_id>/verify", methods=["POST"])
+@blp.doc(operationId="verifyGameHead")
 @blp.arguments(VerifyHeadSchema())
 @blp.response(200, HeadCheckSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, 404, 409)

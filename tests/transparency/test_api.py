@@ -40,7 +40,7 @@ def finished_games(hearts: Hearts, n: int) -> list[str]:
     ids = []
     for i in range(n):
         game = hearts.create(BOTS, rules=FAST, seed=f"log {i}")
-        assert hearts.view(game["id"])["phase"] == "finished"
+        hearts.wait_for(game["id"], lambda v: v["phase"] == "finished")  # bots: in the background
         ids.append(game["id"])
     return ids
 

@@ -68,7 +68,8 @@ def test_the_witness_cosigns_a_growing_log_and_refuses_a_fork(tmp_path, witness)
     # The fork: other games, so another tree, of the same size 3 (and then larger).
     other = Hearts(fork.test_client())
     for i in range(3):
-        other.create([{"bot": "random"}] * 4, rules={"score_limit": 30}, seed=f"fork {i}")
+        game = other.create([{"bot": "random"}] * 4, rules={"score_limit": 30}, seed=f"fork {i}")
+        other.wait_for(game["id"], lambda v: v["phase"] == "finished")  # bots: in the background
     project(fork)
     forked = Checkpoint.parse(
         Note.parse(fork.test_client().get("/api/v1/log/checkpoint").get_data(as_text=True)).text
@@ -76,7 +77,8 @@ def test_the_witness_cosigns_a_growing_log_and_refuses_a_fork(tmp_path, witness)
     assert forked.size == 3
     with pytest.raises(WitnessRefused, match="fork"):
         witness_once(*transport(fork), state, witness, log_key)
-    other.create([{"bot": "random"}] * 4, rules={"score_limit": 30}, seed="fork 3")
+    game = other.create([{"bot": "random"}] * 4, rules={"score_limit": 30}, seed="fork 3")
+    other.wait_for(game["id"], lambda v: v["phase"] == "finished")
     project(fork)
     with pytest.raises(WitnessRefused, match="does not extend"):
         witness_once(*transport(fork), state, witness, log_key)

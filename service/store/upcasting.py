@@ -94,3 +94,10 @@ def _game_created_names(payload: dict) -> dict:
     # the rule they had (domain/names.py NameRules), so their audits decide them alike.
     payload["names"] = "as_written"
     return payload
+
+
+@register_upcaster("PlayerJoined", 1)
+def _player_joined_guest(payload: dict) -> dict:
+    # v1 joins came before players could register (issue 20): every one was a guest's.
+    payload["player_id"] = None
+    return payload

@@ -149,6 +149,7 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("exportGame", "GET", f"{game}/export")
     r.call("importGame", "POST", "/api/v1/games/import", body=export, status=201)
     r.examples["importGame"]["request"] = _trim(export)
+    _player(r)
     _moon(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
     while r.client.get(f"{game}/scoreboard").status_code != 200:
@@ -160,6 +161,22 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("getPlayer", "GET", f"/api/v1/players/{board['players'][0]['name']}?recent=2")
     app.extensions["hearts.projector_stop"].set()
     return dict(sorted(r.examples.items()))
+
+
+def _player(r: _Recorder) -> None:
+    """A registered player: joins with its key, lists its games, resumes its seat, rotates and
+    revokes its key."""
+    bea = r.call("registerPlayer", "POST", "/api/v1/players", body={"name": "Bea"}, status=201)
+    key = bea["key"]
+    r.call("getMe", "GET", "/api/v1/players/me", token=key)
+    body = {"seats": [None, *[{"bot": "random"}] * 3], "seed": "player"}
+    created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "player"}).json
+    game = f"/api/v1/games/{created['id']}"
+    r.client.post(f"{game}/seats", json={}, headers={"Authorization": f"Bearer {key}"})
+    r.call("listMyGames", "GET", "/api/v1/players/me/games", token=key)
+    r.call("resumeSeat", "POST", f"{game}/seats/0/resume", body={}, token=key)
+    new = r.call("rotatePlayerKey", "POST", "/api/v1/players/me/key", body={}, token=key)
+    r.call("revokePlayerKey", "DELETE", "/api/v1/players/me/key", token=new["key"])
 
 
 def _moon(r: _Recorder) -> None:

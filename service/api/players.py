@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, current_app
+from flask import current_app
 from flask_smorest import Blueprint
 
 from domain.views import awaiting
@@ -72,13 +72,15 @@ def rotate(body: dict[str, Any]):
 
 @blp.route("/me/key", methods=["DELETE"])
 @blp.doc(operationId="revokePlayerKey", security=BEARER_DOC)
-@blp.response(204, description="Revoked: the player has no key now")
+@blp.response(200, AccountSchema, description="Revoked: the player has no key now")
 @documented(blp, 401)
 def revoke():
-    """Revoke the key: nothing authenticates as this player any more. Seats keep their tokens."""
+    """Revoke the key: nothing authenticates as this player any more (its name stays held).
+    The tokens of seats it took keep working."""
     svc = players()
-    svc.revoke(svc.authenticate(token()))
-    return Response(status=204)
+    player = svc.authenticate(token())
+    svc.revoke(player)
+    return json_response(_player(player))
 
 
 @blp.route("/me/games", methods=["GET"])

@@ -182,7 +182,9 @@ class GameService:
         """The game as this process last saw it, without asking Redis: it may be behind.
 
         Only to decide a command that is then appended with this version expected (the append
-        checks it), or to find a seat's token (a seat's credential never changes once taken).
+        checks it), or to find a seat's token: a seat's credential changes only by a resume
+        (``SeatResumed``), so a token found here is trusted only if that append wins, and
+        ``command`` checks it again on the game as it is otherwise.
         """
         return self.cache.peek(game_id)
 

@@ -261,3 +261,25 @@ def test_an_old_token_fails_in_a_worker_whose_cache_is_behind(
 def test_a_join_stored_before_players_existed_is_read_as_a_guests() -> None:
     version, payload = upcast("PlayerJoined", 1, {"seat": 0, "name": "ann", "credential": None})
     assert version == 2 and payload["player_id"] is None
+
+
+def test_an_exported_game_imports_without_its_players_or_resumes(client, hearts) -> None:
+    key = register(client, "Bea")["key"]
+    game = hearts.create(
+        [None, {"bot": "random"}, {"bot": "random"}, {"bot": "random"}], rules={"score_limit": 20}
+    )["id"]
+    join_with_key(client, game, key)
+    url = f"/api/v1/games/{game}/seats/0/resume"
+    token = client.post(url, json={}, headers=auth(key)).get_json()["token"]
+    hearts.play_out(game, {0: token})
+    document = client.get(f"/api/v1/games/{game}/export").get_json()
+    assert "SeatResumed" in [e["type"] for e in document["events"]]
+    response = client.post("/api/v1/games/import", json=document)
+    assert response.status_code == 201, response.get_json()
+    copy = response.get_json()["id"]
+    seat = hearts.view(copy)["seats"][0]
+    assert (seat["name"], seat["player_id"], seat["guest"]) == ("Bea", None, True)
+    copied = client.get(f"/api/v1/games/{copy}/events?limit=1000").get_json()["events"]
+    assert "SeatResumed" not in [e["type"] for e in copied]
+    assert len(copied) == len(document["events"]) - 1
+    assert client.get(f"/api/v1/games/{copy}/audit").get_json()["ok"] is True

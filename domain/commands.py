@@ -25,6 +25,19 @@ class JoinGame:
     name: str
     seat: int | None = None  # None: the first open seat
     credential: str | None = None
+    # The registered player taking the seat (the service resolved their key to this id), or
+    # None for a guest. The name is then the player's registered name.
+    player_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeSeat:
+    """A registered player takes a fresh credential for their seat (another device); the old
+    one stops working. ``player_id`` is the one the service resolved the player's key to."""
+
+    seat: int
+    player_id: str
+    credential: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +101,7 @@ class ExpireGame:
 Command = (
     CreateGame
     | JoinGame
+    | ResumeSeat
     | SetSeatBot
     | Deal
     | PassCards

@@ -27,6 +27,7 @@ from .errors import (
     NameTaken,
     NoPlayerToTakeOver,
     NotTheShooter,
+    NotYourSeat,
     NotYourTurn,
     PassingNotOptional,
     SeatOutOfRange,
@@ -113,7 +114,19 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     taken = (s.name for s in state.seats if s.player and s.name is not None)
     if any(compared_as(other, state.names) == key for other in taken):
         raise NameTaken(f"a player called {name!r} already sits at this table")
-    return [e.PlayerJoined(seat, name, command.credential)]
+    return [e.PlayerJoined(seat, name, command.credential, command.player_id)]
+
+
+def _resume(command: c.ResumeSeat, state: GameState) -> list[e.Event]:
+    _require_created(state)
+    _require_seat(state, command.seat)
+    if state.phase is Phase.FINISHED:
+        raise WrongPhase("the game is over")
+    if not command.player_id or state.seats[command.seat].player_id != command.player_id:
+        raise NotYourSeat(f"seat {command.seat} was not joined by this player")
+    if not command.credential:
+        raise InvalidCommand("a resumed seat needs a credential")
+    return [e.SeatResumed(command.seat, command.credential)]
 
 
 def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
@@ -278,6 +291,7 @@ def _require_not_expired(state: GameState) -> None:
 _DECIDERS: dict[type, Callable[[Any, GameState], list[e.Event]]] = {
     c.CreateGame: _create,
     c.JoinGame: _join,
+    c.ResumeSeat: _resume,
     c.SetSeatBot: _set_bot,
     c.Deal: _deal,
     c.PassCards: _pass,
@@ -405,9 +419,10 @@ def _created(game: GameState, event: e.GameCreated) -> None:
 
 
 def _joined(game: GameState, event: e.PlayerJoined) -> None:
-    seats = _put(
-        game.seats, event.seat, SeatInfo(name=event.name, credential=event.credential, player=True)
+    seat = SeatInfo(
+        name=event.name, credential=event.credential, player=True, player_id=event.player_id
     )
+    seats = _put(game.seats, event.seat, seat)
     changes = game.__dict__
     changes["seats"] = seats
     changes["phase"] = Phase.WAITING if any(s.is_open for s in seats) else Phase.DEALING
@@ -415,7 +430,13 @@ def _joined(game: GameState, event: e.PlayerJoined) -> None:
 
 def _control_changed(game: GameState, event: e.SeatControlChanged) -> None:
     before = game.seats[event.seat]
-    seat = SeatInfo(before.name, event.bot, before.credential, before.player)
+    seat = SeatInfo(before.name, event.bot, before.credential, before.player, before.player_id)
+    game.__dict__["seats"] = _put(game.seats, event.seat, seat)
+
+
+def _resumed(game: GameState, event: e.SeatResumed) -> None:
+    before = game.seats[event.seat]
+    seat = SeatInfo(before.name, before.bot, event.credential, before.player, before.player_id)
     game.__dict__["seats"] = _put(game.seats, event.seat, seat)
 
 
@@ -561,6 +582,7 @@ def _put(items: tuple, index: int, value: object) -> tuple:
 _APPLIERS: dict[type, Callable[[GameState, Any], None]] = {
     e.GameCreated: _created,
     e.PlayerJoined: _joined,
+    e.SeatResumed: _resumed,
     e.SeatControlChanged: _control_changed,
     e.HandDealt: _dealt,
     e.CardsPassed: _passed,

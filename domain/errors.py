@@ -72,6 +72,13 @@ class NoPlayerToTakeOver(RuleViolation):
     code = "no-player-to-take-over"
 
 
+class NotYourSeat(RuleViolation):
+    """Only the registered player who joined a seat may resume it."""
+
+    code = "not-your-seat"
+    kind = "forbidden"
+
+
 class GameFull(RuleViolation):
     code = "game-full"
 

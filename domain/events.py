@@ -33,11 +33,23 @@ class GameCreated:
 
 @dataclass(frozen=True, slots=True)
 class PlayerJoined:
-    schema_version: ClassVar[int] = 1
+    # v2: player_id (v1 joins were all guests: service/store/upcasting.py gives them None).
+    schema_version: ClassVar[int] = 2
     seat: int
     name: str
     # An opaque credential (the service stores a token's hash); never shown in any view.
     credential: str | None = None
+    # The registered player who took the seat (public: views show it); None for a guest.
+    player_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResumed:
+    """A registered player took a fresh credential for their seat; the old one stops working."""
+
+    schema_version: ClassVar[int] = 1
+    seat: int
+    credential: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +151,7 @@ class GameExpired:
 Event = (
     GameCreated
     | PlayerJoined
+    | SeatResumed
     | SeatControlChanged
     | HandDealt
     | CardsPassed

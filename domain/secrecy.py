@@ -43,6 +43,7 @@ from .events import (
     PassesExchanged,
     PlayerJoined,
     SeatControlChanged,
+    SeatResumed,
     TrickTaken,
 )
 from .state import GameState, Phase
@@ -74,6 +75,7 @@ SECRETS: Mapping[type, tuple[Secret, ...]] = MappingProxyType(
     {
         GameCreated: (),
         PlayerJoined: (Secret("credential", Owner.NOBODY, Until.NEVER),),
+        SeatResumed: (Secret("credential", Owner.NOBODY, Until.NEVER),),
         SeatControlChanged: (),
         HandDealt: (
             Secret("hands", Owner.EACH_SEAT, Until.HAND_SCORED),

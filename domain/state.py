@@ -28,6 +28,12 @@ class SeatInfo:
     bot: str | None = None  # the strategy playing this seat, if a bot plays it
     credential: str | None = None
     player: bool = False  # a person joined this seat (a bot may still be playing it for them)
+    player_id: str | None = None  # the registered player who joined it; None: a guest (or a bot)
+
+    @property
+    def guest(self) -> bool:
+        """A person joined this seat without a player's key."""
+        return self.player and self.player_id is None
 
     @property
     def is_open(self) -> bool:

@@ -39,6 +39,8 @@ class SeatSummary:
     seat: int
     name: str | None
     bot: str | None
+    player_id: str | None  # the registered player who joined the seat
+    guest: bool  # a person joined it without a player's key
     hand_size: int
     points_this_hand: int
     has_passed: bool
@@ -82,6 +84,8 @@ class PublicView:
                     "seat": s.seat,
                     "name": s.name,
                     "bot": s.bot,
+                    "player_id": s.player_id,
+                    "guest": s.guest,
                     "hand_size": s.hand_size,
                     "points_this_hand": s.points_this_hand,
                     "has_passed": s.has_passed,
@@ -141,6 +145,8 @@ def public_view(state: GameState) -> PublicView:
                 seat=i,
                 name=info.name,
                 bot=info.bot,
+                player_id=info.player_id,
+                guest=info.guest,
                 hand_size=hand.held_by(i).bit_count() if hand is not None else 0,
                 points_this_hand=sum(rules.card_points(c) for c in taken),
                 has_passed=hand is not None and hand.passed[i] is not None,

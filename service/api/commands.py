@@ -108,5 +108,6 @@ def _act(game_id: str, body: dict[str, Any], make: Callable[[int], Callable[[Gam
         idempotency=idempotency(game_id, tok),
         snap=snap,
         checked=checked,
+        token=tok,
     )
     return command_result(outcome, seat)

@@ -163,6 +163,7 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("exportGame", "GET", f"{game}/export")
     r.call("importGame", "POST", "/api/v1/games/import", body=export, status=201)
     r.examples["importGame"]["request"] = _trim(export)
+    _player(r)
     _moon(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
     while r.client.get(f"{game}/scoreboard").status_code != 200:
@@ -221,6 +222,22 @@ def _public_log(r: _Recorder, game: str, token: str, witness: Any) -> None:
     line = witness.cosign(note.text, int(time.time()))
     body = {"checkpoint": note.with_line(line).serialize()}
     r.call("cosignCheckpoint", "POST", "/api/v1/log/checkpoint", body=body)
+
+
+def _player(r: _Recorder) -> None:
+    """A registered player: joins with its key, lists its games, resumes its seat, rotates and
+    revokes its key."""
+    bea = r.call("registerPlayer", "POST", "/api/v1/players", body={"name": "Bea"}, status=201)
+    key = bea["key"]
+    r.call("getMe", "GET", "/api/v1/players/me", token=key)
+    body = {"seats": [None, *[{"bot": "random"}] * 3], "seed": "player"}
+    created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "player"}).json
+    game = f"/api/v1/games/{created['id']}"
+    r.client.post(f"{game}/seats", json={}, headers={"Authorization": f"Bearer {key}"})
+    r.call("listMyGames", "GET", "/api/v1/players/me/games", token=key)
+    r.call("resumeSeat", "POST", f"{game}/seats/0/resume", body={}, token=key)
+    new = r.call("rotatePlayerKey", "POST", "/api/v1/players/me/key", body={}, token=key)
+    r.call("revokePlayerKey", "DELETE", "/api/v1/players/me/key", token=new["key"])
 
 
 def _moon(r: _Recorder) -> None:

@@ -25,9 +25,11 @@ from service.app.bot_runner import start_sweep
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
+from service.app.players import PlayerService
 from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
+from service.store.accounts import AccountStore
 from service.store.event_store import RedisEventStore
 from service.store.live import READ_BLOCK_MS, LiveHub
 from service.web import bp as web_table
@@ -104,6 +106,10 @@ def create_app(
             cache_games=settings.cache_games,
         )
     app.extensions["hearts"] = service
+    # Registered players (issue 20): their accounts live beside the games, same Redis and prefix.
+    app.extensions["hearts.players"] = PlayerService(
+        AccountStore(service.store.redis, prefix=service.store.prefix), service
+    )
     app.extensions["hearts.settings"] = settings
     # Live event streams wait in the hub (its readers start with the first stream) and are
     # counted by the slots: see service/store/live.py and docs/replay.md.

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "/problems/"
 
-KIND_STATUS = {"conflict": 409, "invalid": 422, "not-found": 404}
+KIND_STATUS = {"conflict": 409, "invalid": 422, "not-found": 404, "forbidden": 403}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +167,13 @@ _HTTP = [
         "Bots are known by their strategy's name: a player may not take one.",
     ),
     ProblemType(
+        "player-name-taken",
+        409,
+        "Name registered",
+        "A registered player holds this name (or one that compares equal: case, width and "
+        "spacing folded): it cannot be registered again, nor taken at a table without its key.",
+    ),
+    ProblemType(
         "idempotency-key-reused",
         422,
         "Idempotency key reused",
@@ -282,6 +289,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
     app_errors.GuessableIdempotencyKey: 422,
+    app_errors.PlayerNameTaken: 409,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,
     app_errors.InvalidEventId: 400,

@@ -160,13 +160,16 @@ class CreateGameSchema(Schema):
 
 class JoinSchema(Schema):
     name = fields.String(
-        required=True,
+        load_default=None,
         validate=validate.Length(1, MAX_NAME),
         metadata={
             "description": "Your name at the table (RFC 8266 nickname): letters, digits, spaces, "
             "punctuation and symbols; no control, invisible or bidi-override characters "
             "(422 invalid-name). Stored normalized (NFKC, spaces trimmed and collapsed); unique "
-            "at the table ignoring case and width (409 name-taken)"
+            "at the table ignoring case and width (409 name-taken). A guest (no key) must give "
+            "one, and not a registered player's (409 player-name-taken); with a player's key "
+            "(Authorization: Bearer hp_...) the seat takes the registered name: leave it out "
+            "or give that name"
         },
     )
     seat = fields.Integer(load_default=None, allow_none=True, strict=True)
@@ -254,6 +257,13 @@ class SeatPublicSchema(Schema):
     seat = fields.Integer()
     name = fields.String(allow_none=True)
     bot = fields.String(allow_none=True)
+    player_id = fields.String(
+        allow_none=True,
+        metadata={"description": "The registered player who joined the seat (with their key)"},
+    )
+    guest = fields.Boolean(
+        metadata={"description": "A person joined the seat without a player's key"}
+    )
     hand_size = fields.Integer()
     points_this_hand = fields.Integer()
     has_passed = fields.Boolean()
@@ -634,3 +644,58 @@ class ResumeSchema(Schema):
     view = fields.Nested(SeatViewSchema)
     next_action = fields.Nested(NextActionSchema)
     events_url = fields.String()
+
+
+# -- registered players (service/api/players.py) --------------------------------------------------
+
+
+class EmptySchema(Schema):
+    """``{}``: a POST that needs nothing more than its path and key (every POST sends JSON)."""
+
+
+class RegisterSchema(Schema):
+    name = fields.String(
+        required=True,
+        validate=validate.Length(1, MAX_NAME),
+        metadata={
+            "description": "The name to hold across the service (RFC 8266 nickname, as at a "
+            "join): unique ignoring case, width and spacing (409 player-name-taken)"
+        },
+    )
+
+
+class AccountSchema(Schema):
+    id = fields.String(metadata={"description": "The player's id (on the seats they join)"})
+    name = fields.String()
+    created = fields.String(metadata={"description": "When the player registered (UTC)"})
+
+
+class AccountKeySchema(AccountSchema):
+    key = fields.String(
+        metadata={
+            "description": "The player's API key (Authorization: Bearer hp_...): shown only "
+            "this once, stored hashed"
+        }
+    )
+
+
+class MyGamesQuerySchema(Schema):
+    limit = fields.Integer(load_default=50, validate=validate.Range(1, 200))
+
+
+class MyGameSchema(Schema):
+    id = fields.String()
+    seat = fields.Integer(metadata={"description": "The player's seat in the game"})
+    phase = fields.String(validate=validate.OneOf(PHASES))
+    version = fields.Integer()
+    scores = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+    awaiting = fields.List(
+        fields.Integer(), metadata={"description": "The seats that must act now"}
+    )
+
+
+class MyGamesSchema(Schema):
+    games = fields.List(
+        fields.Nested(MyGameSchema), metadata={"description": "Latest joined first"}
+    )

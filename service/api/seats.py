@@ -14,6 +14,7 @@ from service.api.common import (
     JOIN_IDEMPOTENCY_DOC,
     NO_STORE,
     NO_STORE_DOC,
+    OPTIONAL_BEARER_DOC,
     command_result,
     idempotency,
     if_match,
@@ -24,9 +25,16 @@ from service.api.common import (
     view_dict,
 )
 from service.api.links import AFTER_JOIN
+from service.api.players import players
 from service.api.problems import BODY, TOKEN, Problem, documented
 from service.api.rate_limits import rate_limited
-from service.api.schemas import CommandResultSchema, JoinedSchema, JoinSchema, SeatBotSchema
+from service.api.schemas import (
+    CommandResultSchema,
+    EmptySchema,
+    JoinedSchema,
+    JoinSchema,
+    SeatBotSchema,
+)
 from service.app.auth import Forbidden
 
 blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join and seats")
@@ -36,22 +44,29 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.doc(operationId="joinGame")
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
-@documented(blp, *BODY, 404, 409, 412)
+@documented(blp, *BODY, 401, 404, 409, 412)
 @rate_limited(blp, "join")
 @blp.doc(
     parameters=[JOIN_IDEMPOTENCY_DOC],
     responses={201: {"links": AFTER_JOIN, "headers": NO_STORE_DOC}},
+    security=OPTIONAL_BEARER_DOC,
 )
 def join(body: dict[str, Any], game_id: str):
     """Take a seat (the first open one unless ``seat`` is given). The first hand is dealt when
-    every seat is filled.
+    every seat is filled. With a player's key (``Authorization: Bearer hp_...``) the seat is
+    that player's, under its registered name; without one, a guest's.
 
     A retry with the same Idempotency-Key and body gets the same token back (``replayed``), so
     a join's key must be unguessable (at least 22 random base64url characters, i.e. 128 bits,
     or a UUIDv4; 422 ``idempotency-key-guessable`` otherwise): the token is sealed in the
     receipt under a key derived from the Idempotency-Key, which the server does not keep."""
-    outcome = service().join(
-        game_id, name=body["name"], seat=body["seat"], idempotency=idempotency(game_id, None)
+    key = token()
+    outcome = players().join(
+        game_id,
+        key=key,
+        name=body["name"],
+        seat=body["seat"],
+        idempotency=idempotency(game_id, key),
     )
     seat = outcome.seat
     assert seat is not None
@@ -68,6 +83,25 @@ def join(body: dict[str, Any], game_id: str):
         **replayed(outcome),
     }
     return json_response(joined, 201, version=outcome.version, headers=headers)
+
+
+@blp.route("/<game_id>/seats/<int:seat>/resume", methods=["POST"])
+@blp.doc(operationId="resumeSeat", security=BEARER_DOC)
+@blp.arguments(EmptySchema)
+@blp.response(200, JoinedSchema, description="The seat's new token (shown only this once)")
+@documented(blp, *BODY, 401, 403, 404, 409)
+@blp.doc(responses={200: {"headers": NO_STORE_DOC}})
+def resume(body: dict[str, Any], game_id: str, seat: int):
+    """With the player's key: a fresh token for the seat the player joined (to play on from
+    another device). The seat's old token stops working; open event streams are not cut."""
+    outcome = players().resume(game_id, seat, token())
+    body = {
+        "seat": seat,
+        "token": outcome.token,
+        "version": outcome.version,
+        "view": view_dict(outcome.table, outcome.version, seat),
+    }
+    return json_response(body, version=outcome.version, headers=NO_STORE)
 
 
 @blp.route("/<game_id>/seats/<int:seat>/bot", methods=["POST"])
@@ -102,5 +136,6 @@ def set_bot(body: dict[str, Any], game_id: str, seat: int):
         if_match=if_match(),
         idempotency=idempotency(game_id, tok),
         snap=snap,
+        token=tok,
     )
     return command_result(outcome, seat)

@@ -45,6 +45,7 @@ MAX_DISCREPANCIES = 200
 PRIMARY = (
     e.GameCreated,
     e.PlayerJoined,
+    e.SeatResumed,
     e.SeatControlChanged,
     e.HandDealt,
     e.CardsPassed,
@@ -230,12 +231,18 @@ def audit_events(
 # -- the walk through the log ---------------------------------------------------------------------
 
 
-def command_for(event: e.Event) -> c.Command:
-    """The command that makes the domain emit ``event`` first (``event`` must be PRIMARY)."""
+def command_for(event: e.Event, state: GameState = INITIAL_STATE) -> c.Command:
+    """The command that makes the domain emit ``event`` first (``event`` must be PRIMARY) on
+    ``state``, the game just before it."""
     if isinstance(event, e.GameCreated):
         return c.CreateGame(event.game_id, event.rules, event.seats, event.names)
     if isinstance(event, e.PlayerJoined):
-        return c.JoinGame(event.name, event.seat, event.credential)
+        return c.JoinGame(event.name, event.seat, event.credential, event.player_id)
+    if isinstance(event, e.SeatResumed):
+        # Asked by the player who joined the seat, whoever that was (None: the rules refuse it).
+        seats = state.seats
+        owner = seats[event.seat].player_id if 0 <= event.seat < len(seats) else None
+        return c.ResumeSeat(event.seat, owner or "", event.credential)
     if isinstance(event, e.SeatControlChanged):
         return c.SetSeatBot(event.seat, event.bot)
     if isinstance(event, e.HandDealt):
@@ -306,7 +313,7 @@ class _Walk:
         record, event = logged[i]
         self.commands += 1
         try:
-            emitted = decide(command_for(event), self.state)
+            emitted = decide(command_for(event, self.state), self.state)
         except RuleViolation as violation:
             # The message may tell what a seat holds ("you hold a diamond"): only once the
             # hand is over.

@@ -181,6 +181,13 @@ class NameReserved(ServiceError):
     code = "name-reserved"
 
 
+class PlayerNameTaken(ServiceError):
+    """The name (compared as RFC 8266 compares nicknames) is a registered player's: nobody else
+    may register it or take it at a table as a guest."""
+
+    code = "player-name-taken"
+
+
 class InvalidCursor(ServiceError):
     code = "invalid-cursor"
 

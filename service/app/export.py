@@ -189,7 +189,8 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
     """The events of the same game as ``game_id``, each decided again by the domain.
 
     ``entries`` (the game's log) must have passed the audit. Service records (the deal plan) are
-    copied; joins lose their credential.
+    copied; joins lose their credential and their player (an imported game is nobody's
+    here), and a seat's resumption (a new credential) is left out.
     """
     out: list[NewEvent] = []
     state: GameState = INITIAL_STATE
@@ -202,6 +203,8 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
         if pending:
             pending -= 1
             continue
+        if isinstance(event, e.SeatResumed):
+            continue  # it only changed a credential, and the copy keeps none
         if not isinstance(event, PRIMARY):  # cannot happen after a clean audit
             name = type(event).__name__
             raise ImportRefused("export-fails-audit", f"seq {entry.seq}: {name} unasked")

@@ -210,7 +210,9 @@ class GameService:
         """The game as this process last saw it, without asking Redis: it may be behind.
 
         Only to decide a command that is then appended with this version expected (the append
-        checks it), or to find a seat's token (a seat's credential never changes once taken).
+        checks it), or to find a seat's token: a seat's credential changes only by a resume
+        (``SeatResumed``), so a token found here is trusted only if that append wins, and
+        ``command`` checks it again on the game as it is otherwise.
         """
         return self.cache.peek(game_id)
 
@@ -363,8 +365,16 @@ class GameService:
         )
 
     def join(
-        self, game_id: str, *, name: str, seat: int | None, idempotency: Idempotency | None
+        self,
+        game_id: str,
+        *,
+        name: str,
+        seat: int | None,
+        idempotency: Idempotency | None,
+        player_id: str | None = None,
     ) -> Outcome:
+        """Take a seat as ``name``: a guest's, or (``player_id``) the registered player's whose
+        key the caller presented (service/app/players.py checks both)."""
         if isinstance(name, str) and any(same_name(name, bot) for bot in bot_names()):
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
@@ -376,7 +386,7 @@ class GameService:
 
         def decide_join(at: Snapshot[StoredGame]) -> Decided:
             table = at.state
-            events = decide(JoinGame(name, seat, credential), table.state)
+            events = decide(JoinGame(name, seat, credential, player_id), table.state)
             taken = next(e.seat for e in events if isinstance(e, PlayerJoined))
             return Decided([new_event(e) for e in events], table.after(events), taken)
 
@@ -405,8 +415,13 @@ class GameService:
         idempotency: Idempotency | None = None,
         snap: Snapshot[StoredGame] | None = None,
         checked: bool = True,
+        token: str | None = None,
     ) -> Outcome:
         """Decide ``make(state)`` for ``seat`` (already authenticated) and append it.
+
+        ``token``: the seat token the request came with, checked again on each game an attempt
+        decides on: a seat's token can be replaced (``SeatResumed``), so a token found on a
+        game that was behind is only trusted if the append at that game's version wins.
 
         ``snap``: the game as this request already has it, to decide on first instead of
         loading it again; the append checks that it is still current. ``checked=False`` says
@@ -425,6 +440,8 @@ class GameService:
                     return None  # compare with the game as it is
                 raise StaleVersion(if_match, at.version)
             table = at.state
+            if token is not None and auth.seat_of(table.state.seats, token) != seat:
+                raise auth.Unauthorized("the token is no longer valid for this seat")
             try:
                 events = decide(make(table.state), table.state)
             except RuleViolation:

@@ -102,3 +102,10 @@ def _hand_dealt_salt(payload: dict) -> dict:
     # audit still recomputes as such (domain.shuffle.seed_commitment with salt None).
     payload["salt"] = None
     return payload
+
+
+@register_upcaster("PlayerJoined", 1)
+def _player_joined_guest(payload: dict) -> dict:
+    # v1 joins came before players could register (issue 20): every one was a guest's.
+    payload["player_id"] = None
+    return payload

@@ -120,7 +120,8 @@ def test_redaction_rules_by_event():
     assert redact(exchanged, during, 1)["payload"]["received"] == [None, ["3C"], None, None]
 
     joined = recorded(2, "PlayerJoined", {"seat": 0, "name": "ann", "credential": "h"})
-    assert redact(joined, public, 0)["payload"] == {"seat": 0, "name": "ann"}
+    # Upcast to v2: a join stored before players registered is a guest's (player_id None).
+    assert redact(joined, public, 0)["payload"] == {"seat": 0, "name": "ann", "player_id": None}
     unknown = game_log.Entry(9, "t", "c", "h", SomethingNew(("QS",)))  # type: ignore[arg-type]
     assert redact(unknown, after, 1)["payload"] == {} and redact(unknown, after, 1)["redacted"]
 

@@ -273,7 +273,7 @@ def test_an_explicit_deal_with_a_kitty() -> None:
 def test_every_violation_has_a_stable_code_and_kind() -> None:
     codes = [v.code for v in ALL_VIOLATIONS]
     assert len(codes) == len(set(codes))
-    assert {v.kind for v in ALL_VIOLATIONS} <= {"conflict", "invalid", "not-found"}
+    assert {v.kind for v in ALL_VIOLATIONS} <= {"conflict", "invalid", "not-found", "forbidden"}
 
 
 def test_a_refused_command_changes_nothing() -> None:

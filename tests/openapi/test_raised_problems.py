@@ -341,6 +341,13 @@ CANNOT_HAPPEN: dict[tuple[str, str], dict[str, str]] = {
     ("POST", "/api/v1/games"): {
         "GameNotCreated": "reached through decide's table of every command; creating a game "
         "decides CreateGame (and its first Deal on the game it created) only",
+        "NotYourSeat": "reached through decide's table; only ResumeSeat raises it",
+    },
+    ("POST", "/api/v1/games/{game_id}/seats"): {
+        "NotYourSeat": "reached through decide's table; a join decides JoinGame (and a Deal)",
+    },
+    ("POST", "/api/v1/games/{game_id}/seats/{seat}/resume"): {
+        "StaleVersion": "GameService.command raises it for an If-Match only; a resume sends none",
     },
     ("POST", "/api/v1/games/import"): {
         "GameNotFound": "Replay._existing reads the imported game only after the store said it "

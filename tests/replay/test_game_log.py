@@ -27,7 +27,12 @@ def joined_v2(monkeypatch) -> UpcasterRegistry:
     registry.register(
         "PlayerJoined",
         1,
-        lambda p: {"seat": p["seat"], "name": p["nickname"], "credential": p["credential"]},
+        lambda p: {
+            "seat": p["seat"],
+            "name": p["nickname"],
+            "credential": p["credential"],
+            "player_id": None,
+        },
     )
     return registry
 

@@ -23,6 +23,7 @@ from domain.events import (
     MoonScoringChosen,
     PlayerJoined,
     SeatControlChanged,
+    SeatResumed,
     event_from_dict,
     event_to_dict,
     event_type,
@@ -76,13 +77,14 @@ def _log(rules: RuleOptions) -> list[RecordedEvent]:
     plan = play_game("secrets", rules, random.Random(7), names=[None] * rules.players, max_hands=2)
     events: list[NewEvent] = [e for batch in plan.batches for e in batch]
     extra = [
-        PlayerJoined(0, "ann", "sha256-of-a-token"),
+        PlayerJoined(0, "ann", "sha256-of-a-token", "p1"),
+        SeatResumed(0, "sha256-of-a-new-token"),
         SeatControlChanged(1, "random"),
         MoonScoringChosen(0, MoonScoring.ADD_TO_OTHERS),
         GameEnded((0,), (10,) * rules.players),
         GameExpired("2026-01-01T00:00:00.000000Z"),
     ]
-    events += [NewEvent(event_type(x), 1, event_to_dict(x)) for x in extra]
+    events += [NewEvent(event_type(x), type(x).schema_version, event_to_dict(x)) for x in extra]
     return [
         RecordedEvent(e.type, e.schema_version, "secrets", seq, "t", "c", e.payload, "", "")
         for seq, e in enumerate(events, start=1)

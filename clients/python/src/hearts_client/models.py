@@ -37,6 +37,8 @@ class SeatPublic(TypedDict):
     seat: int
     name: str | None
     bot: str | None
+    player_id: str | None
+    guest: bool
     hand_size: int
     points_this_hand: int
     has_passed: bool

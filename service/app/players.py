@@ -1,0 +1,201 @@
+"""Registered players (issue 20): a name held across the service, an API key, their games.
+
+A player registers a name and gets an API key (``hp_`` and 256 random bits from ``secrets``),
+shown once: only its SHA-256 is stored (``auth.credential_of``, as for seat tokens), and a key
+is found by its hash. Rotating gives a new key and the old one stops at once; revoking leaves
+none (a player then has no way in: register anew is not possible under the same name, by
+design of a first slice; see README).
+
+A join with a player's key binds the seat to the player: the seat takes the registered name
+and ``PlayerJoined.player_id``. A guest (a join without a key) may not take a registered name.
+A player resumes a seat elsewhere with their key: a fresh seat token, and the old one stops
+working (``SeatResumed``: the domain checks the seat is the player's).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bots import bot_names
+from domain.commands import ResumeSeat
+from domain.errors import InvalidName
+from domain.names import InvalidNameText, display_name, name_key, same_name
+from domain.state import GameState
+from service.app import auth
+from service.app.errors import NameReserved, PlayerNameTaken
+from service.app.game import StoredGame
+from service.app.game_service import GameService, Idempotency, Outcome
+from service.store.accounts import AccountStore, NameClaimed, PlayerGone
+from service.store.event_store import Snapshot, utc_now_iso
+
+KEY_PREFIX = "hp_"  # recognisable in logs and by secret scanners
+KEY_BYTES = 32  # 256 bits
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    player_id: str
+    name: str
+    created: str
+    key_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerGame:
+    """One of a player's games, as it is now, and the player's seat in it."""
+
+    snap: Snapshot[StoredGame]
+    seat: int
+
+    @property
+    def state(self) -> GameState:
+        return self.snap.state.state
+
+
+def is_player_key(token: str) -> bool:
+    """A bearer token shaped like a player's key (a seat token never starts so)."""
+    return token.startswith(KEY_PREFIX)
+
+
+def new_key() -> tuple[str, str]:
+    """A fresh ``(key, hash)``: give the key to the player once, store the hash."""
+    key = KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
+    return key, auth.credential_of(key)
+
+
+class PlayerService:
+    def __init__(self, accounts: AccountStore, games: GameService) -> None:
+        self.accounts = accounts
+        self.games = games
+
+    # -- the account --------------------------------------------------------------------------
+
+    def register(self, raw_name: str) -> tuple[Player, str]:
+        """A new player under ``raw_name`` (normalized); returns it and its key, shown once."""
+        name = _checked_name(raw_name)
+        player_id = "p" + secrets.token_hex(10)
+        key, key_hash = new_key()
+        created = utc_now_iso()
+        try:
+            self.accounts.register(player_id, name, name_key(name), key_hash, created)
+        except NameClaimed:
+            raise PlayerNameTaken(f"{name!r} is a registered player's name") from None
+        return Player(player_id, name, created, key_hash), key
+
+    def authenticate(self, key: str | None) -> Player:
+        """The player whose key this is; Unauthorized if none (no key, revoked, rotated)."""
+        if key is None:
+            raise auth.Unauthorized("this request needs 'Authorization: Bearer <player key>'")
+        stored = self.accounts.by_key_hash(auth.credential_of(key)) if is_player_key(key) else None
+        if stored is None:
+            raise auth.Unauthorized("the key is not a player's (or was rotated or revoked)")
+        return Player(stored.player_id, stored.name, stored.created, stored.key_hash)
+
+    def rotate(self, player: Player) -> str:
+        """A new key for the player; the one it authenticated with stops working."""
+        key, key_hash = new_key()
+        self._rekey(player, key_hash)
+        return key
+
+    def revoke(self, player: Player) -> None:
+        self._rekey(player, "")
+
+    def _rekey(self, player: Player, new_hash: str) -> None:
+        try:
+            self.accounts.rekey(player.player_id, player.key_hash, new_hash)
+        except PlayerGone:
+            # Another request rotated or revoked this key first: it is no longer valid.
+            raise auth.Unauthorized("the key was rotated or revoked meanwhile") from None
+
+    # -- joining, listing, resuming ---------------------------------------------------------
+
+    def join(
+        self,
+        game_id: str,
+        *,
+        key: str | None,
+        name: str | None,
+        seat: int | None,
+        idempotency: Idempotency | None,
+    ) -> Outcome:
+        """Join as the player whose key this is, or (no key) as a guest under ``name``."""
+        if key is None:
+            if name is None:
+                raise InvalidName("a guest's join needs a name (or join with a player's key)")
+            self._check_guest_name(name)
+            return self.games.join(
+                game_id, name=name, seat=seat, idempotency=idempotency, player_id=None
+            )
+        player = self.authenticate(key)
+        if name is not None and not _same_text_name(name, player.name):
+            raise InvalidName(f"your registered name is {player.name!r}: send it or leave it out")
+        self.games.snapshot(game_id)  # GameNotFound before the index names the game
+        # The index first: a crash between the two leaves a game the listing skips (no seat of
+        # this player in it), never a seat missing from the player's games.
+        self.accounts.add_game(player.player_id, game_id)
+        return self.games.join(
+            game_id,
+            name=player.name,
+            seat=seat,
+            idempotency=idempotency,
+            player_id=player.player_id,
+        )
+
+    def _check_guest_name(self, name: str) -> None:
+        try:
+            compared = name_key(display_name(name))
+        except InvalidNameText:
+            return  # the rules refuse it as they do any bad name (422 invalid-name)
+        if self.accounts.holder_of(compared) is not None:
+            raise PlayerNameTaken(f"{name.strip()!r} is a registered player's: join with its key")
+
+    def my_games(self, player: Player, limit: int) -> list[PlayerGame]:
+        """The player's games, the latest joined first, with its seat in each."""
+        found = []
+        for game_id in self.accounts.games(player.player_id, limit):
+            snap = self.games.cache.get(game_id)
+            seat = _seat_of_player(snap.state.state.seats if snap.version else (), player)
+            if seat is not None:  # else a join that did not happen (see join)
+                found.append(PlayerGame(snap, seat))
+        return found
+
+    def resume(self, game_id: str, seat: int, key: str | None) -> Outcome:
+        """A fresh token for the player's seat; the seat's old token stops working."""
+        player = self.authenticate(key)
+        snap = self.games.snapshot(game_id)
+        token, credential = auth.new_token()
+        outcome = self.games.command(
+            game_id, seat, lambda state: ResumeSeat(seat, player.player_id, credential), snap=snap
+        )
+        return Outcome(
+            outcome.game_id,
+            outcome.version,
+            outcome.table,
+            outcome.events,
+            outcome.hand_before,
+            seat=seat,
+            token=token,
+        )
+
+
+def _checked_name(raw: str) -> str:
+    try:
+        name = display_name(raw)
+    except InvalidNameText as error:
+        raise InvalidName(str(error)) from None
+    if any(same_name(name, bot) for bot in bot_names()):
+        raise NameReserved(f"{name!r} is a bot's name: choose another")
+    return name
+
+
+def _same_text_name(given: str, registered: str) -> bool:
+    try:
+        return same_name(display_name(given), registered)
+    except InvalidNameText:
+        return False
+
+
+def _seat_of_player(seats: Sequence, player: Player) -> int | None:
+    return next((i for i, s in enumerate(seats) if s.player_id == player.player_id), None)

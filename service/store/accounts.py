@@ -1,0 +1,138 @@
+"""Registered players in Redis: a name claimed once, a key's hash, and the player's games.
+
+Key layout (every key carries the ``{accounts}`` Redis Cluster hash tag, so each script below
+runs on one slot and is atomic on a cluster as on one server)::
+
+    <prefix>:{accounts}:name:<sha256 of the name's key>  string: the id of the player who holds
+                                                         the name (SET NX: claimed once, ever)
+    <prefix>:{accounts}:player:<id>    hash: name (as registered), key (sha256 of the API key,
+                                       "" once revoked), created (ISO-8601 UTC)
+    <prefix>:{accounts}:key:<sha256>   string: the id of the player whose key hashes to it
+    <prefix>:{accounts}:games:<id>     sorted set: the player's game ids, score = when joined
+                                       (microseconds)
+
+The name key is the SHA-256 of ``domain.names.name_key`` (the RFC 8266 comparison form), so a
+look-alike ("ANN", "ａｎｎ") finds the same key, and any name makes a bounded, printable key.
+One tag puts every account on one slot: enough for a first slice (one small hash per player);
+spreading them means giving up the one-script registration (name claim + record + key index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+# KEYS: 1 name, 2 player, 3 key index; ARGV: 1 id, 2 name, 3 key hash, 4 created
+_REGISTER_LUA = r"""
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 'taken' end
+redis.call('HSET', KEYS[2], 'name', ARGV[2], 'key', ARGV[3], 'created', ARGV[4])
+redis.call('SET', KEYS[3], ARGV[1])
+return 'ok'
+"""
+
+# KEYS: 1 player, 2 old key index, 3 new key index (may equal 2: then only revoked)
+# ARGV: 1 id, 2 the old key hash expected, 3 the new key hash ('' to revoke)
+_REKEY_LUA = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
+if redis.call('HGET', KEYS[1], 'key') ~= ARGV[2] then return 'stale' end
+if ARGV[2] ~= '' then redis.call('DEL', KEYS[2]) end
+redis.call('HSET', KEYS[1], 'key', ARGV[3])
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[1]) end
+return 'ok'
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPlayer:
+    player_id: str
+    name: str
+    key_hash: str  # "" once revoked
+    created: str
+
+
+class NameClaimed(Exception):
+    """The name (as compared) belongs to a registered player already."""
+
+
+class PlayerGone(Exception):
+    """No such player (or it changed under a key rotation too often)."""
+
+
+class AccountStore:
+    def __init__(self, redis: Any, *, prefix: str = "hearts") -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self._register = redis.register_script(_REGISTER_LUA)
+        self._rekey = redis.register_script(_REKEY_LUA)
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self.prefix, "{accounts}", *parts))
+
+    def name_key(self, compared: str) -> str:
+        return self._key("name", hashlib.sha256(compared.encode("utf-8")).hexdigest())
+
+    def player_key(self, player_id: str) -> str:
+        return self._key("player", player_id)
+
+    def key_index(self, key_hash: str) -> str:
+        return self._key("key", key_hash)
+
+    def games_key(self, player_id: str) -> str:
+        return self._key("games", player_id)
+
+    def register(self, player_id: str, name: str, compared: str, key_hash: str, created: str):
+        """Claim ``compared`` for a new player; NameClaimed if anyone holds it."""
+        keys = [self.name_key(compared), self.player_key(player_id), self.key_index(key_hash)]
+        reply = self._register(keys=keys, args=[player_id, name, key_hash, created])
+        if _text(reply) == "taken":
+            raise NameClaimed(name)
+
+    def holder_of(self, compared: str) -> str | None:
+        """The id of the player whose name compares as ``compared``, if any."""
+        found = self.redis.get(self.name_key(compared))
+        return None if found is None else _text(found)
+
+    def by_key_hash(self, key_hash: str) -> StoredPlayer | None:
+        found = self.redis.get(self.key_index(key_hash))
+        if found is None:
+            return None
+        player = self.get(_text(found))
+        # The index and the record are written together; the record has the last word.
+        if player is None or player.key_hash != key_hash:
+            return None
+        return player
+
+    def get(self, player_id: str) -> StoredPlayer | None:
+        data = self.redis.hgetall(self.player_key(player_id))
+        if not data:
+            return None
+        fields = {_text(k): _text(v) for k, v in data.items()}
+        return StoredPlayer(player_id, fields["name"], fields.get("key", ""), fields["created"])
+
+    def rekey(self, player_id: str, old_hash: str, new_hash: str) -> None:
+        """Replace the player's key hash (``new_hash`` "" revokes): the old key stops at once.
+
+        PlayerGone if the player is gone or its key changed meanwhile (then nothing changed).
+        """
+        old_index = self.key_index(old_hash) if old_hash else self.player_key(player_id)
+        new_index = self.key_index(new_hash) if new_hash else old_index
+        keys = [self.player_key(player_id), old_index, new_index]
+        reply = _text(self._rekey(keys=keys, args=[player_id, old_hash, new_hash]))
+        if reply != "ok":
+            raise PlayerGone(reply)
+
+    def add_game(self, player_id: str, game_id: str) -> None:
+        """Index the game under the player (NX: the first join's time stays)."""
+        score = int(time.time() * 1_000_000)
+        self.redis.zadd(self.games_key(player_id), {game_id: score}, nx=True)
+
+    def games(self, player_id: str, limit: int) -> list[str]:
+        """The player's game ids, the latest joined first."""
+        found = self.redis.zrevrange(self.games_key(player_id), 0, limit - 1)
+        return [_text(g) for g in found]
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)

@@ -263,6 +263,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.HandNotFound: 404,
     app_errors.EventNotFound: 404,
     app_errors.GameInProgress: 409,
+    app_errors.HandInProgress: 409,
     ImportRefused: 422,
     app_errors.ServiceError: 400,
 }

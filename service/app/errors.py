@@ -128,6 +128,15 @@ class GameInProgress(ServiceError):
         super().__init__(f"game {game_id} is not finished yet")
 
 
+class HandInProgress(ServiceError):
+    """Analysed once scored: an analysis of a hand in play would be a cheating aid."""
+
+    code = "hand-in-progress"
+
+    def __init__(self, game_id: str, number: int) -> None:
+        super().__init__(f"hand {number} of game {game_id} is not finished yet")
+
+
 class IdempotencyKeyReused(ServiceError):
     """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
 

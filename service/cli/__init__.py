@@ -26,6 +26,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("projections", "service.cli.projections"),
     ("replay", "service.cli.replay"),  # also adds audit, export and import
     ("simulate", "service.cli.simulate"),
+    ("analyse", "service.cli.analyse"),
 ]
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 

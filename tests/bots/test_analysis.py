@@ -20,7 +20,7 @@ from domain import events as e
 from domain.cards import Card, cards_of
 from domain.commands import Command, CreateGame, Deal, PlayCard
 from domain.decider import decide_and_evolve
-from domain.rules import RuleOptions
+from domain.rules import MoonScoring, RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
 from domain.views import seat_view
 
@@ -220,3 +220,22 @@ def test_a_budget_in_milliseconds_reads_the_clock_handed_in() -> None:
     assert chosen and all(3 <= d.samples <= 8 for d in chosen)
     with pytest.raises(ValueError):
         analyse_hand(events, 1, budget=AnalysisBudget(ms=5.0))
+
+
+def test_the_moon_choice_is_weighed_exactly() -> None:
+    # The clubs take every trick, so seat 0 shoots; the rules let it choose how that scores.
+    rules = RuleOptions(cards_passed=0, moon_scoring=MoonScoring.SHOOTERS_CHOICE)
+    suits = tuple(cards_of(0x1FFF << (13 * u)) for u in range(4))
+    events, _ = _play_hand(rules, "moon", hands=suits)
+    analysis = analyse_hand(events, 1, budget=SMALL)
+    moon = [d for d in analysis.decisions if d.kind == "moon"]
+    assert len(moon) == 1
+    decision = moon[0]
+    assert decision.seat == 0 and decision.note is not None and "exact" in decision.note
+    assert {o.option for o in decision.options} == {
+        MoonScoring.ADD_TO_OTHERS.value,
+        MoonScoring.SUBTRACT_FROM_SHOOTER.value,
+    }
+    assert all(o.half_width == 0.0 for o in decision.options)
+    assert decision.played in {o.option for o in decision.options}
+    assert decision.loss >= 0.0 and decision.mark is None

@@ -6,8 +6,9 @@ Reads the game from the event store (``REDIS_URL``, else the embedded redis-serv
 directory), refuses a hand not yet scored (an analysis during play would be a cheating aid),
 and prints every decision: the option played, the best one, the loss with its 95% interval and
 a mark (inaccuracy, mistake, blunder), then an accuracy line per seat. docs/analysis.md says
-what the figures mean. A progress bar goes to stderr. Exit status: 0 done, 2 no such game or
-hand, the hand not finished, or no Redis.
+what the figures mean. Under the default seed and a budget in deals the analysis is kept in
+Redis (``service/store/analyses.py``), so asking again prints it at once. A progress bar goes
+to stderr. Exit status: 0 done, 2 no such game or hand, the hand not finished, or no Redis.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from service.cli.connection import UNUSABLE, open_store
 from service.cli.progress import ProgressBar, fail, positive
-
-if TYPE_CHECKING:
-    from bots.analysis import Decision, HandAnalysis
 
 OK = 0
 
@@ -58,16 +56,21 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return fail(str(error), UNUSABLE)
     bar = None if args.quiet else ProgressBar(sys.stderr, unit="decisions")
+    kept = False
     with open_store() as store:
+        analyst = HandAnalyst(store)
         try:
-            analysis = HandAnalyst(store).analyse(
-                args.game,
-                args.hand,
-                seed=args.seed,
-                budget=budget,
-                clock=time.process_time if args.ms is not None else None,
-                progress=bar,
-            )
+            if args.ms is None and args.seed is None:  # the figures a later request may reuse
+                document, kept = analyst.document(args.game, args.hand, budget, progress=bar)
+            else:
+                document = analyst.analyse(
+                    args.game,
+                    args.hand,
+                    seed=args.seed,
+                    budget=budget,
+                    clock=time.process_time if args.ms is not None else None,
+                    progress=bar,
+                ).to_dict()
         except GameNotFound:
             return fail(f"no game {args.game!r}", UNUSABLE)
         except (HandNotFound, HandInProgress) as error:
@@ -75,43 +78,48 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if bar is not None and bar.done:
                 bar.finish()
+    if kept and not args.quiet:
+        print("hearts: kept from an earlier analysis of this hand and budget", file=sys.stderr)
     if args.json:
-        print(json.dumps(analysis.to_dict(), indent=1))
+        print(json.dumps(document, indent=1))
     else:
-        print(render(args.game, analysis))
+        print(render(args.game, document))
     return OK
 
 
-def render(game_id: str, analysis: HandAnalysis) -> str:
-    budget = analysis.budget
-    spent = f"{budget.ms:g} ms" if budget.ms is not None else f"{budget.samples} deals"
+def render(game_id: str, analysis: dict[str, Any]) -> str:
+    """The text form of an analysis document (``HandAnalysis.to_dict``)."""
+    budget = analysis["budget"]
+    spent = f"{budget['ms']:g} ms" if budget["ms"] is not None else f"{budget['samples']} deals"
     lines = [
-        f"game {game_id}, hand {analysis.hand_number}: {spent} a decision, seed {analysis.seed!r}",
+        f"game {game_id}, hand {analysis['hand_number']}: {spent} a decision, "
+        f"seed {analysis['seed']!r}",
         "value: the seat's points less the others' average (lower is better); "
         "loss: the played option's value less the best's, +- its 95% interval",
         "",
     ]
-    for d in analysis.decisions:
+    for d in analysis["decisions"]:
         lines.append(_line(d))
     lines.append("")
-    for s in analysis.seats:
+    for s in analysis["seats"]:
         lines.append(
-            f"seat {s.seat}: accuracy {s.accuracy:.0f}% over {s.decisions} choices "
-            f"({s.forced} forced), loss {s.total_loss:.1f}, "
-            f"{s.inaccuracies} inaccuracies, {s.mistakes} mistakes, {s.blunders} blunders"
+            f"seat {s['seat']}: accuracy {s['accuracy']:.0f}% over {s['decisions']} choices "
+            f"({s['forced']} forced), loss {s['total_loss']:.1f}, {s['inaccuracies']} "
+            f"inaccuracies, {s['mistakes']} mistakes, {s['blunders']} blunders"
         )
     return "\n".join(lines)
 
 
-def _line(d: Decision) -> str:
-    where = f"trick {d.trick:<2}" if d.kind == "play" else f"{d.kind:<8}"
-    head = f"{where} seat {d.seat}  played {d.played:<10}"
-    if d.forced:
+def _line(d: dict[str, Any]) -> str:
+    where = f"trick {d['trick']:<2}" if d["kind"] == "play" else f"{d['kind']:<8}"
+    head = f"{where} seat {d['seat']}  played {d['played']:<10}"
+    if d["forced"]:
         return f"{head} forced"
-    mark = f"  {d.mark.upper()}" if d.mark else ""
-    options = ", ".join(f"{o.option} {o.value:+.1f}" for o in d.options[:4])
-    more = f" +{len(d.options) - 4} more" if len(d.options) > 4 else ""
+    mark = f"  {d['mark'].upper()}" if d["mark"] else ""
+    options = d["options"]
+    shown = ", ".join(f"{o['option']} {o['value']:+.1f}" for o in options[:4])
+    more = f" +{len(options) - 4} more" if len(options) > 4 else ""
     return (
-        f"{head} best {d.best:<10} loss {d.loss:4.1f} +-{d.loss_half_width:.1f}{mark}"
-        f"   [{options}{more}]"
+        f"{head} best {d['best']:<10} loss {d['loss']:4.1f} +-{d['loss_interval']:.1f}{mark}"
+        f"   [{shown}{more}]"
     )

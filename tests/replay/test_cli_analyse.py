@@ -40,10 +40,30 @@ def test_the_use_case_analyses_only_finished_hands(store, game) -> None:
     assert analyst.analyse(game, 1, budget=small) == one  # the same seed, the same figures
     with pytest.raises(HandInProgress):
         analyst.analyse(game, 2, budget=small)
+    with pytest.raises(HandInProgress):
+        analyst.document(game, 2, budget=small)
     with pytest.raises(HandNotFound):
         analyst.analyse(game, 7, budget=small)
     with pytest.raises(GameNotFound):
         analyst.analyse("no-such-game", 1, budget=small)
+
+
+def test_asking_twice_returns_the_kept_analysis(store, game) -> None:
+    analyst = HandAnalyst(store)
+    small = AnalysisBudget(samples=4)
+    calls: list[int] = []
+    first, kept = analyst.document(game, 1, small, progress=lambda d, t: calls.append(d))
+    assert not kept and calls
+    assert first == analyst.analyse(game, 1, budget=small).to_dict()
+    calls.clear()
+    second, kept = analyst.document(game, 1, small, progress=lambda d, t: calls.append(d))
+    assert kept and second == first and calls == []  # no play-out ran
+    # Another budget is another analysis; the key names the version and the budget.
+    other, kept = analyst.document(game, 1, AnalysisBudget(samples=5))
+    assert not kept and other["budget"]["samples"] == 5
+    assert store.redis.exists(analyst.kept.key(game, 1, first["version"], 4))
+    with pytest.raises(GameNotFound):
+        analyst.document("no-such-game", 1, small)
 
 
 def test_the_command_prints_text_or_json_and_refuses_a_hand_in_play(store, game, capsys) -> None:
@@ -58,6 +78,11 @@ def test_the_command_prints_text_or_json_and_refuses_a_hand_in_play(store, game,
     captured = capsys.readouterr()
     assert "seat 0: accuracy" in captured.out and "trick 13" in captured.out
     assert captured.err == ""
+    assert main(["analyse", game, "1", "--samples", "4"]) == 0  # kept from the first run
+    captured = capsys.readouterr()
+    assert "kept from an earlier analysis" in captured.err
+    assert main(["analyse", game, "1", "--samples", "4", "--seed", "x", "--quiet"]) == 0
+    assert "seed 'x'" in capsys.readouterr().out
     assert main(["analyse", game, "2", "--quiet"]) == 2
     assert "not finished" in capsys.readouterr().err
     assert main(["analyse", game, "9", "--quiet"]) == 2

@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Flask
 from flask_smorest import Api
 
-from . import commands, games, health, projections, replay, seats
+from . import analysis, commands, games, health, projections, replay, seats
 
 
 def register(app: Flask, api: Api) -> None:
-    for module in (games, seats, commands, projections, replay):
+    for module in (games, seats, commands, projections, replay, analysis):
         api.register_blueprint(module.blp)
     app.register_blueprint(health.bp)

@@ -137,6 +137,25 @@ class HandInProgress(ServiceError):
         super().__init__(f"hand {number} of game {game_id} is not finished yet")
 
 
+class AnalysisNotStarted(ServiceError):
+    """Nobody asked for this hand's analysis yet (POST it first), or it failed and was dropped."""
+
+    code = "analysis-not-started"
+
+    def __init__(self, game_id: str, number: int) -> None:
+        super().__init__(f"hand {number} of game {game_id} has no analysis: POST to start one")
+
+
+class AnalysesBusy(ServiceError):
+    """This worker's queue of analyses is full; retry shortly."""
+
+    code = "analyses-busy"
+    retry_after_seconds = 10
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this server has {limit} analyses waiting already; retry later")
+
+
 class IdempotencyKeyReused(ServiceError):
     """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
 

@@ -72,6 +72,7 @@ THRESHOLDS: tuple[tuple[str, float], ...] = (
 PASS_ALTERNATIVES = 3  # passes one card away from the heuristic's, besides the pure danger pass
 
 Progress = Callable[[int, int], None]  # (decisions done, decisions in the hand)
+Tick = Callable[[], None]  # called after each sampled deal
 
 
 class HandNotFinished(ValueError):
@@ -197,9 +198,12 @@ def analyse_hand(
     budget: AnalysisBudget = DEFAULT_BUDGET,
     clock: Clock | None = None,
     progress: Progress | None = None,
+    tick: Tick | None = None,
 ) -> HandAnalysis:
     """The analysis of hand ``hand_number`` of the game whose events (from the first, in order)
-    are ``events``. HandNotFinished unless the hand is dealt and scored in them."""
+    are ``events``. HandNotFinished unless the hand is dealt and scored in them. ``progress``
+    is called after each decision, ``tick`` after each sampled deal (a caller that shares its
+    thread with others yields there)."""
     if budget.ms is not None and clock is None:
         raise ValueError("a budget in milliseconds needs a clock")
     before_deal, hand_events = _hand_events(events, hand_number)
@@ -221,10 +225,12 @@ def analyse_hand(
             dealt_state = state
             continue
         if isinstance(ev, e.CardsPassed):
-            decision = evaluate_pass(before_deal, dealt_state, ev, rng, budget, clock)
+            decision = evaluate_pass(before_deal, dealt_state, ev, rng, budget, clock, tick)
         elif isinstance(ev, e.CardPlayed):
             view = seat_view(state, ev.seat)
-            decision = evaluate_play(view, state.rules, ev.card, tricks + 1, rng, budget, clock)
+            decision = evaluate_play(
+                view, state.rules, ev.card, tricks + 1, rng, budget, clock, tick
+            )
         elif isinstance(ev, e.MoonScoringChosen):
             decision = evaluate_moon(state, ev)
         elif isinstance(ev, e.TrickTaken):
@@ -363,10 +369,13 @@ def _run(
     clock: Clock | None,
     tally: _Tally,
     deal: Callable[[], list[tuple[float, float]]],
+    tick: Tick | None = None,
 ) -> None:
     samples, deadline = _sample_count(budget, clock)
     for _ in range(samples):
         tally.add(deal())
+        if tick is not None:
+            tick()
         if (
             deadline is not None
             and clock is not None
@@ -398,6 +407,7 @@ def evaluate_play(
     rng: random.Random,
     budget: AnalysisBudget = DEFAULT_BUDGET,
     clock: Clock | None = None,
+    tick: Tick | None = None,
 ) -> Decision:
     """Every legal card of ``view`` (its seat to play), worth what it is on deals of what that
     seat may not see; ``played`` is the card the seat chose."""
@@ -424,7 +434,7 @@ def evaluate_play(
             row.append(_score(_play_out(st), me))
         return row
 
-    _run(budget, clock, tally, deal)
+    _run(budget, clock, tally, deal, tick)
     note = None
     if len(cards) < legal.bit_count():
         note = "cards that play alike share one evaluation"
@@ -445,6 +455,7 @@ def evaluate_pass(
     rng: random.Random,
     budget: AnalysisBudget = DEFAULT_BUDGET,
     clock: Clock | None = None,
+    tick: Tick | None = None,
 ) -> Decision:
     """A few passes for the seat of ``passed``, from its hand as dealt (what it knew when it
     passed: the others pass face down): the heuristic's pass, passes one card away from it,
@@ -481,7 +492,7 @@ def evaluate_pass(
             row.append(_score(_play_out(st), me))
         return row
 
-    _run(budget, clock, tally, deal)
+    _run(budget, clock, tally, deal, tick)
     labels = [" ".join(str(x) for x in p) for p in candidates]
     return _decision("pass", me, None, labels, played, tally, note)
 

@@ -24,6 +24,7 @@ from bots.analysis import (
     HandAnalysis,
     HandNotFinished,
     Progress,
+    Tick,
     analyse_hand,
 )
 from domain.events import HandDealt, HandScored
@@ -55,6 +56,7 @@ class HandAnalyst:
         number: int,
         budget: AnalysisBudget = DEFAULT_BUDGET,
         progress: Progress | None = None,
+        tick: Tick | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """(the analysis of hand ``number`` as a JSON document, whether it was kept from an
         earlier request). Under the default seed and a budget in deals the analysis is a
@@ -67,7 +69,9 @@ class HandAnalyst:
         kept = self.kept.get(game_id, number, ANALYSIS_VERSION, budget.samples)
         if kept is not None:
             return kept, True
-        document = self.analyse(game_id, number, budget=budget, progress=progress).to_dict()
+        document = self.analyse(
+            game_id, number, budget=budget, progress=progress, tick=tick
+        ).to_dict()
         self.kept.put(game_id, number, ANALYSIS_VERSION, budget.samples, document)
         return document, False
 
@@ -90,6 +94,7 @@ class HandAnalyst:
         budget: AnalysisBudget = DEFAULT_BUDGET,
         clock: Clock | None = None,
         progress: Progress | None = None,
+        tick: Tick | None = None,
     ) -> HandAnalysis:
         """Hand ``number`` of ``game_id``, analysed. ``seed``: by default the game and hand,
         so that asking again gives the same figures. GameNotFound, HandNotFound (never dealt),
@@ -103,6 +108,7 @@ class HandAnalyst:
                 budget,
                 clock,
                 progress,
+                tick,
             )
         except HandNotFinished:
             raise HandInProgress(game_id, number) from None
@@ -113,6 +119,7 @@ class HandAnalyst:
 JOB_TTL = 300  # seconds a job's status lives without news: a job whose worker died is forgotten
 FAILED_TTL = 60  # a failed job's status, before it may be asked for again
 QUEUE = 4  # analyses waiting in one worker process at most, beyond the one running
+YIELD_EVERY = 0.02  # seconds of analysis between two yields to the worker's other requests
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +128,8 @@ class InProcessRunner:
     """One daemon thread of this process running the submitted jobs in turn.
 
     Under gevent's monkey patching the thread is a greenlet: a job must yield now and then
-    (:class:`AnalysisJobs` sleeps 0 s after each decision, which yields to the hub) so that the
-    worker's requests go on being served while it runs.
+    (:class:`AnalysisJobs` does, every ``YIELD_EVERY`` seconds) so that the worker's requests
+    go on being served while it runs.
     """
 
     def __init__(self, size: int = QUEUE) -> None:
@@ -158,7 +165,9 @@ class AnalysisJobs:
     The result is kept by :class:`HandAnalyst` (asking twice costs nothing); while it is being
     computed, the job's status (queued, running with its progress, failed) is in Redis too, so
     that any worker process answers for it. ``runner.submit`` runs the work (in-process by
-    default); ``pause`` is called after each decision (``time.sleep(0)``: a yield under gevent).
+    default). ``pause`` is called between sampled deals once ``YIELD_EVERY`` seconds of work
+    have passed: a 1 ms sleep, which under gevent hands the worker's other greenlets their turn
+    (a ``sleep(0)`` does not: the hub's clock does not move, so its timers never come due).
     """
 
     def __init__(
@@ -166,7 +175,7 @@ class AnalysisJobs:
         store: RedisEventStore,
         runner: InProcessRunner | None = None,
         budget: AnalysisBudget = DEFAULT_BUDGET,
-        pause: Callable[[], None] = lambda: time.sleep(0),
+        pause: Callable[[], None] = lambda: time.sleep(0.001),
     ) -> None:
         self.analyst = HandAnalyst(store)
         self.kept = self.analyst.kept
@@ -212,10 +221,17 @@ class AnalysisJobs:
     def _work(self, game_id: str, number: int, key: str) -> None:
         def progress(done: int, total: int) -> None:
             self.kept.set_job(key, {"state": "running", "done": done, "total": total}, JOB_TTL)
-            self.pause()
+
+        last = [time.monotonic()]
+
+        def tick() -> None:
+            now = time.monotonic()
+            if now - last[0] >= YIELD_EVERY:
+                self.pause()
+                last[0] = time.monotonic()
 
         try:
-            self.analyst.document(game_id, number, self.budget, progress=progress)
+            self.analyst.document(game_id, number, self.budget, progress=progress, tick=tick)
         except Exception as error:  # recorded for whoever asks, then logged by the runner
             failed = {"state": "failed", "done": 0, "total": 0, "detail": str(error)}
             self.kept.set_job(key, failed, FAILED_TTL)

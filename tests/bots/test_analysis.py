@@ -222,6 +222,14 @@ def test_a_budget_in_milliseconds_reads_the_clock_handed_in() -> None:
         analyse_hand(events, 1, budget=AnalysisBudget(ms=5.0))
 
 
+def test_a_tick_follows_every_sampled_deal() -> None:
+    events, _ = _play_hand(HOLD, "ticks")
+    ticks: list[int] = []
+    analysis = analyse_hand(events, 1, budget=SMALL, tick=lambda: ticks.append(1))
+    sampled = [d for d in analysis.decisions if not d.forced and d.kind == "play"]
+    assert len(ticks) == sum(d.samples for d in sampled) > 0
+
+
 def test_the_moon_choice_is_weighed_exactly() -> None:
     # The clubs take every trick, so seat 0 shoots; the rules let it choose how that scores.
     rules = RuleOptions(cards_passed=0, moon_scoring=MoonScoring.SHOOTERS_CHOICE)

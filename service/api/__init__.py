@@ -5,10 +5,20 @@ from __future__ import annotations
 from flask import Flask
 from flask_smorest import Api
 
-from . import commands, games, health, players, projections, replay, seats, transparency
+from . import (
+    analysis,
+    commands,
+    games,
+    health,
+    players,
+    projections,
+    replay,
+    seats,
+    transparency,
+)
 
 
 def register(app: Flask, api: Api) -> None:
-    for module in (games, seats, commands, players, projections, replay, transparency):
+    for module in (games, seats, commands, players, projections, replay, analysis, transparency):
         api.register_blueprint(module.blp)
     app.register_blueprint(health.bp)

@@ -164,6 +164,14 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("importGame", "POST", "/api/v1/games/import", body=export, status=201)
     r.examples["importGame"]["request"] = _trim(export)
     _player(r)
+    analysis = f"{game}/hands/1/analysis"
+    r.call("startAnalysis", "POST", analysis, body={}, status=202)
+    deadline = time.monotonic() + 300  # the analysis runs in the app's own thread
+    while r.client.get(analysis).json.get("state") in ("queued", "running"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the example hand's analysis did not finish")
+        time.sleep(0.1)
+    r.call("getAnalysis", "GET", analysis)
     _moon(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
     while r.client.get(f"{game}/scoreboard").status_code != 200:

@@ -230,6 +230,24 @@ _HTTP = [
         "Game in progress",
         "A game is exported once it is finished: until then the export would show hidden cards.",
     ),
+    ProblemType(
+        "hand-in-progress",
+        409,
+        "Hand in progress",
+        "A hand is analysed once it is scored: during play an analysis would be a cheating aid.",
+    ),
+    ProblemType(
+        "analysis-not-started",
+        404,
+        "No analysis",
+        "Nobody has asked for this hand's analysis yet: POST to the same URL to start it.",
+    ),
+    ProblemType(
+        "analyses-busy",
+        503,
+        "Analyses busy",
+        "This server has as many analyses waiting as it takes; retry after Retry-After.",
+    ),
     ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
     ProblemType(
         "unsupported-export-version",
@@ -303,6 +321,9 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.NotInLog: 404,
     app_errors.BadTreeSize: 400,
     app_errors.InvalidCosignature: 422,
+    app_errors.HandInProgress: 409,
+    app_errors.AnalysisNotStarted: 404,
+    app_errors.AnalysesBusy: 503,
     ImportRefused: 422,
     app_errors.ServiceError: 400,
 }

@@ -142,6 +142,34 @@ class GameInProgress(ServiceError):
         super().__init__(f"game {game_id} is not finished yet")
 
 
+class HandInProgress(ServiceError):
+    """Analysed once scored: an analysis of a hand in play would be a cheating aid."""
+
+    code = "hand-in-progress"
+
+    def __init__(self, game_id: str, number: int) -> None:
+        super().__init__(f"hand {number} of game {game_id} is not finished yet")
+
+
+class AnalysisNotStarted(ServiceError):
+    """Nobody asked for this hand's analysis yet (POST it first), or it failed and was dropped."""
+
+    code = "analysis-not-started"
+
+    def __init__(self, game_id: str, number: int) -> None:
+        super().__init__(f"hand {number} of game {game_id} has no analysis: POST to start one")
+
+
+class AnalysesBusy(ServiceError):
+    """This worker's queue of analyses is full; retry shortly."""
+
+    code = "analyses-busy"
+    retry_after_seconds = 10
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this server has {limit} analyses waiting already; retry later")
+
+
 class IdempotencyKeyReused(ServiceError):
     """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
 

@@ -27,6 +27,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("replay", "service.cli.replay"),  # also adds audit, export and import
     ("simulate", "service.cli.simulate"),
     ("witness", "service.cli.witness"),  # also adds log (backfill); docs/verify.md
+    ("analyse", "service.cli.analyse"),
 ]
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 

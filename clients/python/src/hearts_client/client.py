@@ -188,6 +188,24 @@ class HeartsClient:
         """Hand ``number``'s record: in full once it is over; while in play, what you may see."""
         return self._call("GET", f"/games/{game_id}/hands/{number}", token=token)
 
+    def analyse(
+        self, game_id: str, number: int, *, wait: float | None = 120.0, poll: float = 0.5
+    ) -> dict[str, Any]:
+        """What each decision of finished hand ``number`` was worth (the server's analysis job):
+        started if need be, then followed until done for up to ``wait`` seconds. The status
+        (``state`` queued, running, done or failed; ``result`` once done); ``wait=None`` returns
+        the first status at once. HeartsProblem 409 hand-in-progress before the hand is scored.
+        """
+        path = f"/games/{game_id}/hands/{number}/analysis"
+        status = self._call("POST", path, {})
+        deadline = time.monotonic() + (wait or 0.0)
+        while wait is not None and status["state"] in ("queued", "running"):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(poll)
+            status = self._call("GET", path)
+        return status
+
     def state_at(self, game_id: str, at: int, *, token: str | None = None) -> dict[str, Any]:
         """The game as it stood after event ``at``: the view ``game()`` gave then."""
         return self._call("GET", f"/games/{game_id}/state", params={"at": at}, token=token)

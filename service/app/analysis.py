@@ -1,0 +1,239 @@
+"""The analysis of a finished hand as a use case: read the game's log, run ``bots.analysis``.
+
+Only a hand that is scored is analysed (HandInProgress otherwise): while it is in play, an
+analysis would tell a seat what its cards are worth against the others' hidden ones, a cheating
+aid. Once it is scored every card of it is public anyway (``domain.secrecy``: the hands are
+hidden until ``HAND_SCORED``), and the analysis of each decision reads only what the deciding
+seat saw then. The events after the hand's score are never read.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bots.analysis import (
+    ANALYSIS_VERSION,
+    DEFAULT_BUDGET,
+    AnalysisBudget,
+    Clock,
+    HandAnalysis,
+    HandNotFinished,
+    Progress,
+    Tick,
+    analyse_hand,
+)
+from domain.events import HandDealt, HandScored
+from service.app import game_log
+from service.app.errors import (
+    AnalysesBusy,
+    AnalysisNotStarted,
+    GameNotFound,
+    HandInProgress,
+    HandNotFound,
+)
+from service.app.hand_records import logged
+from service.store.analyses import AnalysisStore
+from service.store.event_store import RedisEventStore
+from service.store.upcasting import UpcasterRegistry
+
+
+class HandAnalyst:
+    """Analyses the finished hands of the games in ``store``."""
+
+    def __init__(self, store: RedisEventStore, upcasters: UpcasterRegistry | None = None) -> None:
+        self.store = store
+        self.upcasters = upcasters
+        self.kept = AnalysisStore(store)
+
+    def document(
+        self,
+        game_id: str,
+        number: int,
+        budget: AnalysisBudget = DEFAULT_BUDGET,
+        progress: Progress | None = None,
+        tick: Tick | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """(the analysis of hand ``number`` as a JSON document, whether it was kept from an
+        earlier request). Under the default seed and a budget in deals the analysis is a
+        function of the hand, the analysis version and the budget, so it is kept under those
+        (``service.store.analyses``) and asking twice costs one GET. The game is read first
+        all the same: the errors of :meth:`analyse`, and no answer about a game that is not."""
+        if budget.ms is not None:
+            raise ValueError("only analyses under a budget in deals are kept")
+        self.finished_hand_events(game_id, number)
+        kept = self.kept.get(game_id, number, ANALYSIS_VERSION, budget.samples)
+        if kept is not None:
+            return kept, True
+        document = self.analyse(
+            game_id, number, budget=budget, progress=progress, tick=tick
+        ).to_dict()
+        self.kept.put(game_id, number, ANALYSIS_VERSION, budget.samples, document)
+        return document, False
+
+    def finished_hand_events(self, game_id: str, number: int) -> list[Any]:
+        entries = game_log.read(self.store, game_id, upcasters=self.upcasters)
+        if not entries:
+            raise GameNotFound(game_id)
+        events = [item.event for item in logged(entries)]
+        if not any(isinstance(ev, HandDealt) and ev.hand_number == number for ev in events):
+            raise HandNotFound(game_id, number)
+        if not any(isinstance(ev, HandScored) and ev.hand_number == number for ev in events):
+            raise HandInProgress(game_id, number)
+        return events
+
+    def analyse(
+        self,
+        game_id: str,
+        number: int,
+        seed: str | None = None,
+        budget: AnalysisBudget = DEFAULT_BUDGET,
+        clock: Clock | None = None,
+        progress: Progress | None = None,
+        tick: Tick | None = None,
+    ) -> HandAnalysis:
+        """Hand ``number`` of ``game_id``, analysed. ``seed``: by default the game and hand,
+        so that asking again gives the same figures. GameNotFound, HandNotFound (never dealt),
+        HandInProgress (not scored yet)."""
+        events = self.finished_hand_events(game_id, number)
+        try:
+            return analyse_hand(
+                events,
+                number,
+                seed if seed is not None else f"{game_id}/{number}",
+                budget,
+                clock,
+                progress,
+                tick,
+            )
+        except HandNotFinished:
+            raise HandInProgress(game_id, number) from None
+
+
+# -- as a job ------------------------------------------------------------------------------------
+
+JOB_TTL = 300  # seconds a job's status lives without news: a job whose worker died is forgotten
+FAILED_TTL = 60  # a failed job's status, before it may be asked for again
+QUEUE = 4  # analyses waiting in one worker process at most, beyond the one running
+YIELD_EVERY = 0.02  # seconds of analysis between two yields to the worker's other requests
+
+log = logging.getLogger(__name__)
+
+
+class InProcessRunner:
+    """One daemon thread of this process running the submitted jobs in turn.
+
+    Under gevent's monkey patching the thread is a greenlet: a job must yield now and then
+    (:class:`AnalysisJobs` does, every ``YIELD_EVERY`` seconds) so that the worker's requests
+    go on being served while it runs.
+    """
+
+    def __init__(self, size: int = QUEUE) -> None:
+        self.size = size
+        self.jobs: queue.Queue[Callable[[], None]] = queue.Queue(maxsize=size)
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Queue ``job``; False if the queue is full."""
+        try:
+            self.jobs.put_nowait(job)
+        except queue.Full:
+            return False
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="analyses", daemon=True)
+                self.thread.start()
+        return True
+
+    def _run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            try:
+                job()
+            except Exception:  # a job records its own failure; this thread must go on
+                log.exception("an analysis job failed")
+
+
+class AnalysisJobs:
+    """The analysis of a finished hand as a job: started by one request, read by the next.
+
+    The result is kept by :class:`HandAnalyst` (asking twice costs nothing); while it is being
+    computed, the job's status (queued, running with its progress, failed) is in Redis too, so
+    that any worker process answers for it. ``runner.submit`` runs the work (in-process by
+    default). ``pause`` is called between sampled deals once ``YIELD_EVERY`` seconds of work
+    have passed: a 1 ms sleep, which under gevent hands the worker's other greenlets their turn
+    (a ``sleep(0)`` does not: the hub's clock does not move, so its timers never come due).
+    """
+
+    def __init__(
+        self,
+        store: RedisEventStore,
+        runner: InProcessRunner | None = None,
+        budget: AnalysisBudget = DEFAULT_BUDGET,
+        pause: Callable[[], None] = lambda: time.sleep(0.001),
+    ) -> None:
+        self.analyst = HandAnalyst(store)
+        self.kept = self.analyst.kept
+        self.runner = runner if runner is not None else InProcessRunner()
+        self.budget = budget
+        self.pause = pause
+
+    def _job_key(self, game_id: str, number: int) -> str:
+        return self.kept.job_key(game_id, number, ANALYSIS_VERSION, self.budget.samples)
+
+    def start(self, game_id: str, number: int) -> dict[str, Any]:
+        """Start the analysis unless it is kept or under way; its status. GameNotFound,
+        HandNotFound, HandInProgress, AnalysesBusy."""
+        self.analyst.finished_hand_events(game_id, number)
+        status = self._status(game_id, number)
+        if status is not None:
+            return status
+        key = self._job_key(game_id, number)
+        queued = {"state": "queued", "done": 0, "total": 0}
+        if not self.kept.claim_job(key, queued, JOB_TTL):
+            return self._status(game_id, number) or queued  # another request just started it
+        if not self.runner.submit(lambda: self._work(game_id, number, key)):
+            self.kept.drop_job(key)
+            raise AnalysesBusy(self.runner.size)
+        return queued
+
+    def status(self, game_id: str, number: int) -> dict[str, Any]:
+        """The analysis (state done) or its job's status. GameNotFound, HandNotFound,
+        HandInProgress, AnalysisNotStarted."""
+        self.analyst.finished_hand_events(game_id, number)
+        status = self._status(game_id, number)
+        if status is None:
+            raise AnalysisNotStarted(game_id, number)
+        return status
+
+    def _status(self, game_id: str, number: int) -> dict[str, Any] | None:
+        kept = self.kept.get(game_id, number, ANALYSIS_VERSION, self.budget.samples)
+        if kept is not None:
+            total = len(kept["decisions"])
+            return {"state": "done", "done": total, "total": total, "result": kept}
+        return self.kept.get_job(self._job_key(game_id, number))
+
+    def _work(self, game_id: str, number: int, key: str) -> None:
+        def progress(done: int, total: int) -> None:
+            self.kept.set_job(key, {"state": "running", "done": done, "total": total}, JOB_TTL)
+
+        last = [time.monotonic()]
+
+        def tick() -> None:
+            now = time.monotonic()
+            if now - last[0] >= YIELD_EVERY:
+                self.pause()
+                last[0] = time.monotonic()
+
+        try:
+            self.analyst.document(game_id, number, self.budget, progress=progress, tick=tick)
+        except Exception as error:  # recorded for whoever asks, then logged by the runner
+            failed = {"state": "failed", "done": 0, "total": 0, "detail": str(error)}
+            self.kept.set_job(key, failed, FAILED_TTL)
+            raise
+        self.kept.drop_job(key)

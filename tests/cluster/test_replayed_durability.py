@@ -44,7 +44,9 @@ def test_no_2xx_until_a_replica_has_the_events_even_when_replayed(
 ):
     cluster = cluster_with_replicas
     client = client_for(cluster.url)
-    settings = Settings(key_prefix=key_prefix, min_replicas=1, replica_timeout_ms=300)
+    settings = Settings(
+        key_prefix=key_prefix, min_replicas=1, replica_timeout_ms=1500
+    )  # a loaded machine
     app = create_app(settings, redis=client)
     store = app.extensions["hearts"].store
     hearts = Hearts(app.test_client())

@@ -51,7 +51,8 @@ def assert_legal_log(log: list[RecordedEvent]) -> list[tuple[str, int]]:
         if rest:  # the deal added to the same append
             dealt = event_from_dict("HandDealt", rest[0].payload)
             state = fold_records(after, domain[: len(expected)]).state
-            deal = Deal(dealt.seed, dealt.hands if dealt.explicit else None)
+            hands = dealt.hands if dealt.explicit else None
+            deal = Deal(dealt.seed, hands, dealt.kitty if dealt.explicit else None, dealt.salt)
             expected += [new_event(e) for e in decide(deal, state)]
         assert [(e.type, e.payload) for e in expected] == [(e.type, e.payload) for e in domain]
         table = fold_records(table, group)

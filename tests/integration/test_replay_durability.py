@@ -24,7 +24,7 @@ def test_a_join_answered_not_replicated_stays_503_when_retried_with_its_key(lone
     relaxed, strict = lonely_apps
     game = Hearts(relaxed).create([None, None, {"bot": "random"}, {"bot": "random"}])
     path = f"/api/v1/games/{game['id']}/seats"
-    headers = {"Idempotency-Key": "join-k"}
+    headers = {"Idempotency-Key": "join-k-" + "7f3a9c2e5b1d4f6a8c0e2b4d6f8a1c3e"}  # unguessable
     first = strict.post(path, json={"name": "ann"}, headers=headers)
     assert first.status_code == 503, first.get_json()
     assert first.get_json()["type"].endswith("/not-replicated")

@@ -75,6 +75,10 @@ class SourceEvent:
     # the game is "arranged", and its figures stay out of the player statistics unless the
     # operator counts arranged games (``apply``'s ``count_arranged``).
     arranged: bool = False
+    # On a GameCreated: the game was imported from an export, not played here. Its figures stay
+    # out of the player statistics (the game was counted where it was played, or is the copy of
+    # one counted here), whatever the operator counts.
+    imported: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +189,7 @@ class Scoreboard:
     started_at: str | None = None
     finished_at: str | None = None
     arranged: bool = False  # the creator chose the deals: see SourceEvent.arranged
+    imported: bool = False  # imported from an export: see SourceEvent.imported
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -215,6 +220,7 @@ class Scoreboard:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "arranged": self.arranged,
+            "imported": self.imported,
         }
 
     @classmethod
@@ -234,6 +240,7 @@ class Scoreboard:
             started_at=data["started_at"],
             finished_at=data["finished_at"],
             arranged=data.get("arranged", False),  # boards stored before arranged games
+            imported=data.get("imported", False),
         )
 
 
@@ -261,7 +268,10 @@ def apply(board: Scoreboard | None, event: SourceEvent, count_arranged: bool = F
     games still name it.
     """
     applied = _apply(board, event)
-    counted = count_arranged or applied.board is None or not applied.board.arranged
+    board_after = applied.board
+    counted = board_after is None or (
+        (count_arranged or not board_after.arranged) and not board_after.imported
+    )
     if applied.deltas and not counted:
         return Applied(applied.board, (), applied.listings, applied.applied)
     return applied
@@ -360,6 +370,7 @@ def _created(created: GameCreated, event: SourceEvent) -> Scoreboard:
         seats=tuple(SeatRecord(i, bot, bot) for i, bot in enumerate(created.seats)),
         totals=(0,) * rules.players,
         created_at=event.time,
+        imported=event.imported,
     )
 
 

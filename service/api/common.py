@@ -115,6 +115,7 @@ def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[st
     # The creator chose the deals (a seed or explicit deals): anyone who knows them can know
     # every hand, so every viewer is told (the web table shows a badge).
     out["arranged"] = not snap_state.plan.empty
+    out["imported"] = snap_state.imported
     return out
 
 

@@ -292,6 +292,13 @@ class PublicViewSchema(Schema):
             "the leaderboard and player statistics unless the operator counts them."
         }
     )
+    imported = fields.Boolean(
+        metadata={
+            "description": "Imported from an export (POST /games/import), not played here: "
+            "left out of the leaderboard and player statistics, so a game is never counted "
+            "twice (an export imported again answers with the same game)."
+        }
+    )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
 
@@ -399,6 +406,9 @@ class ScoreboardSchema(Schema):
     game_id = fields.String()
     arranged = fields.Boolean(
         metadata={"description": "The creator chose the deals: left out of player statistics"}
+    )
+    imported = fields.Boolean(
+        metadata={"description": "Imported from an export: left out of player statistics"}
     )
     seq = fields.Integer()
     position = fields.String()

@@ -29,6 +29,7 @@ from service.app import game_log
 from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
 from service.app.deal_plan import DealPlan, plan_event
 from service.app.errors import ServiceError
+from service.app.game_log import IMPORTED
 from service.app.hand_records import Logged, hand_records
 from service.app.replay_text import render_hands, render_summary
 from service.app.safe_text import escape_controls
@@ -168,7 +169,7 @@ class PreparedImport:
 
     @property
     def command_id(self) -> str:
-        return f"import:{self.source_game_id}"
+        return f"{IMPORTED}{self.source_game_id}"
 
 
 def prepare_import(

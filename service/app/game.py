@@ -19,10 +19,13 @@ from service.store.upcasting import UpcasterRegistry
 class StoredGame:
     state: GameState = INITIAL_STATE
     plan: DealPlan = DealPlan()
+    # Imported from an export (its first event's command id says so), not played here: shown in
+    # its views, and left out of the player statistics (projections.scoreboard.apply).
+    imported: bool = False
 
     def after(self, events: Sequence[Event]) -> StoredGame:
         """This game after domain events just decided."""
-        return StoredGame(fold(events, self.state), self.plan)
+        return StoredGame(fold(events, self.state), self.plan, self.imported)
 
 
 def fold_records(
@@ -37,6 +40,8 @@ def fold_records(
         return table
     state, plan = draft(table.state), table.plan  # changed in place by each event, then kept
     game_id = events[0].game_id
+    first = events[0]
+    imported = table.imported or (first.seq == 1 and first.command_id.startswith(game_log.IMPORTED))
     for stored, record in game_log.typed(events, upcasters=upcasters):
         if isinstance(record, DealPlan):
             plan = record
@@ -45,7 +50,7 @@ def fold_records(
             apply(state, record)
         except Exception as exc:  # the rules cannot apply it: the log was damaged
             raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
-    return StoredGame(state, plan)
+    return StoredGame(state, plan, imported)
 
 
 def new_event(event: Event) -> NewEvent:

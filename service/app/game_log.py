@@ -27,6 +27,10 @@ from service.store.envelope import RecordedEvent
 from service.store.event_store import LogEntry, RedisEventStore
 from service.store.upcasting import UpcasterRegistry, default_registry
 
+# An imported game's events are appended under this command id prefix (service/app/export.py):
+# its folded game and its scoreboard say so (service/app/game.py, projections.scoreboard).
+IMPORTED = "import:"
+
 Record = Event | DealPlan
 
 
@@ -204,7 +208,9 @@ def sources(
         if isinstance(record, DealPlan):  # written only when the creator chose the deals
             out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id, True))
             continue
-        out.append(SourceEvent(entry.game_id, entry.seq, record, r.time, entry.id))
+        # An imported game's events carry the import's command id (service/app/game.py).
+        imported = entry.seq == 1 and r.command_id.startswith(IMPORTED)
+        out.append(SourceEvent(entry.game_id, entry.seq, record, r.time, entry.id, False, imported))
     return out
 
 

@@ -28,6 +28,7 @@ from service.app.errors import (
 )
 from service.app.export import export_events, export_text, parse_events, prepare_import
 from service.app.game import StoredGame, fold_records
+from service.app.game_log import IMPORTED
 from service.app.game_service import Idempotency, game_id_for_key, new_game_id
 from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, logged
 from service.app.hand_records import hand_record as find_hand
@@ -278,7 +279,7 @@ class Replay:
 
     def _existing(self, game_id: str) -> Imported:
         first = self._stored(game_id, limit=1)[0]
-        source = first.command_id.removeprefix("import:")
+        source = first.command_id.removeprefix(IMPORTED)
         body = {"id": game_id, "version": self.store.version(game_id), "source_game_id": source}
         return Imported(body, existing=True)
 

@@ -139,12 +139,13 @@ def test_export_and_import_over_http(key_prefix):
     new_id = body["id"]
     original = client.get(f"/api/v1/games/{game_id}").get_json()
     copied = client.get(f"/api/v1/games/{new_id}").get_json()
-    assert {**original, "id": new_id} == copied
+    assert {**original, "id": new_id, "imported": True} == copied  # the copy says it is one
+    assert original["imported"] is False
     assert client.get(f"/api/v1/games/{new_id}/audit").get_json()["ok"] is True
     for at in range(1, document["version"] + 1, 7):
         a = client.get(f"/api/v1/games/{game_id}/state?at={at}").get_json()
         b = client.get(f"/api/v1/games/{new_id}/state?at={at}").get_json()
-        assert {**a, "id": new_id} == b
+        assert {**a, "id": new_id, "imported": True} == b
     # The original's tokens do not act in the copy.
     assert client.get(f"/api/v1/games/{new_id}", headers=auth(tokens[0])).status_code == 401
 

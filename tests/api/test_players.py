@@ -156,7 +156,7 @@ def test_a_join_with_a_bad_key_or_without_a_name_is_refused(client, hearts) -> N
 def test_a_join_with_a_key_retried_gets_its_token_back(client, hearts) -> None:
     key = register(client, "Bea")["key"]
     game = one_open_seat(hearts)
-    headers = {**auth(key), "Idempotency-Key": "join-once"}
+    headers = {**auth(key), "Idempotency-Key": "join-once-" + "4b9e1f7a2c6d8e0f3a5b7c9d1e2f4a6b"}
     first = client.post(f"/api/v1/games/{game}/seats", json={}, headers=headers)
     again = client.post(f"/api/v1/games/{game}/seats", json={}, headers=headers)
     assert first.status_code == again.status_code == 201

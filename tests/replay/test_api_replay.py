@@ -247,4 +247,5 @@ def test_a_seat_handed_to_a_bot_audits_and_replays(hearts: Hearts, client):
     document = client.get(f"/api/v1/games/{game_id}/export").get_json()
     copy = client.post("/api/v1/games/import", json=document).get_json()
     original = client.get(f"/api/v1/games/{game_id}").get_json()
-    assert client.get(f"/api/v1/games/{copy['id']}").get_json() == {**original, "id": copy["id"]}
+    copied = {**original, "id": copy["id"], "imported": True}  # the copy says it is one
+    assert client.get(f"/api/v1/games/{copy['id']}").get_json() == copied

@@ -61,6 +61,7 @@ class PublicView(TypedDict):
     seats: list[SeatPublic]
     seed_commitment: str | None
     arranged: bool  # the creator chose the deals (a seed or explicit deals)
+    imported: bool  # imported from an export, not played here (left out of the statistics)
     moon_shooter: int | None
     winners: list[int]
 

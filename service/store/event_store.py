@@ -237,6 +237,27 @@ def _time_score(time: str) -> int:
     return (parsed - _EPOCH) // timedelta(microseconds=1)
 
 
+def fence_and_wait(redis: Any, fence: str, value: int, wanted: int, timeout_ms: int) -> int:
+    """How many replicas (up to ``wanted``, within ``timeout_ms``) hold everything the master of
+    ``fence``'s slot held before this call. WAIT counts the replicas that have *its own
+    connection's* writes, so it first writes ``value`` to the fence key on the same connection
+    to that master: a replica that has the fence has all that came before it."""
+    client = redis
+    cluster = hasattr(client, "get_node_from_key")
+    if cluster:
+        client = client.get_redis_connection(client.get_node_from_key(fence))
+    pipe = client.pipeline(transaction=False)
+    pipe.set(fence, value)
+    pipe.execute_command("WAIT", wanted, timeout_ms)
+    try:
+        _, replicas = pipe.execute()
+    except (redis_errors.ConnectionError, redis_errors.AskError):
+        if cluster:  # the slot moved or its master died: learn the layout for the next request
+            redis.nodes_manager.initialize()
+        raise
+    return int(replicas)
+
+
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
@@ -652,21 +673,11 @@ class RedisEventStore:
         if not self.min_replicas:
             return
         fence = f"{self._partition_prefix(self.partition_of(game_id))}:fence"
-        client = self.redis
-        cluster = hasattr(client, "get_node_from_key")
-        if cluster:
-            client = client.get_redis_connection(client.get_node_from_key(fence))
-        pipe = client.pipeline(transaction=False)
-        pipe.set(fence, version)
-        pipe.execute_command("WAIT", self.min_replicas, self.replica_timeout_ms)
-        try:
-            _, replicas = pipe.execute()
-        except (redis_errors.ConnectionError, redis_errors.AskError):
-            if cluster:
-                self.redis.nodes_manager.initialize()
-            raise
-        if int(replicas) < self.min_replicas:
-            raise NotReplicated(game_id, version, self.min_replicas, int(replicas))
+        replicas = fence_and_wait(
+            self.redis, fence, version, self.min_replicas, self.replica_timeout_ms
+        )
+        if replicas < self.min_replicas:
+            raise NotReplicated(game_id, version, self.min_replicas, replicas)
 
     def _hash_at(self, game_id: str, version: int) -> str:
         """Hash of the event at ``version`` (genesis for 0).

@@ -27,8 +27,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import redis.exceptions as redis_errors
 from hearts_client import merkle
+
+from service.store.event_store import fence_and_wait
 
 _APPEND_LUA = """
 local known = redis.call('HGET', KEYS[2], ARGV[1])
@@ -115,21 +116,7 @@ class GameTree:
         """How many replicas (up to ``wanted``) hold the tree's first ``size`` leaves and all
         before: a fence key written on the slot's master, then WAIT on the same connection
         (WAIT counts its own connection's writes: see RedisEventStore.await_replicas)."""
-        fence = f"{self.prefix}:{{tlog}}:fence"
-        client = self.redis
-        cluster = hasattr(client, "get_node_from_key")
-        if cluster:
-            client = client.get_redis_connection(client.get_node_from_key(fence))
-        pipe = client.pipeline(transaction=False)
-        pipe.set(fence, size)
-        pipe.execute_command("WAIT", wanted, timeout_ms)
-        try:
-            _, replicas = pipe.execute()
-        except (redis_errors.ConnectionError, redis_errors.AskError):
-            if cluster:
-                self.redis.nodes_manager.initialize()
-            raise
-        return int(replicas)
+        return fence_and_wait(self.redis, f"{self.prefix}:{{tlog}}:fence", size, wanted, timeout_ms)
 
     def add_cosignature(self, size: int, witness: str, line: str) -> None:
         self.redis.hset(self.cosig_key(size), witness, line)

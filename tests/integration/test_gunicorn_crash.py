@@ -76,7 +76,7 @@ def play_through_a_crash(port, prefix, aof_redis, tmp_path, log) -> None:
         hearts = Hearts(HttpClient(f"http://127.0.0.1:{port}"))
         game_id, tokens = hearts.new_game(2, rules={"score_limit": 30})
         for _ in range(25):  # through the pass and into the first tricks
-            public = hearts.view(game_id)
+            public = hearts.wait_for_humans(game_id, tokens)  # bots move in the background
             seat = next(s for s in public["awaiting"] if s in tokens)
             hearts.act(game_id, seat, tokens[seat])
         before = hearts.view(game_id)

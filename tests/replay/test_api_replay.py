@@ -233,7 +233,7 @@ def test_hand_records_match_the_log(hearts: Hearts, client, fake_app):
 def test_a_seat_handed_to_a_bot_audits_and_replays(hearts: Hearts, client):
     game_id, tokens = hearts.new_game(2, rules=SHORT, seed="handover")
     for _ in range(5):
-        seat = next(s for s in hearts.view(game_id)["awaiting"] if s in tokens)
+        seat = next(s for s in hearts.wait_for_humans(game_id, tokens)["awaiting"] if s in tokens)
         hearts.act(game_id, seat, tokens[seat])
     handed = client.post(
         f"/api/v1/games/{game_id}/seats/1/bot", json={"bot": "random"}, headers=auth(tokens[1])

@@ -6,6 +6,7 @@ rewrite everything verifies clean."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from hearts_client import verify as hv
@@ -20,7 +21,7 @@ def play_keeping_heads(client, hearts: Hearts) -> tuple[str, list[str]]:
     """A human's game against bots; the client keeps every head it is given."""
     game_id, tokens = hearts.new_game(1, rules=FAST, seed="kept heads")
     heads = []
-    for _ in range(3000):
+    for _ in range(6000):  # polls, a few ms apart: bots move in the background
         response = client.get(
             f"/api/v1/games/{game_id}", headers={"Authorization": f"Bearer {tokens[0]}"}
         )
@@ -33,6 +34,8 @@ def play_keeping_heads(client, hearts: Hearts) -> tuple[str, list[str]]:
             moved = hearts.post(f"/api/v1/games/{game_id}/{endpoint}", body, tokens[0])
             assert moved.status_code == 200, moved.get_json()
             heads.append(moved.headers["Hearts-Head"])
+        else:
+            time.sleep(0.005)
     raise AssertionError("the game did not finish")
 
 

@@ -514,6 +514,7 @@ def _dealt_event(dealt: GameState) -> e.HandDealt:
         seed=h.seed,
         seed_commitment=h.seed_commitment,
         explicit=h.explicit,
+        salt=h.salt,
     )
 
 

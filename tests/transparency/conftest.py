@@ -14,7 +14,9 @@ def settings(key_prefix) -> Settings:
 
 @pytest.fixture
 def app(redis_client, settings):
-    return create_app(settings, redis=redis_client)
+    app = create_app(settings, redis=redis_client)
+    yield app
+    app.extensions["hearts.bots_stop"]()  # before its Redis client is closed (as tests/api does)
 
 
 @pytest.fixture

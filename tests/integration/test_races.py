@@ -111,11 +111,15 @@ def test_many_threads_keep_the_log_a_legal_game_with_each_acknowledged_command_o
                 f"/api/v1/games/{game_id}/{endpoint}", json=body, headers=headers
             )
             assert response.status_code in (200, 409, 412), response.get_json()
+            if response.status_code == 412:
+                with lock:
+                    stale.append(seat)
             if response.status_code == 200:
                 with lock:
                     acknowledged.append(response.get_json())
                     seen.append((seat, response.get_json()))
 
+    stale: list[int] = []  # If-Match versions another append overtook: races the client saw
     conflicts_before = CONFLICTS_RETRIED._value.get()
     threads = [threading.Thread(target=player, args=(s, w)) for s in range(3) for w in range(2)]
     for thread in threads:
@@ -123,8 +127,10 @@ def test_many_threads_keep_the_log_a_legal_game_with_each_acknowledged_command_o
     for thread in threads:
         thread.join(90)
     assert done.is_set(), "the game did not finish"
-    # The threads did race: appends lost to others and were decided again.
-    assert CONFLICTS_RETRIED._value.get() > conflicts_before
+    # The threads did race: appends lost to others and were decided again, or a version a
+    # command was chosen at had moved on (412). Which of the two shows depends on the
+    # scheduling of the run (once, in a full suite, no append had to be decided again).
+    assert CONFLICTS_RETRIED._value.get() > conflicts_before or stale
 
     log = apps[0].extensions["hearts"].store.read(game_id)
     appends = dict(assert_legal_log(log))

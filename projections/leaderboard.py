@@ -17,7 +17,7 @@ from typing import Any
 
 from .stats import FIGURES, PlayerStats
 
-DEFAULT_SORT = "wins"
+DEFAULT_SORT = "rating"
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 

@@ -7,13 +7,17 @@ projector stores all three in one atomic step; folding a game's events from the 
 :func:`fold_game` gives the same result.
 
 A seat's player is the name that joined it, or, for a seat created as a bot, the bot's strategy
-name. A seat later handed to a bot still counts for the player who joined it.
+name. A seat later handed to a bot still counts for the player who joined it. The statistics are
+kept per *who* (:func:`projections.stats.who`): a registered player's seats (joined with its key)
+count under its player id, a guest's and a bot's under the name, so a guest typing a registered
+player's name never writes that player's figures. A finished rated game is also recorded for the
+ratings (:mod:`projections.ratings`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,7 +35,8 @@ from domain.events import (
 )
 from domain.immutable import replacer
 
-from .stats import StatDelta
+from .ratings import RatedGame
+from .stats import StatDelta, who
 
 STATUS_WAITING = "waiting"  # seats still open, or no hand dealt yet
 STATUS_PLAYING = "playing"
@@ -95,9 +100,15 @@ class SeatRecord:
     seat: int
     name: str | None  # None: open
     bot: str | None  # the strategy playing the seat now, if a bot does
+    player_id: str | None = None  # the registered player who joined it with its key
+
+    @property
+    def who(self) -> str | None:
+        """Whose figures the seat counts in (None: an open seat)."""
+        return None if self.name is None else who(self.name, self.player_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "name": self.name, "bot": self.bot}
+        return {"seat": self.seat, "name": self.name, "bot": self.bot, "player_id": self.player_id}
 
 
 @dataclass(frozen=True)  # no slots: domain.immutable.replacer copies its __dict__
@@ -232,7 +243,10 @@ class Scoreboard:
             status=data["status"],
             rules=data["rules"],
             penalty_suit=data["penalty_suit"],
-            seats=tuple(SeatRecord(s["seat"], s["name"], s["bot"]) for s in data["seats"]),
+            seats=tuple(
+                SeatRecord(s["seat"], s["name"], s["bot"], s.get("player_id"))
+                for s in data["seats"]
+            ),
             hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),
             totals=tuple(data["totals"]),
             winners=tuple(data["winners"]),
@@ -257,6 +271,7 @@ class Applied:
     deltas: tuple[StatDelta, ...] = ()
     listings: tuple[Listing, ...] = ()
     applied: bool = True  # False: the event was applied before (a no-op)
+    rated: tuple[RatedGame, ...] = ()  # the game just finished and is rated
 
 
 def apply(board: Scoreboard | None, event: SourceEvent, count_arranged: bool = False) -> Applied:
@@ -273,8 +288,25 @@ def apply(board: Scoreboard | None, event: SourceEvent, count_arranged: bool = F
         (count_arranged or not board_after.arranged) and not board_after.imported
     )
     if applied.deltas and not counted:
-        return Applied(applied.board, (), applied.listings, applied.applied)
+        applied = Applied(applied.board, (), applied.listings, applied.applied)
+    if applied.applied and isinstance(event.event, GameEnded) and board_after is not None:
+        rated = rated_game(board_after, event.time)
+        if rated is not None:
+            applied = replace(applied, rated=(rated,))
     return applied
+
+
+def rated_game(board: Scoreboard, finished_at: str) -> RatedGame | None:
+    """The record of a finished game for the ratings, if it is rated (see
+    :mod:`projections.ratings`: every seat a different registered player, played here, its
+    deals not arranged)."""
+    if board.status != STATUS_FINISHED or board.arranged or board.imported:
+        return None
+    ids = [s.player_id for s in board.seats]
+    if any(p is None for p in ids) or len(set(ids)) != len(ids):
+        return None
+    seats = tuple((str(p), total) for p, total in zip(ids, board.totals, strict=True))
+    return RatedGame(board.game_id, time_score(finished_at), finished_at, seats)
 
 
 def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
@@ -296,10 +328,19 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         raise ProjectionGap(f"game {event.game_id!r}: first event is a {_name(domain_event)}")
     board = _board(board, seq=event.seq, position=event.position)
     if isinstance(domain_event, PlayerJoined):
-        return Applied(_seat(board, domain_event.seat, name=domain_event.name))
+        seat = domain_event.seat
+        return Applied(_seat(board, seat, name=domain_event.name, player_id=domain_event.player_id))
     if isinstance(domain_event, SeatControlChanged):
-        seat = board.seats[domain_event.seat]
-        return Applied(_seat(board, domain_event.seat, name=seat.name, bot=domain_event.bot))
+        record = board.seats[domain_event.seat]
+        return Applied(
+            _seat(
+                board,
+                domain_event.seat,
+                name=record.name,
+                bot=domain_event.bot,
+                player_id=record.player_id,
+            )
+        )
     if isinstance(domain_event, HandDealt):
         return _dealt(board, domain_event, event)
     if isinstance(domain_event, TrickTaken):
@@ -318,12 +359,14 @@ def fold_game(
     """Apply events in order; the effects of all of them together."""
     deltas: list[StatDelta] = []
     listings: list[Listing] = []
+    rated: list[RatedGame] = []
     for event in events:
         result = apply(board, event, count_arranged)
         board = result.board
         deltas += result.deltas
         listings += result.listings
-    return Applied(board, tuple(deltas), tuple(listings))
+        rated += result.rated
+    return Applied(board, tuple(deltas), tuple(listings), rated=tuple(rated))
 
 
 def _name(event: Event | None) -> str:
@@ -374,9 +417,16 @@ def _created(created: GameCreated, event: SourceEvent) -> Scoreboard:
     )
 
 
-def _seat(board: Scoreboard, seat: int, *, name: str | None, bot: str | None = None) -> Scoreboard:
+def _seat(
+    board: Scoreboard,
+    seat: int,
+    *,
+    name: str | None,
+    bot: str | None = None,
+    player_id: str | None = None,
+) -> Scoreboard:
     seats = list(board.seats)
-    seats[seat] = SeatRecord(seat, name, bot)
+    seats[seat] = SeatRecord(seat, name, bot, player_id)
     return _board(board, seats=tuple(seats))
 
 
@@ -395,7 +445,7 @@ def _dealt(board: Scoreboard, dealt: HandDealt, event: SourceEvent) -> Applied:
     # The first deal starts the game: from here on it counts as played.
     board = _board(board, status=STATUS_PLAYING, started_at=event.time)
     score = time_score(event.time)
-    names = [s.name for s in board.seats if s.name is not None]
+    names = [s.who for s in board.seats if s.who is not None]
     return Applied(
         board,
         deltas=tuple(StatDelta(name, "games_played", 1) for name in names),
@@ -416,7 +466,7 @@ def _trick(board: Scoreboard, trick: TrickTaken) -> Applied:
         penalty_cards_taken=_bump(hand.penalty_cards_taken, w, penalty),
         queen_of_spades=w if took_queen else hand.queen_of_spades,
     )
-    name = board.seats[w].name
+    name = board.seats[w].who
     deltas = []
     if name is not None:
         if penalty:
@@ -440,15 +490,16 @@ def _scored(board: Scoreboard, scored: HandScored) -> Applied:
     )
     deltas = []
     for seat, record in enumerate(board.seats):
-        if record.name is None:
+        name = record.who
+        if name is None:
             continue
         deltas += [
-            StatDelta(record.name, "hands_played", 1),
-            StatDelta(record.name, "points_sum", scored.score_changes[seat]),
-            StatDelta(record.name, "points_taken_sum", scored.points_taken[seat]),
+            StatDelta(name, "hands_played", 1),
+            StatDelta(name, "points_sum", scored.score_changes[seat]),
+            StatDelta(name, "points_taken_sum", scored.points_taken[seat]),
         ]
         if scored.shooter == seat and scored.shot in ("moon", "sun"):
-            deltas.append(StatDelta(record.name, f"{scored.shot}s_shot", 1))
+            deltas.append(StatDelta(name, f"{scored.shot}s_shot", 1))
     board = _board(board, hands=board.hands[:-1] + (hand,), totals=scored.totals)
     return Applied(board, tuple(deltas))
 
@@ -456,14 +507,15 @@ def _scored(board: Scoreboard, scored: HandScored) -> Applied:
 def _ended(board: Scoreboard, ended: GameEnded, event: SourceEvent) -> Applied:
     deltas = []
     for seat, record in enumerate(board.seats):
-        if record.name is None:
+        name = record.who
+        if name is None:
             continue
         deltas += [
-            StatDelta(record.name, "games_finished", 1),
-            StatDelta(record.name, "final_score_sum", ended.totals[seat]),
+            StatDelta(name, "games_finished", 1),
+            StatDelta(name, "final_score_sum", ended.totals[seat]),
         ]
         if seat in ended.winners:
-            deltas.append(StatDelta(record.name, "wins", 1))
+            deltas.append(StatDelta(name, "wins", 1))
     board = _board(
         board,
         status=STATUS_FINISHED,

@@ -4,6 +4,11 @@ Counters only ever grow by integer increments, so partial sums kept in different
 log partition) merge by addition, in any order. The derived figures (rates and averages) are
 computed from the merged counters, never stored.
 
+Figures are kept per *who*: a registered player's seats under ``PLAYER_MARK`` + its player id
+(:func:`who`; a name can never start with a control character, so no typed name can be one), a
+guest's or a bot's under the name. A guest typing a registered player's name (before it was
+registered) thus counts apart from the player.
+
 A *participation* is one seat in one game: a name holding two seats of one game (three ``random``
 bots at one table, say) counts once per seat, so every average divides like by like.
 """
@@ -13,6 +18,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .ratings import PlayerRating
+
+PLAYER_MARK = "\x1f"  # starts a registered player's who: names refuse control characters
+
+
+def who(name: str, player_id: str | None) -> str:
+    """Whose figures a seat counts in: the registered player's, else the name's."""
+    return PLAYER_MARK + player_id if player_id else name
+
+
+def player_of(who: str) -> str | None:
+    """The player id of a registered player's who; None for a guest's or a bot's name."""
+    return who[len(PLAYER_MARK) :] if who.startswith(PLAYER_MARK) else None
+
 
 # The counters, in the order they are shown. Each is the sum over participations of:
 COUNTERS: tuple[str, ...] = (
@@ -45,8 +65,17 @@ def _ratio(numerator: int, denominator: int) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class PlayerStats:
-    name: str
+    name: str  # the who (see :func:`who`)
     counters: Mapping[str, int] = field(default_factory=dict)
+    rating: PlayerRating | None = None  # a registered player's, once rated (added at read time)
+
+    @property
+    def player_id(self) -> str | None:
+        return player_of(self.name)
+
+    @property
+    def conservative_rating(self) -> float | None:
+        return self.rating.rating if self.rating is not None else None
 
     def count(self, counter: str) -> int:
         return int(self.counters.get(counter, 0))
@@ -72,10 +101,20 @@ class PlayerStats:
         return {name: figure.value(self) for name, figure in FIGURES.items()}
 
     def merged(self, other: PlayerStats) -> PlayerStats:
-        return PlayerStats(self.name, add_counters(self.counters, other.counters))
+        return PlayerStats(
+            self.name, add_counters(self.counters, other.counters), self.rating or other.rating
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, **self.figures()}
+        rating = self.rating
+        return {
+            "name": self.name,
+            **self.figures(),
+            "mu": rating.mu if rating is not None else None,
+            "sigma": rating.sigma if rating is not None else None,
+            "rated_games": rating.games if rating is not None else 0,
+            "provisional": rating.provisional if rating is not None else True,
+        }
 
 
 def add_counters(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
@@ -135,6 +174,8 @@ FIGURES: dict[str, Figure] = {
         name: Figure(name, better, counter=name)  # type: ignore[arg-type]
         for name, better in _SHOWN_COUNTERS.items()
     },
+    # The conservative rating (mu - 3 sigma); None for a player never rated (guests, bots).
+    "rating": Figure("conservative_rating", "high"),
     "win_rate": Figure("win_rate", "high"),
     # In Hearts points are bad: a low average is the better one.
     "average_final_score": Figure("average_final_score", "low"),

@@ -55,6 +55,11 @@ class Settings:
     rate_limit_import: str = "10/minute;50/hour"
     rate_limit_stream: str = "30/minute"
     rate_limit_command: str = "10/second;300/minute"
+    # Per client address: players registered (a name is held for good), requests made with a
+    # player's key (each checks a key), analyses asked for (seconds of CPU each when not kept).
+    rate_limit_register: str = "5/minute;30/hour"
+    rate_limit_account: str = "60/minute"
+    rate_limit_analysis: str = "10/minute;60/hour"
     # How many proxies in front of the service append to X-Forwarded-For: the client address is
     # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
     trusted_proxies: int = 0
@@ -79,6 +84,12 @@ class Settings:
     bot_poll_seconds: float = 1.0
     # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
     long_requests_per_worker: int = 1
+    # Where they run: "process" (a child of the worker at nice 19, service/offload.py; only when
+    # the app reaches Redis by URL itself) or "inline" (in the worker, paced).
+    long_work: str = "process"
+    # Who runs the analyses of hands (docs/analysis.md): "in-process" (a thread of the worker
+    # that took the POST) or "external" (queued in Redis for `hearts analyst` processes).
+    analysis_worker: str = "in-process"
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -225,6 +236,20 @@ def non_negative(raw: str) -> int:
     return value
 
 
+def long_work(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("process", "inline"):
+        raise ValueError(raw)
+    return value
+
+
+def analysis_worker(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("in-process", "external"):
+        raise ValueError(raw)
+    return value
+
+
 def positive(raw: str) -> int:
     value = int(raw)
     if value < 1:
@@ -267,6 +292,9 @@ _VARIABLES = (
     ("rate_limit_import", "HEARTS_RATE_LIMIT_IMPORT", rate),
     ("rate_limit_stream", "HEARTS_RATE_LIMIT_STREAM", rate),
     ("rate_limit_command", "HEARTS_RATE_LIMIT_COMMAND", rate),
+    ("rate_limit_register", "HEARTS_RATE_LIMIT_REGISTER", rate),
+    ("rate_limit_account", "HEARTS_RATE_LIMIT_ACCOUNT", rate),
+    ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
@@ -277,6 +305,8 @@ _VARIABLES = (
     ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
     ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
     ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
+    ("long_work", "HEARTS_LONG_WORK", long_work),
+    ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

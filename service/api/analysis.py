@@ -6,6 +6,9 @@
   analyses at most (503 analyses-busy, with Retry-After).
 - ``GET`` the same URL: the status (queued, running with the decisions done and their total,
   failed) or, once done, the analysis itself; 404 analysis-not-started if nobody POSTed it.
+  With ``Accept: text/event-stream``: the progress as Server-Sent Events (``progress`` at each
+  change, then ``done`` with the analysis or ``failed``; keep-alive comments; ``reconnect`` at the
+  stream's lifetime), counted against the same stream bounds as a game's live events.
 
 The result is kept in Redis keyed by (game, hand, analysis version, budget), so asking twice
 costs nothing, and every worker answers for any job. No token: a finished hand is public.
@@ -13,14 +16,23 @@ costs nothing, and every worker answers for any job. No token: a finished hand i
 
 from __future__ import annotations
 
-from flask import current_app, url_for
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from flask import Response, current_app, request, stream_with_context, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from service.api.common import json_response, service
 from service.api.problems import BODY, documented
+from service.api.rate_limits import rate_limited
+from service.api.replay import EVENT_STREAM, TEXT, wants_stream
 from service.app.analysis import AnalysisJobs
+from service.app.live import StreamSlots
+from service.store.analysis_queue import AnalysisQueue
 
 blp = Blueprint(
     "analysis",
@@ -55,7 +67,12 @@ class AnalysisStatusSchema(Schema):
 def _jobs() -> AnalysisJobs:
     jobs = current_app.extensions.get("hearts.analyses")
     if jobs is None:
-        jobs = current_app.extensions.setdefault("hearts.analyses", AnalysisJobs(service().store))
+        store = service().store
+        external = current_app.extensions["hearts.settings"].analysis_worker == "external"
+        queue = AnalysisQueue(store) if external else None  # for `hearts analyst`
+        jobs = current_app.extensions.setdefault(
+            "hearts.analyses", AnalysisJobs(store, queue=queue)
+        )
     return jobs
 
 
@@ -72,13 +89,83 @@ class AnalysisJob(MethodView):
     @blp.arguments(AnalysisRequestSchema)
     @blp.response(202, AnalysisStatusSchema, description="Started, under way or done: GET Location")
     @documented(blp, *BODY, 404, 409, 503)
+    @rate_limited(blp, "analysis", endpoint="AnalysisJob", unless=lambda: request.method != "POST")
     def post(self, body: dict, game_id: str, number: int):
         """Start the analysis of finished hand ``number``; its status and where to follow it."""
         return _answer(_jobs().start(game_id, number), game_id, number, 202)
 
     @blp.doc(operationId="getAnalysis")
     @blp.response(200, AnalysisStatusSchema, description="The job's status, or the analysis")
-    @documented(blp, 404, 409)
+    @blp.alt_response(
+        200,
+        schema=TEXT,
+        content_type=EVENT_STREAM,
+        description="With Accept: text/event-stream, its progress as Server-Sent Events",
+    )
+    @documented(blp, 404, 409, 429)
     def get(self, game_id: str, number: int):
-        """The analysis of hand ``number`` once done; until then its job's status."""
-        return _answer(_jobs().status(game_id, number), game_id, number, 200)
+        """The analysis of hand ``number`` once done; until then its job's status (or, asked
+        as a stream, its progress until done)."""
+        jobs = _jobs()
+        status = jobs.status(game_id, number)  # 404/409 before any stream starts
+        if wants_stream():
+            return _progress_response(jobs, game_id, number, status)
+        return _answer(status, game_id, number, 200)
+
+
+POLL_SECONDS = 0.5  # how often a progress stream reads its job's status (one Redis GET)
+
+
+def _progress_response(jobs: AnalysisJobs, game_id: str, number: int, first: dict) -> Response:
+    settings = current_app.extensions["hearts.settings"]
+    slots: StreamSlots = current_app.extensions["hearts.stream_slots"]
+    slot = slots.take(request.remote_addr or "unknown")  # 429/503 over the stream bounds
+    stream = progress_stream(
+        lambda: jobs.peek(game_id, number),
+        first,
+        settings.sse_keepalive_seconds,
+        settings.sse_max_seconds,
+    )
+    response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
+    response.call_on_close(slot.release)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def progress_stream(
+    peek: Callable[[], dict[str, Any] | None],
+    status: dict[str, Any] | None,
+    keepalive: float,
+    lifetime: float,
+    poll: float = POLL_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[str]:
+    """``progress`` at each change of the status, ``done`` (with the analysis) or ``failed`` at
+    the end, ``end`` if the job was forgotten (its worker died: POST again)."""
+    now = clock()
+    deadline, quiet_until = now + lifetime, now + keepalive
+    last = None
+    yield "retry: 2000\n: hearts analysis progress\n\n"
+    while True:
+        if status is None:
+            yield f"event: end\ndata: {json.dumps({'reason': 'forgotten'})}\n\n"
+            return
+        state = status["state"]
+        if state in ("done", "failed"):
+            yield f"event: {state}\ndata: {json.dumps(status)}\n\n"
+            return
+        seen = (state, status.get("done"), status.get("total"))
+        if seen != last:
+            yield f"event: progress\ndata: {json.dumps(status)}\n\n"
+            last, quiet_until = seen, clock() + keepalive
+        now = clock()
+        if now >= deadline:
+            yield "event: reconnect\ndata: {}\n\n"
+            return
+        if now >= quiet_until:
+            yield ": keep-alive\n\n"
+            quiet_until = now + keepalive
+        sleep(poll)
+        status = peek()

@@ -173,14 +173,19 @@ def record() -> dict[str, dict[str, Any]]:
         time.sleep(0.1)
     r.call("getAnalysis", "GET", analysis)
     _moon(r)
+    rated = _rated(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
-    while r.client.get(f"{game}/scoreboard").status_code != 200:
+    while r.client.get(f"{game}/scoreboard").status_code != 200 or (
+        r.client.get(f"{rated}/scoreboard").json.get("status") != "finished"
+    ):
         if time.monotonic() > deadline:
             raise RuntimeError("the projector did not reach the example game")
         time.sleep(0.05)
     r.call("getScoreboard", "GET", f"{game}/scoreboard")
     board = r.call("getLeaderboard", "GET", "/api/v1/leaderboard?limit=3")
-    r.call("getPlayer", "GET", f"/api/v1/players/{board['players'][0]['name']}?recent=2")
+    top = board["players"][0]  # a rated player (the leaderboard ranks by rating)
+    r.call("getPlayer", "GET", f"/api/v1/players/{top['name']}?recent=2")
+    r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{top['player_id']}")
     _public_log(r, game, token, witness)
     app.extensions["hearts.projector_stop"].set()
     return dict(sorted(r.examples.items()))
@@ -246,6 +251,35 @@ def _player(r: _Recorder) -> None:
     r.call("resumeSeat", "POST", f"{game}/seats/0/resume", body={}, token=key)
     new = r.call("rotatePlayerKey", "POST", "/api/v1/players/me/key", body={}, token=key)
     r.call("revokePlayerKey", "DELETE", "/api/v1/players/me/key", token=new["key"])
+
+
+def _rated(r: _Recorder) -> str:
+    """A rated game: four registered players join with their keys and play it out (first legal
+    moves), on the service's own deals (a seed would make it arranged, so not rated)."""
+    keys = [
+        r.client.post("/api/v1/players", json={"name": name}).json["key"]
+        for name in ("Kit", "Lou", "Max", "Ned")
+    ]
+    created = r.client.post("/api/v1/games", json={"rules": {"score_limit": 20}}).json
+    game = f"/api/v1/games/{created['id']}"
+    tokens = {}
+    for key in keys:
+        joined = r.client.post(f"{game}/seats", json={}, headers={"Authorization": f"Bearer {key}"})
+        tokens[joined.json["seat"]] = {"Authorization": f"Bearer {joined.json['token']}"}
+    for _ in range(5000):
+        public = r.client.get(game).json
+        if public["phase"] == "finished":
+            return game
+        for seat in public["awaiting"]:
+            view = r.client.get(game, headers=tokens[seat]).json
+            if view["phase"] == "passing":
+                path, body = "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
+            elif view["phase"] == "moon_choice":
+                path, body = "moon", {"choice": "add_to_others"}
+            else:
+                path, body = "play", {"card": view["legal_cards"][0]}
+            r.client.post(f"{game}/{path}", json=body, headers=tokens[seat])
+    raise RuntimeError("the example's rated game did not finish")
 
 
 def _moon(r: _Recorder) -> None:

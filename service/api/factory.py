@@ -14,7 +14,7 @@ from flask_smorest.utils import prepare_response
 
 from service import api as api_package
 from service import metrics
-from service.api import hygiene, problems, rate_limits
+from service.api import hygiene, long_work, problems, rate_limits
 from service.api.departures import Departures
 from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
@@ -83,18 +83,13 @@ def create_app(
         },
     )
     follows: RedisEventStore | None = None
+    url: str | None = None
     if service is None:
         if redis is None:
             url = settings.redis_url or redis_server.start(settings.data_dir).url
             redis = redis_server.client_for(url)
             follows = _follows_store(url, settings)
-        store = RedisEventStore(
-            redis,
-            prefix=settings.key_prefix,
-            partitions=settings.partitions,
-            min_replicas=settings.min_replicas,
-            replica_timeout_ms=settings.replica_timeout_ms,
-        )
+        store = long_work.store_for(redis, settings)
         service = GameService(
             store,
             conflict_retries=settings.conflict_retries,
@@ -111,6 +106,8 @@ def create_app(
         AccountStore(service.store.redis, prefix=service.store.prefix), service
     )
     app.extensions["hearts.settings"] = settings
+    # Audits, exports and imports: in a low-priority child process when we have the URL.
+    long_work.install(app, settings, service.store, url)
     # Live event streams wait in the hub (its readers start with the first stream) and are
     # counted by the slots: see service/store/live.py and docs/replay.md.
     app.extensions["hearts.live"] = LiveHub(service.store, follows)
@@ -171,6 +168,8 @@ def _before() -> None:
             status=415,
         )
     data = request.get_data(cache=True)  # werkzeug enforces the size limit here (413)
+    if request.path == long_work.IMPORT_PATH and long_work.in_child():
+        return  # the child process parses and checks it (an export is megabytes)
     body = hygiene.load_json(data)  # depth (400) before parsing, then Unicode (422)
     g.json_body = body  # parsed once: an import's 6 MB take a worker ~0.1 s to parse
     if not isinstance(body, dict):

@@ -14,6 +14,7 @@ from flask_smorest import Blueprint
 from domain.views import awaiting
 from service.api.common import BEARER_DOC, NO_STORE, NO_STORE_DOC, json_response, token
 from service.api.problems import BODY, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import (
     AccountKeySchema,
     AccountSchema,
@@ -40,6 +41,7 @@ def _player(player: Player) -> dict[str, Any]:
 @blp.arguments(RegisterSchema)
 @blp.response(201, AccountKeySchema, description="The player and its key (shown only this once)")
 @documented(blp, *BODY, 409)
+@rate_limited(blp, "register")
 @blp.doc(responses={201: {"headers": NO_STORE_DOC}})
 def register(body: dict[str, Any]):
     """Register a name, held across the service; the answer carries the player's API key."""
@@ -51,6 +53,7 @@ def register(body: dict[str, Any]):
 @blp.doc(operationId="getMe", security=BEARER_DOC)
 @blp.response(200, AccountSchema)
 @documented(blp, 401)
+@rate_limited(blp, "account")
 def me():
     """The player whose key authenticates the request."""
     return json_response(_player(players().authenticate(token())))
@@ -62,6 +65,7 @@ def me():
 @blp.response(200, AccountKeySchema, description="The new key (shown only this once)")
 @documented(blp, *BODY, 401)
 @blp.doc(responses={200: {"headers": NO_STORE_DOC}})
+@rate_limited(blp, "account")
 def rotate(body: dict[str, Any]):
     """A new key; the one this request was made with stops working at once."""
     svc = players()
@@ -74,6 +78,7 @@ def rotate(body: dict[str, Any]):
 @blp.doc(operationId="revokePlayerKey", security=BEARER_DOC)
 @blp.response(200, AccountSchema, description="Revoked: the player has no key now")
 @documented(blp, 401)
+@rate_limited(blp, "account")
 def revoke():
     """Revoke the key: nothing authenticates as this player any more (its name stays held).
     The tokens of seats it took keep working."""
@@ -88,6 +93,7 @@ def revoke():
 @blp.arguments(MyGamesQuerySchema, location="query")
 @blp.response(200, MyGamesSchema)
 @documented(blp, 401, 422)
+@rate_limited(blp, "account")
 def my_games(query: dict[str, Any]):
     """The player's games (in play and finished), latest joined first, with its seat in each;
     ``POST /games/{id}/seats/{seat}/resume`` gives that seat's token on this device."""

@@ -27,6 +27,7 @@ from service.api.schemas import ProblemSchema
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
+from service.offload import OffloadFailed
 from service.store.event_store import (
     CorruptStore,
     IdempotencyKeyReused,
@@ -396,6 +397,13 @@ def to_problem(error: BaseException) -> Problem:
             "unavailable",
             "the event store refuses writes for now; retry",
             headers={"Retry-After": "5"},
+        )
+    if isinstance(error, OffloadFailed):  # the long-work process died (service/offload.py)
+        log.error("long work failed: %s", error)
+        return Problem(
+            "unavailable",
+            "the server could not finish this request; retry",
+            headers={"Retry-After": "1"},
         )
     if isinstance(error, _UNAVAILABLE):
         log.error("redis unavailable: %s", error)

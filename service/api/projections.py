@@ -1,4 +1,10 @@
-"""Read models: ``/games/{id}/scoreboard``, ``/leaderboard``, ``/players/{name}``.
+"""Read models: ``/games/{id}/scoreboard``, ``/leaderboard``, ``/players/{name}``,
+``/ratings/{player_id}``.
+
+A leaderboard row or a player's figures are a registered player's (``kind`` ``player``, with its
+``player_id``: the seats it joined with its key), a guest's (``guest``: seats joined under a typed
+name, without a key) or a bot strategy's (``bot``). A guest who typed a registered player's name
+(before the name was registered) has a row of its own.
 
 They are served from the projector's read models (``service.store.read_models``), which trail the
 log by the projection lag. Every response carries ``as_of``: the read-model generation and, per
@@ -8,7 +14,9 @@ every event up to those positions.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 import threading
 from typing import Any
 
@@ -16,6 +24,8 @@ from flask import Flask, current_app, has_app_context, request
 from flask_smorest import Blueprint
 from prometheus_client.core import GaugeMetricFamily
 
+from bots import bot_names
+from domain.names import InvalidNameText, display_name, name_key
 from projections.leaderboard import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -24,13 +34,21 @@ from projections.leaderboard import (
     parse_limit,
     parse_order,
 )
+from projections.ratings import PlayerRating
 from projections.scoreboard import Scoreboard
-from projections.stats import FIGURES
+from projections.stats import FIGURES, PlayerStats, who
 from service import metrics
 from service.api.common import json_response, service
 from service.api.problems import CATALOGUE, Problem, ProblemType, documented
-from service.api.schemas import LeaderboardSchema, PlayerSchema, ScoreboardSchema
+from service.api.schemas import (
+    LeaderboardSchema,
+    PlayerRatingsSchema,
+    PlayerSchema,
+    ScoreboardSchema,
+)
+from service.app.players import PlayerService
 from service.app.projector import Projector
+from service.app.ratings import RatingBook
 from service.app.transparency import Appender
 from service.store.read_models import AsOf, Checkpoint, ProjectionStore
 
@@ -57,7 +75,12 @@ for _problem in (
     ProblemType(
         "invalid-limit", 400, "Invalid limit", f"limit is an integer from 1 to {MAX_LIMIT}."
     ),
-    ProblemType("player-not-found", 404, "No such player", "No game has counted this player."),
+    ProblemType(
+        "player-not-found",
+        404,
+        "No such player",
+        "No game has counted this player (or no player is registered under this id).",
+    ),
     ProblemType(
         "scoreboard-not-ready",
         404,
@@ -76,6 +99,47 @@ def projections() -> ProjectionStore:
         found = ProjectionStore(service().store, settings.count_arranged_games)
         current_app.extensions["hearts.projections"] = found
     return found
+
+
+def rating_book() -> RatingBook:
+    """The app's ratings (matchmaking asks it for a player's conservative rating)."""
+    found = current_app.extensions.get("hearts.ratings")
+    if found is None:
+        found = RatingBook(projections())
+        current_app.extensions["hearts.ratings"] = found
+    return found
+
+
+def _accounts():
+    players: PlayerService = current_app.extensions["hearts.players"]
+    return players.accounts
+
+
+def _with_ratings(
+    players: dict[str, PlayerStats], ratings: dict[str, PlayerRating]
+) -> list[PlayerStats]:
+    out = []
+    for stats in players.values():
+        player_id = stats.player_id
+        rating = ratings.get(player_id) if player_id is not None else None
+        out.append(dataclasses.replace(stats, rating=rating) if rating is not None else stats)
+    return out
+
+
+def _kind(stats: PlayerStats) -> str:
+    if stats.player_id is not None:
+        return "player"
+    return "bot" if stats.name in bot_names() else "guest"
+
+
+def _row(stats: PlayerStats, names: dict[str, str]) -> dict[str, Any]:
+    """A player's figures as shown: the registered name for a player's who."""
+    body = stats.to_dict()
+    player_id = stats.player_id
+    body["name"] = names.get(player_id, "") if player_id is not None else stats.name
+    body["player_id"] = player_id
+    body["kind"] = _kind(stats)
+    return body
 
 
 def start_in_process_projector(app: Flask) -> threading.Thread:
@@ -117,7 +181,7 @@ def _run_supervised(projector: Projector, stop: threading.Event) -> None:
 
 
 def _figure_docs() -> str:
-    return ", ".join(f"{f.name} (best: {f.better})" for f in FIGURES.values())
+    return ", ".join(f"{name} (best: {f.better})" for name, f in FIGURES.items())
 
 
 @blp.route("/games/<game_id>/scoreboard", methods=["GET"])
@@ -169,7 +233,7 @@ def _scoreboard_with_checkpoint(
         {
             "in": "query",
             "name": "sort",
-            "schema": {"type": "string", "enum": list(FIGURES), "default": "wins"},
+            "schema": {"type": "string", "enum": list(FIGURES), "default": "rating"},
             "description": f"The figure to rank by: {_figure_docs()}.",
         },
         {
@@ -195,7 +259,9 @@ def _scoreboard_with_checkpoint(
 @blp.response(200, LeaderboardSchema)
 @documented(blp, 400)
 def leaderboard():
-    """Players ranked by one figure, paginated with an opaque cursor."""
+    """Players ranked by one figure (by default the conservative rating, mu - 3 sigma: unrated
+    players last), paginated with an opaque cursor. Registered players, guests and bots each
+    have their own rows (``kind``)."""
     args = request.args
     try:
         order = parse_order(args.get("sort"), args.get("order"))
@@ -203,15 +269,17 @@ def leaderboard():
         cursor = args.get("cursor")
         store = projections()
         as_of = store.as_of()
-        rows = page(store.players(as_of).values(), order, limit, cursor or None)
+        players = _with_ratings(store.players(as_of), store.ratings(as_of))
+        rows = page(players, order, limit, cursor or None)
     except BadQuery as error:
         raise Problem(error.code, error.detail, status=400) from None
+    names = _accounts().names([p.player_id for p in rows.rows if p.player_id is not None])
     return json_response(
         {
             "sort": order.sort,
             "order": order.direction,
             "players": [
-                {"rank": rows.start + i + 1, **p.to_dict()} for i, p in enumerate(rows.rows)
+                {"rank": rows.start + i + 1, **_row(p, names)} for i, p in enumerate(rows.rows)
             ],
             "total": rows.total,
             "next_cursor": rows.next_cursor,
@@ -235,17 +303,75 @@ def leaderboard():
 @blp.response(200, PlayerSchema)
 @documented(blp, 400, 404)
 def player(name: str):
-    """A player's figures and most recently started games (bots under their strategy name)."""
+    """A player's figures and most recently started games (bots under their strategy name).
+    A registered player's name gives the registered player's figures (the seats it joined with
+    its key), with its rating."""
     recent = _recent_limit(request.args.get("recent"))
     store = projections()
     as_of = store.as_of()
-    stats = store.player(name, as_of.generation) if as_of.generation is not None else None
+    player_id = _registered(name)
+    key = who(name, player_id)
+    stats = store.player(key, as_of.generation) if as_of.generation is not None else None
     if stats is None:
         raise Problem("player-not-found", f"no games counted for player {name!r}", status=404)
-    games = store.recent_games(name, as_of.generation, recent)  # type: ignore[arg-type]
-    body = stats.to_dict()
-    body["recent_games"] = [_recent_game(g.game_id, g.board, name) for g in games]
+    if player_id is not None:
+        stats = dataclasses.replace(stats, rating=store.ratings(as_of).get(player_id))
+    games = store.recent_games(key, as_of.generation, recent)  # type: ignore[arg-type]
+    names = _accounts().names([player_id]) if player_id is not None else {}
+    body = _row(stats, names)
+    body["recent_games"] = [_recent_game(g.game_id, g.board, key) for g in games]
     body["as_of"] = as_of.to_dict()
+    return json_response(body)
+
+
+def _registered(name: str) -> str | None:
+    """The id of the registered player holding ``name`` (in any spelling), if any."""
+    try:
+        compared = name_key(display_name(name))
+    except InvalidNameText:
+        return None
+    return _accounts().holder_of(compared)
+
+
+_PLAYER_ID = re.compile(r"p[0-9a-f]{20}")
+
+
+@blp.route("/ratings/<player_id>", methods=["GET"])
+@blp.doc(operationId="getPlayerRatings")
+@blp.response(200, PlayerRatingsSchema)
+@documented(blp, 404)
+def player_ratings(player_id: str):
+    """A registered player's rating (OpenSkill Plackett-Luce; ``rating`` is mu - 3 sigma) and
+    its history, one point per rated game, oldest first. A game is rated when every seat was
+    joined with a registered player's key, and it was neither arranged nor imported."""
+    names = _accounts().names([player_id]) if _PLAYER_ID.fullmatch(player_id) else {}
+    if player_id not in names:
+        raise Problem("player-not-found", f"no registered player {player_id!r}", status=404)
+    store = projections()
+    as_of = store.as_of()
+    found = store.ratings(as_of).get(player_id)
+    body: dict[str, Any] = {
+        "player_id": player_id,
+        "name": names[player_id],
+        "rating": found.rating if found is not None else None,
+        "mu": found.mu if found is not None else None,
+        "sigma": found.sigma if found is not None else None,
+        "rated_games": found.games if found is not None else 0,
+        "provisional": found.provisional if found is not None else True,
+        "history": [
+            {
+                "game_id": point.game_id,
+                "finished_at": point.finished_at,
+                "rating": point.rating,
+                "mu": point.mu,
+                "sigma": point.sigma,
+                "rank": point.rank,
+                "players": point.players,
+            }
+            for point in (found.history if found is not None else ())
+        ],
+        "as_of": as_of.to_dict(),
+    }
     return json_response(body)
 
 
@@ -259,7 +385,7 @@ def _recent_limit(raw: str | None) -> int:
     return int(raw)
 
 
-def _recent_game(game_id: str, board: Scoreboard | None, name: str) -> dict[str, Any]:
+def _recent_game(game_id: str, board: Scoreboard | None, key: str) -> dict[str, Any]:
     out: dict[str, Any] = {"game_id": game_id}
     if board is None:
         return out
@@ -272,7 +398,7 @@ def _recent_game(game_id: str, board: Scoreboard | None, name: str) -> dict[str,
         seats=[
             {"seat": s.seat, "total": s.total, "rank": s.rank, "winner": s.winner}
             for s in sorted(board.standings, key=lambda s: s.seat)
-            if s.name == name
+            if board.seats[s.seat].who == key
         ],
     )
     return out

@@ -1,6 +1,8 @@
 """Rate limits (Flask-Limiter, counted in the service's own Redis so they hold across workers).
 
-Per client address: creating a game, joining one, importing one, opening a live event stream.
+Per client address: creating a game, joining one, importing one, opening a live event stream,
+registering a player, a request made with a player's key (each checks a key: no address may try
+keys at speed), asking for a hand's analysis.
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
 credential the game stores), never by the token itself; a request without a usable token counts
 against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
@@ -69,6 +71,11 @@ KINDS = {
     "import": Kind("rate_limit_import", by_address, "imports per client address"),
     "stream": Kind("rate_limit_stream", by_address, "live streams opened per client address"),
     "command": Kind("rate_limit_command", by_token, "commands per token (all of its commands)"),
+    "register": Kind("rate_limit_register", by_address, "players registered per client address"),
+    "account": Kind(
+        "rate_limit_account", by_address, "requests with a player's key per client address"
+    ),
+    "analysis": Kind("rate_limit_analysis", by_address, "analyses asked for per client address"),
 }
 
 # endpoint -> (kind, when the request is exempt): filled as the blueprints are imported.
@@ -76,14 +83,20 @@ _MARKED: dict[str, tuple[str, Callable[[], bool] | None]] = {}
 
 
 def rate_limited(
-    blp: Any, kind: str, *, unless: Callable[[], bool] | None = None
+    blp: Any,
+    kind: str,
+    *,
+    unless: Callable[[], bool] | None = None,
+    endpoint: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """Mark a blueprint's operation as limited by ``kind`` (see KINDS) and document its 429.
-    ``unless``: a request for which it returns True is not counted (e.g. a page, not a stream)."""
+    ``unless``: a request for which it returns True is not counted (e.g. a page, not a stream).
+    ``endpoint``: a method of a class-based view names its class (its other methods then need
+    an ``unless``)."""
     what = KINDS[kind].what
 
     def decorate(view: Callable) -> Callable:
-        _MARKED[f"{blp.name}.{view.__name__}"] = (kind, unless)
+        _MARKED[f"{blp.name}.{endpoint or view.__name__}"] = (kind, unless)
         return blp.alt_response(
             429,
             schema=ProblemSchema,

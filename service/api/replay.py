@@ -18,10 +18,8 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from flask import Response, current_app, g, request, stream_with_context
@@ -30,11 +28,13 @@ from marshmallow import Schema, fields, validate
 
 from domain.state import GameState, Phase
 from domain.views import awaiting, seat_view
+from service.api import long_work
 from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
     OPTIONAL_BEARER_DOC,
     actor,
+    etag,
     json_response,
     service,
     token,
@@ -54,7 +54,6 @@ from service.api.schemas import (
 )
 from service.app.errors import EventNotFound, InvalidEventId
 from service.app.game import StoredGame
-from service.app.game_service import Idempotency, idempotency_for
 from service.app.live import StreamSlots
 from service.app.replay import Replay, Stream
 from service.app.replay_text import render_hand
@@ -137,7 +136,7 @@ def _viewer(snap: Snapshot[StoredGame]) -> int | None:
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
 @blp.alt_response(204, description="The stream asked for has nothing more to send, ever")
 @documented(blp, 400, 401, 404, 409, 422, 429)
-@rate_limited(blp, "stream", unless=lambda: not _wants_stream())
+@rate_limited(blp, "stream", unless=lambda: not wants_stream())
 def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     """The game's events after ``after``, redacted for the caller; SSE with
     ``Accept: text/event-stream`` (resume with ``Last-Event-ID``).
@@ -151,7 +150,7 @@ def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     svc = service()
     snap = svc.snapshot(game_id)
     viewer = _viewer(snap)
-    if _wants_stream():
+    if wants_stream():
         after = event_seq("Last-Event-ID", headers.get("last_event_id"), after)
         return _sse_response(Replay(svc.store), game_id, viewer, after)
     now = svc.snapshot(game_id).state.state  # at least as new as the events read next
@@ -167,7 +166,7 @@ def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     return json_response(body, version=page.version, headers={"Vary": "Authorization, Accept"})
 
 
-def _wants_stream() -> bool:
+def wants_stream() -> bool:
     """Only an Accept that names text/event-stream (and prefers it) gets the stream: JSON is
     the default, also for ``*/*``."""
     accept = request.accept_mimetypes
@@ -335,30 +334,14 @@ def state_at(query: dict[str, Any], game_id: str):
 # -- audit, export, import ------------------------------------------------------------------------
 
 
-@contextmanager
-def long_work() -> Iterator[None]:
-    """One long request (audit, export, import) at a time per worker (``Settings.
-    long_requests_per_worker``); the others wait their turn. Each pauses every few events
-    (``service/cooperative.py``) so the worker's ordinary requests get in between; with one at a
-    time they wait behind one slice of it, not one of each."""
-    app = current_app
-    slots = app.extensions.get("hearts.long_work")
-    if slots is None:
-        limit = app.extensions["hearts.settings"].long_requests_per_worker
-        slots = app.extensions.setdefault("hearts.long_work", threading.BoundedSemaphore(limit))
-    with slots:
-        yield
-
-
 @blp.route("/<game_id>/audit", methods=["GET"])
 @blp.doc(operationId="auditGame")
 @blp.response(200, AuditSchema, description="The audit report; ok is false on any discrepancy")
 @documented(blp, 404, 409)  # 409 corrupt-game: an entry the store cannot even read
 def audit(game_id: str):
     """Re-verify the whole log: hash chain, seed commitments, deals, every event re-decided."""
-    with long_work():
-        report = Replay(service().store).audit(game_id)
-    return json_response(report.to_dict(), version=report.last_seq)
+    report, last_seq = long_work.work().audit(game_id)
+    return json_response(report, version=last_seq)
 
 
 @blp.route("/<game_id>/export", methods=["GET"])
@@ -369,15 +352,15 @@ def audit(game_id: str):
 @documented(blp, 404, 409, 422)
 def export(query: dict[str, Any], game_id: str):
     """The whole game as one self-contained document, once it is finished."""
-    replay = Replay(service().store)
-    with long_work():
-        document = replay.export(game_id)
+    text = query["format"] == "text"
+    body, version = long_work.work().export(game_id, text)
     filename = f"hearts-{game_id}"
-    if query["format"] == "text":
-        response = Response(replay.export_text(document), mimetype="text/plain")
+    if text:
+        response = Response(body, mimetype="text/plain")
         response.headers["Content-Disposition"] = f'inline; filename="{filename}.txt"'
         return response
-    response = json_response(document, version=document["version"])
+    response = Response(body, mimetype="application/json")
+    response.headers["ETag"] = etag(version)
     response.headers["Content-Disposition"] = f'inline; filename="{filename}.json"'
     return response
 
@@ -406,20 +389,11 @@ def import_():
     already imported answers 200 with that game (its id follows from the export's content).
     With an Idempotency-Key, a retry gets the first response and imports nothing."""
     body_bytes = request.get_data(cache=True)
-    document = g.get("json_body")  # the app's hook parsed it, and checked it is an object
-    if document is None:
-        document = json.loads(body_bytes)
+    # The app's hook parsed and checked it, unless the child process does (long_work.py).
+    document = g.get("json_body")
     key = request.headers.get("Idempotency-Key")
-    svc = service()
-
-    def idem(game_id: str) -> Idempotency | None:
-        if not key:
-            return None
-        return idempotency_for(key, game_id, actor(None), "POST", request.path, body_bytes)
-
-    with long_work():
-        imported = Replay(svc.store).import_once(document, idem, svc.idempotency_ttl)
-    return _imported(imported.body, imported.replayed, imported.existing)
+    body, replayed, existing = long_work.work().import_(body_bytes, document, key, actor(None))
+    return _imported(body, replayed, existing)
 
 
 def _imported(body: dict[str, Any], replayed: bool = False, existing: bool = False) -> Response:

@@ -402,6 +402,13 @@ class StandingSchema(Schema):
     winner = fields.Boolean()
 
 
+class ScoreboardSeatSchema(SeatSummarySchema):
+    player_id = fields.String(
+        allow_none=True,
+        metadata={"description": "The registered player who joined the seat with its key"},
+    )
+
+
 class ScoreboardSchema(Schema):
     game_id = fields.String()
     arranged = fields.Boolean(
@@ -415,7 +422,7 @@ class ScoreboardSchema(Schema):
     status = fields.String()
     rules = fields.Dict(metadata=rule_options_schema(request=False))
     penalty_suit = fields.String()
-    seats = fields.List(fields.Nested(SeatSummarySchema))
+    seats = fields.List(fields.Nested(ScoreboardSeatSchema))
     hands = fields.List(fields.Nested(HandRecordSchema))
     totals = fields.List(fields.Integer())
     winners = fields.List(fields.Integer())
@@ -434,12 +441,57 @@ def _figure_fields() -> dict[str, fields.Field]:
     }
 
 
-PlayerFiguresSchema = Schema.from_dict(
-    {"name": fields.String(), **_figure_fields()}, name="PlayerFigures"
-)
+def _identity_fields() -> dict[str, fields.Field]:
+    return {
+        "name": fields.String(),
+        "player_id": fields.String(
+            allow_none=True, metadata={"description": "A registered player's id (kind player)"}
+        ),
+        "kind": fields.String(
+            validate=validate.OneOf(["player", "guest", "bot"]),
+            metadata={
+                "description": "player: the seats a registered player joined with its key; "
+                "guest: seats joined under a typed name without a key; bot: a strategy's seats"
+            },
+        ),
+        **_figure_fields(),
+        "mu": fields.Float(allow_none=True, metadata={"description": "OpenSkill mean"}),
+        "sigma": fields.Float(allow_none=True, metadata={"description": "OpenSkill deviation"}),
+        "rated_games": fields.Integer(),
+        "provisional": fields.Boolean(
+            metadata={"description": "Fewer than 10 rated games (or none): the rating is young"}
+        ),
+    }
+
+
+PlayerFiguresSchema = Schema.from_dict(_identity_fields(), name="PlayerFigures")
 LeaderboardRowSchema = Schema.from_dict(
-    {"rank": fields.Integer(), "name": fields.String(), **_figure_fields()}, name="LeaderboardRow"
+    {"rank": fields.Integer(), **_identity_fields()}, name="LeaderboardRow"
 )
+
+
+class RatingPointSchema(Schema):
+    game_id = fields.String()
+    finished_at = fields.String()
+    rating = fields.Float(metadata={"description": "mu - 3 sigma after the game"})
+    mu = fields.Float()
+    sigma = fields.Float()
+    rank = fields.Integer(metadata={"description": "The player's place (1: lowest total)"})
+    players = fields.Integer()
+
+
+class PlayerRatingsSchema(Schema):
+    player_id = fields.String()
+    name = fields.String()
+    rating = fields.Float(
+        allow_none=True, metadata={"description": "mu - 3 sigma; null before a rated game"}
+    )
+    mu = fields.Float(allow_none=True)
+    sigma = fields.Float(allow_none=True)
+    rated_games = fields.Integer()
+    provisional = fields.Boolean()
+    history = fields.List(fields.Nested(RatingPointSchema))
+    as_of = fields.Nested(AsOfSchema)
 
 
 class LeaderboardSchema(Schema):
@@ -469,8 +521,7 @@ class RecentGameSchema(Schema):
 
 PlayerSchema = Schema.from_dict(
     {
-        "name": fields.String(),
-        **_figure_fields(),
+        **_identity_fields(),
         "recent_games": fields.List(fields.Nested(RecentGameSchema)),
         "as_of": fields.Nested(AsOfSchema),
     },

@@ -90,6 +90,7 @@ def join(body: dict[str, Any], game_id: str):
 @blp.arguments(EmptySchema)
 @blp.response(200, JoinedSchema, description="The seat's new token (shown only this once)")
 @documented(blp, *BODY, 401, 403, 404, 409)
+@rate_limited(blp, "account")
 @blp.doc(responses={200: {"headers": NO_STORE_DOC}})
 def resume(body: dict[str, Any], game_id: str, seat: int):
     """With the player's key: a fresh token for the seat the player joined (to play on from

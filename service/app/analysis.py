@@ -38,6 +38,7 @@ from service.app.errors import (
 )
 from service.app.hand_records import logged
 from service.store.analyses import AnalysisStore
+from service.store.analysis_queue import MAX_QUEUED, AnalysisQueue
 from service.store.event_store import RedisEventStore
 from service.store.upcasting import UpcasterRegistry
 
@@ -176,10 +177,13 @@ class AnalysisJobs:
         runner: InProcessRunner | None = None,
         budget: AnalysisBudget = DEFAULT_BUDGET,
         pause: Callable[[], None] = lambda: time.sleep(0.001),
+        queue: AnalysisQueue | None = None,
     ) -> None:
         self.analyst = HandAnalyst(store)
         self.kept = self.analyst.kept
         self.runner = runner if runner is not None else InProcessRunner()
+        # With a queue, jobs wait there for ``hearts analyst`` processes (:class:`Analyst`).
+        self.queue = queue
         self.budget = budget
         self.pause = pause
 
@@ -197,9 +201,13 @@ class AnalysisJobs:
         queued = {"state": "queued", "done": 0, "total": 0}
         if not self.kept.claim_job(key, queued, JOB_TTL):
             return self._status(game_id, number) or queued  # another request just started it
-        if not self.runner.submit(lambda: self._work(game_id, number, key)):
+        if self.queue is not None:
+            submitted = self.queue.push(game_id, number)
+        else:
+            submitted = self.runner.submit(lambda: self._work(game_id, number, key))
+        if not submitted:
             self.kept.drop_job(key)
-            raise AnalysesBusy(self.runner.size)
+            raise AnalysesBusy(MAX_QUEUED if self.queue is not None else self.runner.size)
         return queued
 
     def status(self, game_id: str, number: int) -> dict[str, Any]:
@@ -211,6 +219,11 @@ class AnalysisJobs:
             raise AnalysisNotStarted(game_id, number)
         return status
 
+    def peek(self, game_id: str, number: int) -> dict[str, Any] | None:
+        """The status as kept, without checking the hand again (a stream that checked it once
+        polls this): None once a job whose worker died is forgotten."""
+        return self._status(game_id, number)
+
     def _status(self, game_id: str, number: int) -> dict[str, Any] | None:
         kept = self.kept.get(game_id, number, ANALYSIS_VERSION, self.budget.samples)
         if kept is not None:
@@ -218,9 +231,16 @@ class AnalysisJobs:
             return {"state": "done", "done": total, "total": total, "result": kept}
         return self.kept.get_job(self._job_key(game_id, number))
 
-    def _work(self, game_id: str, number: int, key: str) -> None:
+    def work(self, game_id: str, number: int, renew: Callable[[], None] = lambda: None) -> None:
+        """Run the job of hand ``number`` here (an analyst's: ``renew`` at each decision)."""
+        self._work(game_id, number, self._job_key(game_id, number), renew)
+
+    def _work(
+        self, game_id: str, number: int, key: str, renew: Callable[[], None] = lambda: None
+    ) -> None:
         def progress(done: int, total: int) -> None:
             self.kept.set_job(key, {"state": "running", "done": done, "total": total}, JOB_TTL)
+            renew()
 
         last = [time.monotonic()]
 
@@ -237,3 +257,32 @@ class AnalysisJobs:
             self.kept.set_job(key, failed, FAILED_TTL)
             raise
         self.kept.drop_job(key)
+
+
+class Analyst:
+    """``hearts analyst``: runs the analyses queued by the API's workers
+    (``HEARTS_ANALYSIS_WORKER=external``), one at a time, beside any number of other analysts:
+    each job is delivered to one of them, and one that dies mid-job has it taken over
+    (``service/store/analysis_queue.py``)."""
+
+    def __init__(self, jobs: AnalysisJobs, queue: AnalysisQueue, consumer: str) -> None:
+        self.jobs = jobs
+        self.queue = queue
+        self.consumer = consumer
+
+    def run_once(self) -> bool:
+        """Run the next job, if there is one; whether there was."""
+        job = self.queue.take(self.consumer)
+        if job is None:
+            return False
+        try:
+            self.jobs.work(job.game_id, job.hand, lambda: self.queue.renew(job, self.consumer))
+        except Exception:  # recorded as failed for whoever asks; the queue goes on
+            log.exception("the analysis of %s hand %d failed", job.game_id, job.hand)
+        self.queue.done(job)
+        return True
+
+    def run(self, stop: threading.Event, idle_seconds: float = 0.5) -> None:
+        while not stop.is_set():
+            if not self.run_once():
+                stop.wait(idle_seconds)

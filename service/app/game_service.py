@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import secrets
 import time
 import uuid
@@ -108,6 +109,15 @@ def new_game_id() -> str:
     return "g" + secrets.token_hex(10)
 
 
+# The form of every id the service gives a game (new_game_id, game_id_for_key): the web table
+# opens only these, so a tool that names a new game's id must keep to it.
+GAME_ID = re.compile(r"g[0-9a-f]{20}")
+
+
+def is_game_id(value: str) -> bool:
+    return GAME_ID.fullmatch(value) is not None
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a request did: the game at ``version``, and the events from its command up to
@@ -156,6 +166,11 @@ class Appended:
 
 
 # -- the service --------------------------------------------------------------------------------
+
+
+# Names nobody may take: GET /players/{name} (a player's figures) could not name them, as
+# /players/me is the calling player's own account.
+RESERVED_NAMES = ("me",)
 
 
 class GameService:
@@ -378,6 +393,8 @@ class GameService:
         if isinstance(name, str) and any(same_name(name, bot) for bot in bot_names()):
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
+        if isinstance(name, str) and any(same_name(name, word) for word in RESERVED_NAMES):
+            raise NameReserved(f"{name.strip()!r} is reserved: /players/me is one's own account")
         if idempotency is not None and not auth.unguessable_key(idempotency.key):
             # Its receipt gives the token back to whoever repeats the key and body: only an
             # unguessable key keeps that to the caller who made it.

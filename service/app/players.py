@@ -26,7 +26,7 @@ from domain.state import GameState
 from service.app import auth
 from service.app.errors import NameReserved, PlayerNameTaken
 from service.app.game import StoredGame
-from service.app.game_service import GameService, Idempotency, Outcome
+from service.app.game_service import RESERVED_NAMES, GameService, Idempotency, Outcome
 from service.store.accounts import AccountStore, NameClaimed, PlayerGone
 from service.store.event_store import Snapshot, utc_now_iso
 
@@ -187,6 +187,8 @@ def _checked_name(raw: str) -> str:
         raise InvalidName(str(error)) from None
     if any(same_name(name, bot) for bot in bot_names()):
         raise NameReserved(f"{name!r} is a bot's name: choose another")
+    if any(same_name(name, word) for word in RESERVED_NAMES):
+        raise NameReserved(f"{name!r} is reserved: /players/me is one's own account")
     return name
 
 

@@ -28,6 +28,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("simulate", "service.cli.simulate"),
     ("witness", "service.cli.witness"),  # also adds log (backfill); docs/verify.md
     ("analyse", "service.cli.analyse"),
+    ("analyst", "service.cli.analyst"),
 ]
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 

@@ -72,7 +72,11 @@ def add_parser(subparsers: Any) -> None:
     if "import" not in choices:
         p = subparsers.add_parser("import", help="import an export as a new game")
         p.add_argument("file", help="the export (JSON); - for stdin")
-        p.add_argument("--game-id", metavar="ID", help="the new game's id (default: a fresh one)")
+        p.add_argument(
+            "--game-id",
+            metavar="ID",
+            help="the new game's id: g and 20 hex digits (default: the id its content gives)",
+        )
         p.set_defaults(func=run_import)
 
 
@@ -159,6 +163,7 @@ def run_export(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from service.app.errors import GameAlreadyExists
     from service.app.export import ImportRefused
+    from service.app.game_service import is_game_id
     from service.app.replay import Replay
 
     try:
@@ -168,6 +173,9 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"hearts: cannot read {args.file}: {error}", file=sys.stderr)
         return UNUSABLE
     game_id = args.game_id
+    if game_id is not None and not is_game_id(game_id):
+        print("hearts: --game-id: a game id is g and 20 lowercase hex digits", file=sys.stderr)
+        return UNUSABLE
     with open_store() as store:
         try:
             if game_id is None:  # the id follows from the content: an import already made

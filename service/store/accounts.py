@@ -111,6 +111,19 @@ class AccountStore:
         fields = {_text(k): _text(v) for k, v in data.items()}
         return StoredPlayer(player_id, fields["name"], fields.get("key", ""), fields["created"])
 
+    def names(self, player_ids: list[str]) -> dict[str, str]:
+        """The registered names of those players (one round trip; unknown ids left out)."""
+        if not player_ids:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for player_id in player_ids:
+            pipe.hget(self.player_key(player_id), "name")
+        return {
+            player_id: _text(name)
+            for player_id, name in zip(player_ids, pipe.execute(), strict=True)
+            if name is not None
+        }
+
     def rekey(self, player_id: str, old_hash: str, new_hash: str) -> None:
         """Replace the player's key hash (``new_hash`` "" revokes): the old key stops at once.
 

@@ -14,10 +14,15 @@ the event store's; ``<gen>`` a generation)::
                                            N applied), applied (how many log entries applied)
     <prefix>:{p<N>}:proj:<gen>:game:<id>   string: the game's scoreboard JSON (its ``seq`` is
                                            the last event of the game applied)
-    <prefix>:{p<N>}:proj:<gen>:stats       hash: "<counter>:<player name>" -> integer, the
-                                           player's counters summed over partition N's games
-    <prefix>:{p<N>}:proj:<gen>:recent:<name>  sorted set: the player's games of partition N,
+    <prefix>:{p<N>}:proj:<gen>:stats       hash: "<counter>:<who>" -> integer, the player's
+                                           counters summed over partition N's games (who: a
+                                           name, or a registered player's marked id, see
+                                           ``projections.stats.who``)
+    <prefix>:{p<N>}:proj:<gen>:recent:<who>  sorted set: the player's games of partition N,
                                            score = start time in microseconds
+    <prefix>:{p<N>}:proj:<gen>:rated       sorted set: partition N's finished rated games
+                                           (``projections.ratings.RatedGame`` JSON), score =
+                                           finish time in microseconds
     <prefix>:{p<N>}:projretired:<gen>      string: the generation is retired (swapped out);
                                            the apply step refuses to write to it
 
@@ -25,6 +30,13 @@ Every key the apply step of partition N touches carries ``{p<N>}``, so the step 
 on one cluster slot. Player statistics are therefore kept per partition and summed at read time
 (16 HGETALLs for the whole leaderboard, cached per checkpoint vector): a cross-partition
 aggregate could not be updated in the same atomic step as the partition's checkpoint.
+
+Ratings likewise: each partition records its rated games exactly once (``rated``), and the
+ratings are a fold of all of them in (finish time, game id) order at read time
+(``projections.ratings.fold``), so the live models and a rebuild give equal ratings whatever
+order the partitions were applied in. The fold is cached: read again only when a partition
+recorded another rated game, and only the new games are folded when they all finished after
+the last one folded (else everything is folded again).
 
 Exactly once
 ------------
@@ -48,24 +60,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from projections.ratings import PlayerRating, RatedGame, fold
 from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
 from projections.stats import COUNTERS, PlayerStats, merge_stats
 from service.store.event_store import RedisEventStore
 
-# KEYS: 1 checkpoint, 2 retired marker, 3 stats, then nd game docs, then nz recent sets
+# KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then nd game docs, then nz
+#       recent sets
 # ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,
-#       4 nd, 5 ni, 6 nz, then nd docs, then ni (field, amount) pairs,
-#       then nz (score, member) pairs, one per recent-set key
+#       4 nd, 5 ni, 6 nz, 7 nr, then nd docs, then ni (field, amount) pairs,
+#       then nz (score, member) pairs, one per recent-set key, then nr (score, member) pairs
+#       for the rated games
 # Returns {'ok'} | {'stale', position} | {'retired'}
 _APPLY_LUA = r"""
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'retired'} end
 local position = redis.call('HGET', KEYS[1], 'position')
 if not position then position = '' end
 if position ~= ARGV[1] then return {'stale', position} end
-local nd, ni, nz = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local a = 7
+local nd, ni, nz, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local a = 8
 for i = 1, nd do
-  redis.call('SET', KEYS[3 + i], ARGV[a])
+  redis.call('SET', KEYS[4 + i], ARGV[a])
   a = a + 1
 end
 for i = 1, ni do
@@ -77,7 +92,11 @@ for i = 1, ni do
   a = a + 2
 end
 for i = 1, nz do
-  redis.call('ZADD', KEYS[3 + nd + i], ARGV[a], ARGV[a + 1])
+  redis.call('ZADD', KEYS[4 + nd + i], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+for i = 1, nr do
+  redis.call('ZADD', KEYS[4], ARGV[a], ARGV[a + 1])
   a = a + 2
 end
 redis.call('HSET', KEYS[1], 'position', ARGV[2])
@@ -143,6 +162,15 @@ class AsOf:
 
 
 @dataclass(frozen=True, slots=True)
+class _RatingsCache:
+    generation: str
+    counts: tuple[int, ...]  # rated games read per partition
+    game_ids: set[str]
+    last: tuple[int, str]  # the order of the last game folded
+    ratings: dict[str, PlayerRating]
+
+
+@dataclass(frozen=True, slots=True)
 class RecentGame:
     game_id: str
     board: Scoreboard | None
@@ -162,6 +190,7 @@ class ProjectionStore:
         self.partitions = store.partitions
         self._apply_script = self.redis.register_script(_APPLY_LUA)
         self._players_cache: tuple[Any, dict[str, PlayerStats]] | None = None
+        self._ratings_cache: _RatingsCache | None = None
         self._cache_lock = threading.Lock()
 
     # Keys -----------------------------------------------------------------
@@ -181,6 +210,9 @@ class ProjectionStore:
 
     def stats_key(self, generation: str, partition: int) -> str:
         return f"{self._base(generation, partition)}:stats"
+
+    def rated_key(self, generation: str, partition: int) -> str:
+        return f"{self._base(generation, partition)}:rated"
 
     def recent_key(self, generation: str, partition: int, name: str) -> str:
         return f"{self._base(generation, partition)}:recent:{name}"
@@ -306,6 +338,7 @@ class ProjectionStore:
         changed: dict[str, bool] = defaultdict(bool)
         increments: dict[str, int] = defaultdict(int)
         listings: dict[tuple[str, str], int] = {}
+        rated: list[RatedGame] = []
         # Per game, a run of events that change no read model (plays, passes...): the board is
         # copied once per run, not once per event.
         runs: dict[str, tuple[int, int, str]] = {}
@@ -339,6 +372,7 @@ class ProjectionStore:
                 increments[f"{delta.counter}:{delta.name}"] += delta.amount
             for listing in result.listings:
                 listings[(listing.name, listing.game_id)] = listing.score
+            rated += result.rated
         for game_id in list(runs):
             end_run(game_id)
         written = [g for g in game_ids if changed[g]]
@@ -347,6 +381,7 @@ class ProjectionStore:
             self.checkpoint_key(generation, partition),
             self.retired_key(generation, partition),
             self.stats_key(generation, partition),
+            self.rated_key(generation, partition),
             *(self.game_key(generation, g) for g in written),
             *(self.recent_key(generation, partition, name) for name, _ in listings),
         ]
@@ -357,6 +392,7 @@ class ProjectionStore:
             len(written),
             len(incr),
             len(listings),
+            len(rated),
         ]
         for game_id in written:
             board = boards[game_id]
@@ -366,6 +402,8 @@ class ProjectionStore:
             args += [field, amount]
         for (_, game_id), score in listings.items():
             args += [score, game_id]
+        for game in rated:
+            args += [game.finished_us, game.to_json()]
         reply = self._apply_script(keys=keys, args=args)
         status = _text(reply[0])
         if status == STALE:
@@ -406,6 +444,50 @@ class ProjectionStore:
         with self._cache_lock:
             self._players_cache = (key, players)
         return players
+
+    def ratings(self, as_of: AsOf) -> dict[str, PlayerRating]:
+        """Every rated player's rating by player id.
+
+        Rated games are only ever added to a generation, so the number recorded per partition
+        says whether anything changed (one ZCARD each); new games that all finished after the
+        last one folded are folded onto the cached ratings, anything else refolds them all.
+        Either way the result is the fold of every rated game in order.
+        """
+        generation = as_of.generation
+        if generation is None:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.zcard(self.rated_key(generation, p))
+        counts = tuple(int(n) for n in pipe.execute())
+        with self._cache_lock:
+            cached = self._ratings_cache
+        if cached is not None and cached.generation == generation and cached.counts == counts:
+            return cached.ratings
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.zrange(self.rated_key(generation, p), 0, -1, withscores=True)
+        replies = pipe.execute()
+        games = [
+            RatedGame.from_json(_text(member), int(score))
+            for reply in replies
+            for member, score in reply
+        ]
+        counts = tuple(len(reply) for reply in replies)
+        new = games
+        start: dict[str, PlayerRating] | None = None
+        if cached is not None and cached.generation == generation:
+            new = [g for g in games if g.game_id not in cached.game_ids]
+            if all(g.order > cached.last for g in new):
+                start = cached.ratings
+            else:
+                new = games
+        ratings = fold(new, start)
+        last = max((g.order for g in games), default=(0, ""))
+        found = _RatingsCache(generation, counts, {g.game_id for g in games}, last, ratings)
+        with self._cache_lock:
+            self._ratings_cache = found
+        return ratings
 
     def player(self, name: str, generation: str) -> PlayerStats | None:
         pipe = self.redis.pipeline(transaction=False)

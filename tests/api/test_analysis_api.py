@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import fakeredis
 import pytest
 
 from bots.analysis import AnalysisBudget
+from service.api.analysis import progress_stream
 from service.api.factory import create_app
 from service.app.analysis import AnalysisJobs
 from service.settings import Settings
@@ -83,3 +85,80 @@ def test_a_full_queue_answers_busy_and_leaves_no_job_behind(app) -> None:
     assert busy.status_code == 503 and busy.json["code"] == "analyses-busy"
     assert int(busy.headers["Retry-After"]) > 0
     assert client.get(url).json["code"] == "analysis-not-started"
+
+
+def _events(text: str) -> list[tuple[str, str]]:
+    """(event name, data) of each message of an SSE body; comments left out."""
+    out = []
+    for block in text.split("\n\n"):
+        lines = [line for line in block.splitlines() if line and not line.startswith(":")]
+        fields = dict(line.split(": ", 1) for line in lines if ": " in line)
+        if "data" in fields:
+            out.append((fields.get("event", "message"), fields["data"]))
+    return out
+
+
+def test_its_progress_is_a_stream_that_ends_with_the_analysis(app) -> None:
+    client = app.test_client()
+    url = "/api/v1/games/analysed/hands/1/analysis"
+    stream = {"Accept": "text/event-stream"}
+    before = client.get(url, headers=stream)  # a problem, not a stream
+    assert before.status_code == 404 and before.json["code"] == "analysis-not-started"
+    assert client.post(url, json={}).status_code == 202
+    response = client.get(url, headers=stream)
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    events = _events(response.get_data(as_text=True))
+    names = [name for name, _ in events]
+    assert names[-1] == "done" and set(names[:-1]) <= {"progress"}
+    done = json.loads(events[-1][1])
+    assert done["result"]["hand_number"] == 1 and done["done"] == done["total"]
+    counts = [json.loads(data)["done"] for name, data in events if name == "progress"]
+    assert counts == sorted(counts)  # progress only moves forward
+    # Kept: a stream asked for later is the analysis at once.
+    assert [n for n, _ in _events(client.get(url, headers=stream).get_data(as_text=True))] == [
+        "done"
+    ]
+
+
+def test_the_progress_stream_keeps_alive_reports_changes_and_ends_when_forgotten() -> None:
+    now = [0.0]
+    statuses = iter(
+        [
+            {"state": "running", "done": 1, "total": 3},
+            {"state": "running", "done": 1, "total": 3},
+            {"state": "running", "done": 1, "total": 3},
+            {"state": "running", "done": 2, "total": 3},
+            None,  # its worker died: forgotten
+        ]
+    )
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    stream = progress_stream(
+        lambda: next(statuses),
+        {"state": "queued", "done": 0, "total": 0},
+        keepalive=1.0,
+        lifetime=100.0,
+        poll=0.5,
+        clock=lambda: now[0],
+        sleep=sleep,
+    )
+    text = "".join(stream)
+    assert [name for name, _ in _events(text)] == ["progress", "progress", "progress", "end"]
+    assert ": keep-alive" in text
+    assert json.loads(_events(text)[-1][1]) == {"reason": "forgotten"}
+
+
+def test_the_progress_stream_asks_for_a_reconnect_at_its_lifetime() -> None:
+    now = [0.0]
+    stream = progress_stream(
+        lambda: {"state": "running", "done": 1, "total": 3},
+        {"state": "running", "done": 1, "total": 3},
+        keepalive=15.0,
+        lifetime=2.0,
+        poll=0.5,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
+    assert [name for name, _ in _events("".join(stream))] == ["progress", "reconnect"]

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hearts_client import HeartsClient, HeartsProblem, models
+from hearts_client import HeartsClient, HeartsProblem, Player, models
 
 from tests.replay.live import start_server, stop_server
 
@@ -200,3 +200,47 @@ def test_a_guessable_join_key_is_refused(hearts):
     with pytest.raises(HeartsProblem) as refused:
         hearts.join(game["id"], "eve", idempotency_key="join-1")
     assert (refused.value.status, refused.value.code) == (422, "idempotency-key-guessable")
+
+
+def test_a_registered_players_ratings(hearts):
+    registered = hearts.http.post("/api/v1/players", json={"name": f"Zed{uuid.uuid4().hex[:8]}"})
+    assert registered.status_code == 201
+    player = registered.json()
+    body = hearts.ratings(player["id"])
+    assert body["player_id"] == player["id"] and body["name"] == player["name"]
+    assert body["rating"] is None and body["history"] == [] and body["provisional"] is True
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.ratings("p" + "0" * 20)
+    assert refused.value.code == "player-not-found"
+
+
+def test_a_player_joins_with_its_key_and_resumes_on_another_device(hearts, base_url):
+    player = Player.register(hearts, f"Una{uuid.uuid4().hex[:8]}")
+    assert player.key.startswith("hp_")
+    game = hearts.create_game(seats=[None, *BOTS])
+    seat = player.join(game["id"])
+    assert seat.view["seats"][seat.seat]["player_id"] == player.id
+    assert [g["id"] for g in player.games()] == [game["id"]]
+
+    # Another device: the key alone finds the player and takes the seat up again.
+    with HeartsClient(base_url) as other:
+        again = Player.from_key(other, player.key)
+        assert (again.id, again.name) == (player.id, player.name)
+        resumed = again.resume(game["id"], seat.seat)
+        assert resumed.seat == seat.seat and resumed.token != seat.token
+    with pytest.raises(HeartsProblem) as stale:
+        seat.refresh()  # the first device's token stopped working
+    assert stale.value.status == 401
+
+    old = player.key
+    player.rotate_key()
+    with pytest.raises(HeartsProblem) as refused:
+        Player.from_key(hearts, old)
+    assert refused.value.status == 401
+    assert player.ratings()["player_id"] == player.id
+    player.revoke_key()
+    with pytest.raises(HeartsProblem):
+        Player.from_key(hearts, player.key)
+    with pytest.raises(HeartsProblem) as taken:
+        Player.register(hearts, player.name.upper())  # a name compares case-folded
+    assert taken.value.code == "player-name-taken"

@@ -55,8 +55,10 @@ def play_game(
     *,
     names: Sequence[str | None] | None = None,
     max_hands: int | None = None,
+    player_ids: Sequence[str | None] | None = None,
 ) -> GamePlan:
-    """A game where ``names[s]`` joins seat s (None: a ``random`` bot seat), played by bots.
+    """A game where ``names[s]`` joins seat s (None: a ``random`` bot seat), played by bots;
+    ``player_ids[s]``: the seat is joined as that registered player (with its key).
 
     Stops after ``max_hands`` hands (the game then stays unfinished), else at the game's end.
     """
@@ -69,7 +71,8 @@ def play_game(
     state = _apply(INITIAL_STATE, CreateGame(game_id, rules, seats), batches)
     for seat, name in enumerate(names):
         if name is not None:
-            state = _apply(state, JoinGame(name, seat), batches)
+            player_id = player_ids[seat] if player_ids is not None else None
+            state = _apply(state, JoinGame(name, seat, player_id=player_id), batches)
     bot = get_bot("random")
     hands = 0
     while state.phase is Phase.DEALING and (max_hands is None or hands < max_hands):

@@ -115,6 +115,7 @@ def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
             "win_rate": c["wins"] / finished if finished else None,
             "average_final_score": c["final"] / finished if finished else None,
             "average_points_per_hand": c["points"] / hands if hands else None,
+            "rating": None,  # guests and bots are not rated
         }
     return expected
 

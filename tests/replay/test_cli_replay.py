@@ -76,10 +76,14 @@ def test_export_import_and_audit_a_file(store, game, tmp_path, capsys):
     assert document["game_id"] == game and document["phase"] == "finished"
     assert main(["audit", str(path)]) == 0
     capsys.readouterr()
-    assert main(["import", str(path), "--game-id", "cli-copy"]) == 0
-    assert capsys.readouterr().out.strip() == "cli-copy"
-    assert [e.type for e in store.read("cli-copy")] == [e.type for e in store.read(game)]
-    assert main(["import", str(path), "--game-id", "cli-copy"]) == 1  # exists already
+    # An id the service would not make (nor the web table open) is refused before any work.
+    assert main(["import", str(path), "--game-id", "cli-copy"]) == 2
+    assert "g and 20 lowercase hex digits" in capsys.readouterr().err
+    copy = "g" + "c0" * 10
+    assert main(["import", str(path), "--game-id", copy]) == 0
+    assert capsys.readouterr().out.strip() == copy
+    assert [e.type for e in store.read(copy)] == [e.type for e in store.read(game)]
+    assert main(["import", str(path), "--game-id", copy]) == 1  # exists already
     document["events"][40]["payload"]["seat"] = 9
     path.write_text(json.dumps(document))
     assert main(["audit", str(path)]) == 1

@@ -1,6 +1,7 @@
 """Issue 22 item 8: no client floods the service. Each limited operation answers 429
 ``rate-limited`` (problem+json, Retry-After) at its limit: per client address for games created,
-joins, imports and live streams opened; per token for commands. Addresses count apart, a forged
+joins, imports, live streams opened, players registered, requests with a player's key and
+analyses asked for; per token for commands. Addresses count apart, a forged
 X-Forwarded-For changes nothing unless a proxy is trusted, and the counters are shared by every
 app (worker) on one Redis."""
 
@@ -21,8 +22,8 @@ STREAM = {"Accept": "text/event-stream"}
 
 def limited_app(key_prefix: str, redis: Any = None, **limits: Any):
     """An app with rate limits on, every limit high but the ones given."""
-    values = {f"rate_limit_{k}": "1000/minute" for k in ("create", "join", "import", "stream")}
-    values["rate_limit_command"] = "1000/minute"
+    kinds = ("create", "join", "import", "stream", "command", "register", "account", "analysis")
+    values = {f"rate_limit_{k}": "1000/minute" for k in kinds}
     values.update(limits)
     settings = Settings(key_prefix=key_prefix, rate_limits=True, **values)
     if redis is None:
@@ -68,6 +69,41 @@ def test_imports_are_limited_per_address(key_prefix):
     for _ in range(2):
         assert client.post(f"{GAMES}/import", json={}).status_code == 422
     assert_limited(client.post(f"{GAMES}/import", json={}))
+
+
+def test_registrations_are_limited_per_address(key_prefix):
+    # A name is held for good: no address may hold them by the thousand.
+    client = limited_app(key_prefix, rate_limit_register="2/minute").test_client()
+    for name in ("ann", "bob"):
+        assert client.post("/api/v1/players", json={"name": name}).status_code == 201
+    assert_limited(client.post("/api/v1/players", json={"name": "cyd"}))
+    other = client.post(
+        "/api/v1/players", json={"name": "cyd"}, environ_base={"REMOTE_ADDR": "10.9.9.9"}
+    )
+    assert other.status_code == 201
+
+
+def test_requests_with_a_player_key_are_limited_per_address(key_prefix):
+    # Each checks a key: a wrong key counts too, so no address tries keys at speed.
+    client = limited_app(key_prefix, rate_limit_account="3/minute").test_client()
+    key = client.post("/api/v1/players", json={"name": "ann"}).get_json()["key"]
+    me = {"Authorization": f"Bearer {key}"}
+    wrong = {"Authorization": "Bearer hp_" + "x" * 43}
+    assert client.get("/api/v1/players/me", headers=me).status_code == 200
+    assert client.get("/api/v1/players/me", headers=wrong).status_code == 401
+    assert client.get("/api/v1/players/me/games", headers=me).status_code == 200
+    assert_limited(client.get("/api/v1/players/me", headers=me))
+    assert_limited(client.post(f"{GAMES}/gabc/seats/0/resume", json={}, headers=me))
+
+
+def test_analyses_asked_for_are_limited_per_address_and_status_reads_are_not(key_prefix):
+    client = limited_app(key_prefix, rate_limit_analysis="2/minute").test_client()
+    game = Hearts(client).create()["id"]
+    path = f"{GAMES}/{game}/hands/1/analysis"
+    # Refused (no hand dealt yet) but asked for: each counts.
+    assert [client.post(path, json={}).status_code for _ in range(2)] == [404, 404]
+    assert_limited(client.post(path, json={}))
+    assert all(client.get(path).status_code != 429 for _ in range(5))
 
 
 def test_streams_opened_are_limited_per_address_and_pages_are_not(key_prefix):

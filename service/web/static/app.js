@@ -1,9 +1,11 @@
 // The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/replay/ID/N,
-// #/scoreboard/ID, #/leaderboard. Each page module renders into #page and returns a cleanup.
+// #/scoreboard/ID, #/leaderboard, #/player/ID (a registered player's ratings). Each page module
+// renders into #page and returns a cleanup.
 
 import { ApiError } from "./api.js";
 import { showLeaderboard, showScoreboard } from "./boards.js";
 import { showLobby } from "./lobby.js";
+import { showPlayer } from "./ratings.js";
 import { showReplay } from "./replay.js";
 import { showTable } from "./table.js";
 import { $, clearProblem, html, render, setConnection, showProblem } from "./ui.js";
@@ -61,6 +63,7 @@ async function route() {
     else if (page === "replay") cleanup = await showReplay(root, gameIdOf(id), handOf(extra));
     else if (page === "scoreboard") cleanup = await showScoreboard(root, gameIdOf(id));
     else if (page === "leaderboard") cleanup = await showLeaderboard(root);
+    else if (page === "player") cleanup = await showPlayer(root, id);
     else cleanup = await showLobby(root);
   } catch (error) {
     render(root, html`<p class="muted">This page could not be shown. <a href="#/">Back to the lobby</a></p>`);

@@ -2,6 +2,7 @@
 // and the players' leaderboard.
 
 import { api } from "./api.js";
+import { nameCell } from "./ratings.js";
 import { $, arrangedBadge, html, nameHtml, render, segment, showProblem } from "./ui.js";
 
 // Each seat's colour is its class, seat-0 to seat-5 (style.css): no style attributes, which the
@@ -79,6 +80,7 @@ export async function showScoreboard(root, gameId) {
 }
 
 const FIGURES = [
+  ["rating", "rating"],
   ["wins", "wins"],
   ["win_rate", "win rate"],
   ["games_played", "games"],
@@ -109,7 +111,7 @@ export async function showLeaderboard(root) {
     const body = await api.leaderboard(select.value);
     const head = FIGURES.map(([, t]) => html`<th>${t}</th>`);
     const rows = body.players.map(
-      (p) => html`<tr><td>${p.rank}</td><td>${p.name}</td>${FIGURES.map(([k]) => html`<td>${figure(p[k])}</td>`)}</tr>`,
+      (p) => html`<tr><td>${p.rank}</td><td class="who"></td>${FIGURES.map(([k]) => html`<td>${figure(p[k])}</td>`)}</tr>`,
     );
     render(
       $("#board", root),
@@ -117,6 +119,10 @@ export async function showLeaderboard(root) {
         ? html`<div class="scroll"><table class="points"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
         : html`<p class="muted">No finished games counted yet.</p>`,
     );
+    // Names as DOM text (ratings.js): a player's links to its rating page.
+    $("#board", root)
+      .querySelectorAll("td.who")
+      .forEach((cell, i) => cell.replaceWith(nameCell(body.players[i])));
   }
   select.addEventListener("change", () => load().catch(showProblem));
   await load();

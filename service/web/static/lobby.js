@@ -1,5 +1,6 @@
 // The lobby: your name, a form to create a game with bots, and the games to join or watch.
 
+import { accountPanel, joinAs, savedPlayer } from "./account.js";
 import { api, saveSeat, savedSeat } from "./api.js";
 import { $, arrangedBadge, attempt, html, render, seatName, segment } from "./ui.js";
 
@@ -68,8 +69,10 @@ export async function showLobby(root) {
       <ul id="games" class="games"><li class="muted">Loading…</li></ul>
     </section>`,
   );
+  // A registered player (its key kept in this browser) joins with its key (account.js).
+  root.prepend(accountPanel(() => showLobby(root)));
   const form = $("#create", root);
-  form.name.value = localStorage.getItem(NAME) ?? "";
+  form.name.value = savedPlayer()?.name ?? localStorage.getItem(NAME) ?? "";
   const others = () => Array.from({ length: Number(form.players.value) - 1 }, (_, i) => i + 1);
   const drawSeatPicks = () => {
     render($(".seatpicks", form), html`<span>Seat 0: you</span>${others().map(seatChoice)}`);
@@ -89,8 +92,8 @@ export async function showLobby(root) {
     });
   });
   async function sitDown(gameId, name, seat) {
-    const joined = await api.join(gameId, name, seat);
-    saveSeat(gameId, { seat: joined.seat, token: joined.token, name });
+    const joined = await joinAs(gameId, name, seat);
+    saveSeat(gameId, { seat: joined.seat, token: joined.token, name: savedPlayer()?.name ?? name });
     location.hash = `#/game/${segment(gameId)}`;
   }
   const list = $("#games", root);

@@ -1,6 +1,7 @@
 // Replay one hand step by step (deal, pass, every card, the score) from GET /games/{id}/hands/{n},
 // with the game's audit (GET /games/{id}/audit) beside it.
 
+import { analysisPanel } from "./analysis.js";
 import { api } from "./api.js";
 import { cardBack, cardHtml, sortHand } from "./cards.js";
 import { $, arrangedBadge, attempt, html, nameHtml, render, seatName, seatPositions, segment } from "./ui.js";
@@ -45,7 +46,13 @@ export function replaySteps(record) {
         points[trick.winner] += trick.points;
         after = `; ${seatName(record.seats, trick.winner)} takes it` + (trick.points ? ` (${trick.points} pt)` : "");
       }
-      snapshot(caption, trick.cards.slice(0, index + 1), { card, after, winner: complete ? trick.winner : null });
+      snapshot(caption, trick.cards.slice(0, index + 1), {
+        card,
+        after,
+        winner: complete ? trick.winner : null,
+        trickNumber: trick.number,
+        seat,
+      });
     });
   }
   if (record.finished) {
@@ -92,12 +99,20 @@ export async function showReplay(root, gameId, number) {
         <button type="button" data-step="last" aria-label="Last">▶|</button>
       </div>
       <div class="caption" aria-live="polite"></div>
+      <aside class="analysis"></aside>
       <aside class="audit"><p class="muted">Auditing…</p></aside>
     </section>`,
   );
   const section = $("#replay", root);
   const felt = $(".felt", section);
   const slider = $("input[type=range]", section);
+  const analysis = analysisPanel($(".analysis", section), {
+    gameId,
+    number,
+    record,
+    steps,
+    goTo: (index) => show(index),
+  });
 
   function seatHtml(seat, position, step) {
     const cards = step.hands[seat];
@@ -134,6 +149,7 @@ export async function showReplay(root, gameId, number) {
       caption = html`${caption}: ${changes}${shot}`;
     }
     render($(".caption", section), caption);
+    analysis.show(step);
   }
 
   section.addEventListener("click", (event) => {
@@ -156,5 +172,8 @@ export async function showReplay(root, gameId, number) {
   attempt(async () => {
     render($(".audit", section), auditHtml(await api.audit(gameId)));
   });
-  return () => document.removeEventListener("keydown", keys);
+  return () => {
+    document.removeEventListener("keydown", keys);
+    analysis.stop();
+  };
 }

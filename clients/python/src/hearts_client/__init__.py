@@ -1,6 +1,6 @@
 """A typed Python client for the hearts server's HTTP API."""
 
-from .client import HeartsClient, Seat
+from .client import HeartsClient, Player, Seat
 from .errors import HeartsProblem
 
-__all__ = ["HeartsClient", "HeartsProblem", "Seat"]
+__all__ = ["HeartsClient", "HeartsProblem", "Player", "Seat"]

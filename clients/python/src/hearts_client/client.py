@@ -1,4 +1,5 @@
-"""HeartsClient: the hearts HTTP API on httpx. Seat: one joined seat, acting with its token."""
+"""HeartsClient: the hearts HTTP API on httpx. Seat: one joined seat, acting with its token.
+Player: a registered player, acting with its API key."""
 
 from __future__ import annotations
 
@@ -129,6 +130,11 @@ class HeartsClient:
 
     def player(self, name: str, *, recent: int | None = None) -> dict[str, Any]:
         return self._call("GET", f"/players/{name}", params={"recent": recent})
+
+    def ratings(self, player_id: str) -> dict[str, Any]:
+        """A registered player's rating (``mu - 3 sigma``) and its history, one point per
+        rated game."""
+        return self._call("GET", f"/ratings/{player_id}")
 
     # -- the log: events, hands, audit -------------------------------------------------------
 
@@ -383,3 +389,62 @@ class Seat:
         )
         self.view = result["view"]
         return result
+
+
+class Player:
+    """A registered player: its id and name, and its API key (``hp_...``: shown once by the
+    server, at registration or rotation; keep it). Its joins bind the seat to the player, so
+    the seat counts under the player on the leaderboard and in its rating, and any device with
+    the key can take the seat up again (``resume``)."""
+
+    def __init__(self, client: HeartsClient, key: str, account: dict[str, Any]) -> None:
+        self.client = client
+        self.key = key
+        self.id: str = account["id"]
+        self.name: str = account["name"]
+
+    @classmethod
+    def register(cls, client: HeartsClient, name: str) -> Player:
+        """Hold ``name`` across the server (409 ``player-name-taken`` if it, or a spelling of it
+        that compares equal, is held already)."""
+        body = client._call("POST", "/players", {"name": name})
+        return cls(client, body["key"], body)
+
+    @classmethod
+    def from_key(cls, client: HeartsClient, key: str) -> Player:
+        """The player a key belongs to (401 if it is unknown or revoked)."""
+        return cls(client, key, client._call("GET", "/players/me", token=key))
+
+    def rotate_key(self) -> str:
+        """A new key; the old one stops working at once. Returns (and keeps) the new one."""
+        self.key = self.client._call("POST", "/players/me/key", {}, token=self.key)["key"]
+        return self.key
+
+    def revoke_key(self) -> None:
+        """No key authenticates as this player any more (its name stays held)."""
+        self.client._call("DELETE", "/players/me/key", token=self.key)
+
+    def games(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The player's games, latest joined first, with its seat in each."""
+        params = {"limit": limit}
+        return self.client._call("GET", "/players/me/games", params=params, token=self.key)["games"]
+
+    def join(
+        self, game_id: str, *, seat: int | None = None, idempotency_key: str | None = None
+    ) -> Seat:
+        """Take a seat as this player (the first open one unless ``seat``)."""
+        body = {"name": self.name, "seat": seat}
+        path = f"/games/{game_id}/seats"
+        joined = self.client._call("POST", path, body, token=self.key, key=idempotency_key)
+        return Seat(self.client, game_id, cast(Joined, joined))
+
+    def resume(self, game_id: str, seat: int) -> Seat:
+        """A fresh token for a seat this player joined (on this device); the old token stops
+        working."""
+        path = f"/games/{game_id}/seats/{seat}/resume"
+        joined = self.client._call("POST", path, {}, token=self.key)
+        return Seat(self.client, game_id, cast(Joined, joined))
+
+    def ratings(self) -> dict[str, Any]:
+        """The player's rating and its history."""
+        return self.client.ratings(self.id)

@@ -1,0 +1,173 @@
+"""The long requests (audit, export, import), run where they cannot slow the others down.
+
+Each is a job of this module: a function of the event store's arguments and plain values that
+returns plain values (JSON-ready bodies, bytes), so that it runs the same in the worker
+(``HEARTS_LONG_WORK=inline``, and every app built on an injected Redis client, e.g. fakeredis) or
+in a child process of the worker at the lowest CPU priority (``process``, the default when the
+app connects to Redis itself: ``service/offload.py`` says why). ``main()`` is that child's
+entry.
+
+The child also parses an import's body (the JSON checks every other body gets in the worker's
+``_before`` hook, here with the same problems), so the worker never holds a 6 MB document.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, current_app
+
+from service.api import hygiene
+from service.api.problems import Problem
+from service.app.game_service import Idempotency, idempotency_for
+from service.app.replay import Replay
+from service.offload import InlineOffload, Offload, ProcessOffload, serve_child
+from service.settings import Settings
+from service.store import redis_server
+from service.store.event_store import RedisEventStore
+
+EXTENSION = "hearts.long_work"
+IMPORT_PATH = "/api/v1/games/import"
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """What a child needs to reach the same store as its worker."""
+
+    redis_url: str
+    settings: Settings
+
+
+def store_for(redis: Any, settings: Settings) -> RedisEventStore:
+    """The event store as every process of the service opens it."""
+    return RedisEventStore(
+        redis,
+        prefix=settings.key_prefix,
+        partitions=settings.partitions,
+        min_replicas=settings.min_replicas,
+        replica_timeout_ms=settings.replica_timeout_ms,
+    )
+
+
+class LongWork:
+    """The long requests themselves. Plain values in, plain values out: the same calls run in the
+    worker or, through :func:`work`'s stand-in, in the child."""
+
+    _replay: Replay
+
+    def __init__(self, store: RedisEventStore, idempotency_ttl: int) -> None:
+        self._replay = Replay(store)
+        self._idempotency_ttl = idempotency_ttl
+
+    def audit(self, game_id: str) -> tuple[dict[str, Any], int]:
+        report = self._replay.audit(game_id)
+        return report.to_dict(), report.last_seq
+
+    def export(self, game_id: str, text: bool) -> tuple[str, int]:
+        document = self._replay.export(game_id)
+        body = self._replay.export_text(document) if text else json.dumps(document)
+        return body, document["version"]
+
+    def import_(
+        self, body: bytes, document: Any, key: str | None, actor: str
+    ) -> tuple[dict[str, Any], bool, bool]:
+        """``document``: the body as the worker parsed it, or None for this call to parse it."""
+        if document is None:
+            document = parse_body(body)
+
+        def idem(game_id: str) -> Idempotency | None:
+            if not key:
+                return None
+            return idempotency_for(key, game_id, actor, "POST", IMPORT_PATH, body)
+
+        imported = self._replay.import_once(document, idem, self._idempotency_ttl)
+        return imported.body, imported.replayed, imported.existing
+
+    def jobs(self) -> dict[str, Callable[..., Any]]:
+        return {"audit": self.audit, "export": self.export, "import_": self.import_}
+
+
+class _StandIn:
+    """Looks like :class:`LongWork`: each method call is a call of the offload."""
+
+    def __init__(self, offload: Offload) -> None:
+        self.offload = offload
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        return functools.partial(self.offload.call, name)
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    """The import body as the app's ``_before`` hook checks every other body."""
+    document = hygiene.load_json(body)  # depth (400) before parsing, then Unicode (422)
+    if not isinstance(document, dict):
+        raise Problem(
+            "validation-error",
+            "the body must be a JSON object",
+            status=422,
+            errors={"_schema": ["a JSON object is required"]},
+        )
+    return document
+
+
+def install(app: Flask, settings: Settings, store: RedisEventStore, url: str | None) -> None:
+    """Where this app's long requests run: child processes when the app reached Redis by URL
+    itself and the setting allows, else the worker (with one slot per
+    ``long_requests_per_worker``, as the children have)."""
+    offload: Offload
+    if url is not None and settings.long_work == "process":
+        bootstrap = Bootstrap(url, settings)
+        offload = ProcessOffload(__name__, bootstrap, size=settings.long_requests_per_worker)
+    else:
+        offload = _Bounded(
+            InlineOffload(LongWork(store, settings.idempotency_ttl).jobs()),
+            settings.long_requests_per_worker,
+        )
+    app.extensions[EXTENSION] = _StandIn(offload)
+
+
+def in_child() -> bool:
+    """Whether this app's long requests run in a child (which then parses the import body)."""
+    return isinstance(offload_of(current_app), ProcessOffload)
+
+
+def offload_of(app: Flask) -> Offload:
+    return app.extensions[EXTENSION].offload
+
+
+def work() -> LongWork:
+    """This app's long work: calls as on :class:`LongWork`, run where ``install`` chose (the
+    stand-in hands each call to the offload; typed as what it stands for)."""
+    return current_app.extensions[EXTENSION]
+
+
+class _Bounded:
+    """Inline jobs, one per slot at a time; the others wait their turn. Each pauses every few
+    events (``service/cooperative.py``) so the worker's ordinary requests get in between."""
+
+    def __init__(self, offload: Offload, slots: int) -> None:
+        self._offload = offload
+        self._slots = threading.BoundedSemaphore(slots)
+
+    def call(self, name: str, *args: Any) -> Any:
+        with self._slots:
+            return self._offload.call(name, *args)
+
+    def close(self) -> None:
+        self._offload.close()
+
+
+def _build(bootstrap: Bootstrap) -> dict[str, Callable[..., Any]]:
+    settings = bootstrap.settings
+    store = store_for(redis_server.client_for(bootstrap.redis_url), settings)
+    return LongWork(store, settings.idempotency_ttl).jobs()
+
+
+def main() -> None:
+    """The child process's entry (``service/offload.py`` starts it)."""
+    serve_child(_build)

@@ -1,0 +1,117 @@
+"""The web table's ratings (issue 20): the leaderboard ranks by rating and links a registered
+player to its page, where its rating history is plotted; names are shown as text."""
+
+from __future__ import annotations
+
+import json
+import time
+from urllib.parse import urlsplit
+
+from playwright.sync_api import Browser, expect
+
+from tests.replay.live import request
+
+HOSTILE = '<img src=x onerror="window.__pwned=1">'
+
+
+def _call(base: str, method: str, path: str, body=None, token: str | None = None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    status, _, answer = request(urlsplit(base).port, method, f"/api/v1{path}", body, headers)
+    assert status < 300, answer
+    return answer
+
+
+def _rated_game(base: str, names: list[str]) -> tuple[list[dict], str]:
+    """Four registered players play a game out (first legal moves) with their keys."""
+    players = [_call(base, "POST", "/players", {"name": name}) for name in names]
+    game = _call(base, "POST", "/games", {"rules": {"score_limit": 20}})["id"]
+    tokens = {}
+    for player in players:
+        joined = _call(base, "POST", f"/games/{game}/seats", {}, player["key"])
+        tokens[joined["seat"]] = joined["token"]
+    for _ in range(3000):
+        public = _call(base, "GET", f"/games/{game}")
+        if public["phase"] == "finished":
+            return players, game
+        for seat in public["awaiting"]:
+            view = _call(base, "GET", f"/games/{game}", token=tokens[seat])
+            if view["phase"] == "passing":
+                path, body = "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
+            elif view["phase"] == "moon_choice":
+                path, body = "moon", {"choice": "add_to_others"}
+            else:
+                path, body = "play", {"card": view["legal_cards"][0]}
+            _call(base, "POST", f"/games/{game}/{path}", body, tokens[seat])
+    raise AssertionError("the rated game did not finish")
+
+
+def test_the_leaderboard_links_a_player_to_its_plotted_rating_history(
+    browser: Browser, web_server: str
+) -> None:
+    suffix = str(time.time_ns())[-6:]
+    players, game = _rated_game(
+        web_server, [HOSTILE, f"Kit{suffix}", f"Lou{suffix}", f"Max{suffix}"]
+    )
+    hostile = players[0]
+    deadline = time.monotonic() + 30  # the in-process projector trails the log
+    while _call(web_server, "GET", f"/ratings/{hostile['id']}")["rated_games"] < 1:
+        assert time.monotonic() < deadline, "the projector did not rate the game"
+        time.sleep(0.1)
+
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{web_server}/#/leaderboard")
+        link = page.locator(f'#board a[href="#/player/{hostile["id"]}"]')
+        expect(link).to_have_text(HOSTILE)  # text, not markup
+        expect(page.locator("#board")).to_contain_text("?")  # provisional
+        link.click()
+        expect(page.locator(".player h1")).to_contain_text(HOSTILE)
+        expect(page.locator(".rating-plot polyline.rating")).to_have_count(1)
+        expect(page.locator(".player tbody tr")).to_have_count(1)
+        expect(page.locator(".player tbody")).to_contain_text(game)
+        assert page.evaluate("window.__pwned") is None
+        # A link to a player id the server cannot have made is refused before any request.
+        page.goto(f"{web_server}/#/player/nobody")
+        expect(page.locator("#page")).to_contain_text("Not a player id")
+    finally:
+        context.close()
+
+
+def test_register_in_the_browser_join_with_the_key_and_resume_elsewhere(
+    browser: Browser, web_server: str
+) -> None:
+    name = f"Reg{str(time.time_ns())[-8:]}"
+    first = browser.new_context()
+    other = browser.new_context()
+    try:
+        page = first.new_page()
+        page.goto(f"{web_server}/#/")
+        page.locator('.account input[name="player"]').fill(name)
+        page.get_by_role("button", name="Register").click()
+        expect(page.locator(".account h1")).to_contain_text(f"Playing as {name}")
+        kept = page.evaluate("localStorage.getItem('hearts.player')")
+        assert '"key":"hp_' in kept
+        # Create and sit down: the seat is joined with the key, so it is the player's.
+        expect(page.locator("#create input[name=name]")).to_have_value(name)
+        page.get_by_role("button", name="Create and sit down").click()
+        page.wait_for_url("**/#/game/*")
+        game_id = page.url.rsplit("/", 1)[-1]
+        public = _call(web_server, "GET", f"/games/{game_id}")
+        player_id = _call(web_server, "GET", f"/ratings/{json.loads(kept)['id']}")["player_id"]
+        assert public["seats"][0]["player_id"] == player_id
+
+        # Another browser with the same key: "my games" lists the game; resume takes the seat.
+        page2 = other.new_page()
+        page2.goto(f"{web_server}/#/")
+        page2.evaluate("(kept) => localStorage.setItem('hearts.player', kept)", kept)
+        page2.reload()
+        row = page2.locator(f'.my-games .game[data-game="{game_id}"]')
+        expect(row).to_contain_text("seat 0")
+        row.get_by_role("button", name="Resume here").click()
+        page2.wait_for_url(f"**/#/game/{game_id}")
+        saved = page2.evaluate("JSON.parse(localStorage.getItem('hearts.seats'))")
+        assert saved[game_id]["seat"] == 0 and saved[game_id]["name"] == name
+    finally:
+        first.close()
+        other.close()

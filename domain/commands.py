@@ -98,6 +98,23 @@ class ExpireGame:
     at: str
 
 
+@dataclass(frozen=True, slots=True)
+class TimeOut:
+    """The seat to act ran out of time at ``at`` (ISO-8601 UTC): the service's timekeeper asks
+    it when the deadline the log gives has passed. Decided with the game's clock
+    (``domain.clock.decide_timeout``), never by ``decide`` alone."""
+
+    seat: int
+    at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnToSeat:
+    """The seat's player is back: the bot that played for it while it was away stops."""
+
+    seat: int
+
+
 Command = (
     CreateGame
     | JoinGame
@@ -108,4 +125,6 @@ Command = (
     | PlayCard
     | ChooseMoonScoring
     | ExpireGame
+    | TimeOut
+    | ReturnToSeat
 )

@@ -26,6 +26,7 @@ from .errors import (
     InvalidName,
     NameTaken,
     NoPlayerToTakeOver,
+    NotAway,
     NotTheShooter,
     NotYourSeat,
     NotYourTurn,
@@ -282,6 +283,23 @@ def _expire(command: c.ExpireGame, state: GameState) -> list[e.Event]:
     return [e.GameExpired(command.at)]
 
 
+def _timeout(command: c.TimeOut, state: GameState) -> list[e.Event]:
+    raise InvalidCommand("a timeout is decided with the game's clock (domain.clock)")
+
+
+def _return(command: c.ReturnToSeat, state: GameState) -> list[e.Event]:
+    _require_created(state)
+    _require_seat(state, command.seat)
+    if state.phase in (Phase.FINISHED, Phase.EXPIRED):
+        raise WrongPhase("the game is over")
+    seat = state.seats[command.seat]
+    if not seat.player:
+        raise NoPlayerToTakeOver(f"seat {command.seat} was dealt to a bot: no player can take it")
+    if seat.bot is None:
+        raise NotAway(f"seat {command.seat} is its player's: no bot plays for it")
+    return [e.SeatControlChanged(command.seat, None)]
+
+
 def _require_not_expired(state: GameState) -> None:
     if state.phase is Phase.EXPIRED:
         raise GameExpired("the game expired before its seats were taken: create a new one")
@@ -298,6 +316,8 @@ _DECIDERS: dict[type, Callable[[Any, GameState], list[e.Event]]] = {
     c.PlayCard: _play,
     c.ChooseMoonScoring: _choose_moon,
     c.ExpireGame: _expire,
+    c.TimeOut: _timeout,
+    c.ReturnToSeat: _return,
 }
 
 
@@ -575,6 +595,11 @@ def _expired(game: GameState, event: e.GameExpired) -> None:
     game.__dict__["phase"] = Phase.EXPIRED
 
 
+def _timed_out(game: GameState, event: e.SeatTimedOut) -> None:
+    """Nothing at the table changes: the clock (domain/clock.py) counts it, and the timeout
+    bot's move follows as its own events."""
+
+
 def _put(items: tuple, index: int, value: object) -> tuple:
     return items[:index] + (value,) + items[index + 1 :]
 
@@ -593,4 +618,5 @@ _APPLIERS: dict[type, Callable[[GameState, Any], None]] = {
     e.HandScored: _scored,
     e.GameEnded: _ended,
     e.GameExpired: _expired,
+    e.SeatTimedOut: _timed_out,
 }

@@ -144,8 +144,21 @@ class InvalidDeal(RuleViolation):
     kind = "invalid"
 
 
+class TimeNotUp(RuleViolation):
+    """A timeout asked for before the seat's deadline (or of a seat with nothing to decide)."""
+
+    code = "time-not-up"
+
+
+class NotAway(RuleViolation):
+    """``I'm back`` from a seat its own player is playing: no bot plays for it."""
+
+    code = "not-away"
+
+
 ALL_VIOLATIONS: tuple[type[RuleViolation], ...] = tuple(
     cls
     for cls in list(globals().values())
     if isinstance(cls, type) and issubclass(cls, RuleViolation)
 )
+

@@ -148,6 +148,16 @@ class GameExpired:
     at: str
 
 
+@dataclass(frozen=True, slots=True)
+class SeatTimedOut:
+    """The seat's time for a decision (and its reserve) ran out at ``at`` (ISO-8601 UTC): the
+    game's timeout bot makes this one move for it, in the events that follow (domain/clock.py)."""
+
+    schema_version: ClassVar[int] = 1
+    seat: int
+    at: str
+
+
 Event = (
     GameCreated
     | PlayerJoined
@@ -162,6 +172,7 @@ Event = (
     | HandScored
     | GameEnded
     | GameExpired
+    | SeatTimedOut
 )
 
 EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in typing.get_args(Event)}

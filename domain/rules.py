@@ -70,6 +70,16 @@ NAMED_CYCLES: dict[str, tuple[tuple[PassDirection, ...], bool]] = {
 
 BONUS_CARDS = {"JD": JACK_OF_DIAMONDS, "TD": TEN_OF_DIAMONDS}
 
+# Named turn clocks (``"time_control": "quick"``): (seconds per decision, reserve seconds).
+TIME_CONTROLS: dict[str, tuple[int, int]] = {
+    "off": (0, 0),
+    "relaxed": (60, 300),
+    "quick": (15, 60),
+}
+# The strategies (bots/) that may stand in for a timed-out seat: quick ones, as the table waits
+# for them. A test checks each is a registered bot.
+TIMEOUT_BOTS = ("heuristic", "random")
+
 
 @dataclass(frozen=True, slots=True)
 class RuleOptions:
@@ -99,6 +109,13 @@ class RuleOptions:
     score_limit: int = 100
     exact_limit_reset: ExactLimitReset = ExactLimitReset.NONE
     tie_break: TieBreak = TieBreak.SHARED
+    # The turn clock (domain/clock.py), off by default: seconds per decision (0: no clock), a
+    # reserve each seat spends when it runs over, the timeouts in a row that mark a seat away,
+    # and the bot that makes a timed-out seat's move (and plays for it while it is away).
+    seconds_per_decision: int = 0
+    reserve_seconds: int = 0
+    timeouts_until_away: int = 3
+    timeout_bot: str = "heuristic"
 
     # -- derived facts, each in one place ------------------------------------------------------
 
@@ -109,6 +126,11 @@ class RuleOptions:
         if self.removed_cards is not None:
             return self.removed_cards
         return default_removed_cards(self.players, self.penalty_suit)
+
+    @property
+    def clocked(self) -> bool:
+        """True if the game has a turn clock (seconds per decision)."""
+        return self.seconds_per_decision > 0
 
     @property
     def kitty_size(self) -> int:
@@ -173,6 +195,7 @@ class RuleOptions:
             raise InvalidRules("rule options are an object of option names and values")
         data = dict(data or {})
         preset_name = data.pop("preset", "standard")
+        time_control = data.pop("time_control", None)
         if not isinstance(preset_name, str) or preset_name not in PRESETS:
             raise InvalidRules(f"unknown preset {preset_name!r}; one of {sorted(PRESETS)}")
         known = {f.name for f in fields(cls)}
@@ -181,6 +204,14 @@ class RuleOptions:
             raise InvalidRules(f"unknown rule option(s): {', '.join(unknown)}")
         base = PRESETS[preset_name]
         changes: dict[str, Any] = {}
+        if time_control is not None:
+            if not isinstance(time_control, str) or time_control not in TIME_CONTROLS:
+                raise InvalidRules(
+                    f"unknown time_control {time_control!r}; one of {sorted(TIME_CONTROLS)}"
+                )
+            # The preset's clock, then any clock option given alongside it.
+            per, reserve = TIME_CONTROLS[time_control]
+            changes.update(seconds_per_decision=per, reserve_seconds=reserve)
         for name, raw in data.items():
             changes[name] = _parse_option(name, raw)
         if "pass_cycle" in data and isinstance(data["pass_cycle"], str):
@@ -278,6 +309,7 @@ _CHOICE_VALUES: dict[str, dict[str, Any]] = {
     "tie_break": {m.value: m for m in TieBreak},
     "penalty_suit": {"hearts": Suit.HEARTS, "diamonds": Suit.DIAMONDS},
     "bonus_card": dict(BONUS_CARDS),
+    "timeout_bot": {name: name for name in TIMEOUT_BOTS},
 }
 
 _B = OptionKind.BOOLEAN
@@ -341,6 +373,31 @@ OPTIONS: dict[str, OptionSpec] = {
         _choices(ExactLimitReset),
     ),
     "tie_break": OptionSpec(OptionKind.CHOICE, "Tied lowest scores at the end", _choices(TieBreak)),
+    "seconds_per_decision": OptionSpec(
+        OptionKind.INTEGER,
+        "Turn clock: seconds a seat has for each decision (a pass, a play, the moon choice) "
+        "before it spends its reserve; 0: no clock",
+        minimum=0,
+        maximum=3600,
+    ),
+    "reserve_seconds": OptionSpec(
+        OptionKind.INTEGER,
+        "Turn clock: seconds each seat may spend, over the game, beyond its decisions' own",
+        minimum=0,
+        maximum=36_000,
+    ),
+    "timeouts_until_away": OptionSpec(
+        OptionKind.INTEGER,
+        "Turn clock: timeouts in a row after which the seat is away (its bot plays on until "
+        "its player comes back)",
+        minimum=1,
+        maximum=20,
+    ),
+    "timeout_bot": OptionSpec(
+        OptionKind.CHOICE,
+        "Turn clock: the bot that moves for a seat whose time ran out",
+        TIMEOUT_BOTS,
+    ),
 }
 
 
@@ -435,6 +492,10 @@ def _validate(r: RuleOptions) -> None:
     most = max((r.cards_to_pass(d) for d in r.pass_cycle), default=0)
     if most > r.hand_size:
         refuse(f"cannot pass {most} cards from a hand of {r.hand_size}")
+    if r.reserve_seconds and not r.seconds_per_decision:
+        refuse("a reserve is time beyond each decision's: set seconds_per_decision too")
+    if r.timeout_bot not in TIMEOUT_BOTS:
+        refuse(f"the timeout bot is one of {', '.join(TIMEOUT_BOTS)}")
     if r.hearts_and_queen_may_lead_hearts and r.hearts_lead is HeartsLead.ANY_TIME:
         refuse("hearts_and_queen_may_lead_hearts only matters when hearts must be broken first")
 

@@ -44,6 +44,7 @@ from .events import (
     PlayerJoined,
     SeatControlChanged,
     SeatResumed,
+    SeatTimedOut,
     TrickTaken,
 )
 from .state import GameState, Phase
@@ -96,6 +97,7 @@ SECRETS: Mapping[type, tuple[Secret, ...]] = MappingProxyType(
         HandScored: (),
         GameEnded: (),
         GameExpired: (),
+        SeatTimedOut: (),
     }
 )
 

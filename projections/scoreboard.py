@@ -31,6 +31,7 @@ from domain.events import (
     HandScored,
     PlayerJoined,
     SeatControlChanged,
+    SeatTimedOut,
     TrickTaken,
 )
 from domain.immutable import replacer
@@ -54,6 +55,7 @@ RELEVANT = (
     HandScored,
     GameEnded,
     GameExpired,
+    SeatTimedOut,
 )
 
 
@@ -349,6 +351,9 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return _scored(board, domain_event)
     if isinstance(domain_event, GameExpired):
         return Applied(_board(board, status=STATUS_EXPIRED))
+    if isinstance(domain_event, SeatTimedOut):
+        name = board.seats[domain_event.seat].who
+        return Applied(board, (StatDelta(name, "timeouts", 1),) if name is not None else ())
     assert isinstance(domain_event, GameEnded)
     return _ended(board, domain_event, event)
 

@@ -47,6 +47,7 @@ COUNTERS: tuple[str, ...] = (
     "suns_shot",
     "qs_taken",  # tricks taken holding the queen of spades
     "hearts_taken",  # cards of the penalty suit taken (hearts, or diamonds if those are penalty)
+    "timeouts",  # decisions whose turn clock ran out (the timeout bot moved instead)
 )
 
 
@@ -167,6 +168,7 @@ _SHOWN_COUNTERS = {
     "suns_shot": "high",
     "qs_taken": "low",
     "hearts_taken": "low",
+    "timeouts": "low",
 }
 
 FIGURES: dict[str, Figure] = {

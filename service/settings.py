@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -82,6 +82,9 @@ class Settings:
     bot_lease_seconds: float = 10.0
     # How often a runner looks for games handed over by other processes (seconds).
     bot_poll_seconds: float = 1.0
+    # In a game with a turn clock where every person's seat is played by a bot (away, or handed
+    # over), the bots move once per this many seconds, at a person's pace (bot_runner.table_pace).
+    bot_away_pace: float = 2.0
     # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
     long_requests_per_worker: int = 1
     # Where they run: "process" (a child of the worker at nice 19, service/offload.py; only when
@@ -90,6 +93,12 @@ class Settings:
     # Who runs the analyses of hands (docs/analysis.md): "in-process" (a thread of the worker
     # that took the POST) or "external" (queued in Redis for `hearts analyst` processes).
     analysis_worker: str = "in-process"
+    # Who times out seats whose turn clock ran out (service/app/timekeeper.py): "in-process" (a
+    # thread of every worker; the appends' version checks keep each timeout single) or
+    # "external" (`hearts timekeeper` processes, sharing the partitions by leases).
+    timekeeper: str = "in-process"
+    # How often the timekeeper looks for deadlines that passed (seconds).
+    timekeeper_interval: float = 1.0
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -236,18 +245,21 @@ def non_negative(raw: str) -> int:
     return value
 
 
-def long_work(raw: str) -> str:
-    value = raw.strip().lower()
-    if value not in ("process", "inline"):
-        raise ValueError(raw)
-    return value
+def one_of(*choices: str) -> Callable[[str], str]:
+    """A parser of a setting that takes one of ``choices`` (any case, spaces around ignored)."""
+
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in choices:
+            raise ValueError(raw)
+        return value
+
+    return parse
 
 
-def analysis_worker(raw: str) -> str:
-    value = raw.strip().lower()
-    if value not in ("in-process", "external"):
-        raise ValueError(raw)
-    return value
+long_work = one_of("process", "inline")
+analysis_worker = one_of("in-process", "external")
+timekeeper = one_of("in-process", "external")
 
 
 def positive(raw: str) -> int:
@@ -304,9 +316,12 @@ _VARIABLES = (
     ("bot_runner", "HEARTS_BOT_RUNNER", boolean),
     ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
     ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
+    ("bot_away_pace", "HEARTS_BOT_AWAY_PACE", seconds),
     ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
     ("long_work", "HEARTS_LONG_WORK", long_work),
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),
+    ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),
+    ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Response, current_app, json, request
 
+from domain.clock import clock_view
 from domain.views import public_view, seat_view
 from service.api.problems import Problem
 from service.app import game_log
@@ -116,6 +117,9 @@ def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[st
     # every hand, so every viewer is told (the web table shows a badge).
     out["arranged"] = not snap_state.plan.empty
     out["imported"] = snap_state.imported
+    # The turn clock (domain/clock.py): each seat's deadline and reserve, so a client draws a
+    # countdown without asking again; null for a game without one.
+    out["clock"] = clock_view(snap_state.clock, state)
     return out
 
 

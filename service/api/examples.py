@@ -173,6 +173,7 @@ def record() -> dict[str, dict[str, Any]]:
         time.sleep(0.1)
     r.call("getAnalysis", "GET", analysis)
     _moon(r)
+    _back(r)
     rated = _rated(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
     while r.client.get(f"{game}/scoreboard").status_code != 200 or (
@@ -280,6 +281,19 @@ def _rated(r: _Recorder) -> str:
                 path, body = "play", {"card": view["legal_cards"][0]}
             r.client.post(f"{game}/{path}", json=body, headers=tokens[seat])
     raise RuntimeError("the example's rated game did not finish")
+
+
+def _back(r: _Recorder) -> None:
+    """A game on the turn clock (a view shows its deadlines): ann hands her seat to a bot, and
+    is back (the bots stand in for everyone at a person's pace, so nothing races her)."""
+    bots = [{"bot": "random"}] * 3
+    rules = {"time_control": "relaxed", "pass_cycle": "hold_always"}
+    created = r.client.post("/api/v1/games", json={"rules": rules, "seats": [None, *bots]}).json
+    game = f"/api/v1/games/{created['id']}"
+    token = r.client.post(f"{game}/seats", json={"name": "ann"}).json["token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    r.client.post(f"{game}/seats/0/bot", json={"bot": "random"}, headers=bearer)
+    r.call("seatBack", "POST", f"{game}/seats/0/back", body={}, token=token)
 
 
 def _moon(r: _Recorder) -> None:

@@ -26,6 +26,7 @@ from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
 from service.app.players import PlayerService
+from service.app.timekeeper import Timekeeper
 from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
@@ -98,6 +99,7 @@ def create_app(
             bot_request_ms=settings.bot_request_ms,
             bot_lease_seconds=settings.bot_lease_seconds,
             bot_poll_seconds=settings.bot_poll_seconds,
+            bot_away_pace=settings.bot_away_pace,
             cache_games=settings.cache_games,
         )
     app.extensions["hearts"] = service
@@ -139,6 +141,9 @@ def create_app(
         )
         if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
             start_expiry(service, settings.waiting_game_ttl)
+        if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py
+            stop = Timekeeper(service, interval=settings.timekeeper_interval).start()
+            app.extensions["hearts.timekeeper_stop"] = stop.set
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

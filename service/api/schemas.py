@@ -11,7 +11,15 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bots import bot_names
 from domain.names import MAX_NAME_LENGTH
-from domain.rules import OPTIONS, PRESETS, OptionKind, OptionSpec, PassDirection, RuleOptions
+from domain.rules import (
+    OPTIONS,
+    PRESETS,
+    TIME_CONTROLS,
+    OptionKind,
+    OptionSpec,
+    PassDirection,
+    RuleOptions,
+)
 from projections.stats import FIGURES
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
@@ -105,6 +113,15 @@ def rule_options_schema(*, request: bool) -> dict[str, Any]:
     if request:
         properties = {
             "preset": {"type": "string", "enum": list(PRESETS), "description": _preset_doc()},
+            "time_control": {
+                "type": "string",
+                "enum": list(TIME_CONTROLS),
+                "description": "A named turn clock, then any clock option given: "
+                + "; ".join(
+                    f"{name}: {per} s a decision + {reserve} s reserve"
+                    for name, (per, reserve) in TIME_CONTROLS.items()
+                ),
+            },
             **properties,
         }
         return {"properties": properties, "additionalProperties": False}
@@ -269,6 +286,28 @@ class SeatPublicSchema(Schema):
     has_passed = fields.Boolean()
 
 
+class SeatClockSchema(Schema):
+    seat = fields.Integer()
+    reserve_seconds = fields.Float(metadata={"description": "Seconds of reserve left"})
+    deadline = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "When this seat's time to decide runs out (ISO-8601 UTC); null "
+            "when it has nothing to decide or a bot plays it"
+        },
+    )
+    timeouts = fields.Integer(metadata={"description": "Timeouts in this game"})
+    timeouts_in_a_row = fields.Integer()
+    away = fields.Boolean(
+        metadata={"description": "A bot plays the seat until its player comes back"}
+    )
+
+
+class ClockSchema(Schema):
+    seconds_per_decision = fields.Integer()
+    seats = fields.List(fields.Nested(SeatClockSchema))
+
+
 class PublicViewSchema(Schema):
     id = fields.String()
     version = fields.Integer()
@@ -301,6 +340,14 @@ class PublicViewSchema(Schema):
     )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
+    clock = fields.Nested(
+        ClockSchema,
+        allow_none=True,
+        metadata={
+            "description": "The turn clock (rule option seconds_per_decision; docs/rules.md): "
+            "each seat's deadline and reserve; null for a game without one"
+        },
+    )
 
 
 class SeatViewSchema(PublicViewSchema):

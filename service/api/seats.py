@@ -6,7 +6,7 @@ from typing import Any
 
 from flask_smorest import Blueprint
 
-from domain.commands import SetSeatBot
+from domain.commands import ReturnToSeat, SetSeatBot
 from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
@@ -36,6 +36,8 @@ from service.api.schemas import (
     SeatBotSchema,
 )
 from service.app.auth import Forbidden
+from service.app.game import StoredGame
+from service.store.event_store import Snapshot
 
 blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join and seats")
 
@@ -114,14 +116,8 @@ def resume(body: dict[str, Any], game_id: str, seat: int):
 @blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
 def set_bot(body: dict[str, Any], game_id: str, seat: int):
     """Hand your seat to a bot (``{"bot": "random"}``) or take it back (``{"bot": null}``)."""
-    svc = service()
-    tok = token()
-    snap = svc.snapshot(game_id)
-    if not 0 <= seat < len(snap.state.state.seats):
-        raise Problem("not-found", f"game {game_id} has no seat {seat}", status=404)
-    mine = svc.seat_of_token(snap, tok)
-    if mine != seat:
-        raise Forbidden(f"your token is for seat {mine}, not seat {seat}")
+    svc, tok = service(), token()
+    snap = _own_seat(game_id, seat, tok)
     bot = body["bot"]
     if bot is not None:
         from bots import UnknownBot, get_bot
@@ -140,3 +136,40 @@ def set_bot(body: dict[str, Any], game_id: str, seat: int):
         token=tok,
     )
     return command_result(outcome, seat)
+
+
+@blp.route("/<game_id>/seats/<int:seat>/back", methods=["POST"])
+@blp.doc(operationId="seatBack")
+@blp.arguments(EmptySchema)
+@blp.response(200, CommandResultSchema)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@rate_limited(blp, "command")
+@blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
+def back(body: dict[str, Any], game_id: str, seat: int):
+    """I'm back: take your seat back from the bot that played it while you were away (after
+    the turn clock ran out on you ``timeouts_until_away`` times in a row) or that you handed it
+    to. 409 ``not-away`` if you are playing it yourself."""
+    svc, tok = service(), token()
+    snap = _own_seat(game_id, seat, tok)
+    outcome = svc.command(
+        game_id,
+        seat,
+        lambda state: ReturnToSeat(seat),
+        if_match=if_match(),
+        idempotency=idempotency(game_id, tok),
+        snap=snap,
+        token=tok,
+    )
+    return command_result(outcome, seat)
+
+
+def _own_seat(game_id: str, seat: int, tok: str | None) -> Snapshot[StoredGame]:
+    """The game, if it has ``seat`` and the token is that seat's (404 / 401 / 403 otherwise)."""
+    svc = service()
+    snap = svc.snapshot(game_id)
+    if not 0 <= seat < len(snap.state.state.seats):
+        raise Problem("not-found", f"game {game_id} has no seat {seat}", status=404)
+    mine = svc.seat_of_token(snap, tok)
+    if mine != seat:
+        raise Forbidden(f"your token is for seat {mine}, not seat {seat}")
+    return snap

@@ -25,6 +25,7 @@ from typing import Any
 
 from domain import commands as c
 from domain import events as e
+from domain.clock import Clock, decide_timeout, moment, tick
 from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
@@ -52,6 +53,7 @@ PRIMARY = (
     e.CardPlayed,
     e.MoonScoringChosen,
     e.GameExpired,
+    e.SeatTimedOut,
 )
 
 # Fields a report never quotes: whatever domain.secrecy hides from anyone (cards, seeds,
@@ -257,6 +259,8 @@ def command_for(event: e.Event, state: GameState = INITIAL_STATE) -> c.Command:
         return c.ChooseMoonScoring(event.seat, event.choice)
     if isinstance(event, e.GameExpired):
         return c.ExpireGame(event.at)
+    if isinstance(event, e.SeatTimedOut):
+        return c.TimeOut(event.seat, event.at)
     raise TypeError(f"{type(event).__name__} is derived by the rules, not caused by a command")
 
 
@@ -272,12 +276,16 @@ class _Walk:
         self.found = found
         self.plan = plan
         self.state: GameState = INITIAL_STATE
+        self.clock: Clock | None = None  # the turn clock, ticked with each record's time
+        self.at = 0.0  # the time of the record folded last
+        self.imported = False  # a copy imported from an export (its first command id says so)
         self.commands = 0
         self.hands: list[HandAudit] = []
         self.trick_seqs: list[int] = []  # CardPlayed seqs of the trick in play
         self.scored: set[int] = set()
 
     def run(self, logged: list[tuple[RecordedEvent, e.Event]]) -> None:
+        self.imported = bool(logged) and logged[0][0].command_id.startswith(game_log.IMPORTED)
         self.scored = {ev.hand_number for _, ev in logged if isinstance(ev, e.HandScored)}
         i = steps = 0
         while i < len(logged):
@@ -312,8 +320,9 @@ class _Walk:
         """Re-decide the command behind logged[i]; return the index of the next command."""
         record, event = logged[i]
         self.commands += 1
+        self.at = self._time(record)
         try:
-            emitted = decide(command_for(event, self.state), self.state)
+            emitted = self._decide(record, event)
         except RuleViolation as violation:
             # The message may tell what a seat holds ("you hold a diamond"): only once the
             # hand is over.
@@ -367,6 +376,29 @@ class _Walk:
             self._fold(where, expected)
         return i
 
+    def _decide(self, record: RecordedEvent, event: e.Event) -> list[e.Event]:
+        """What the rules emit for the command behind ``event``: a timeout is decided with the
+        clock folded so far, at the time it says, which must be when it was appended."""
+        command = command_for(event, self.state)
+        if not isinstance(command, c.TimeOut):
+            return decide(command, self.state)
+        if self.imported:
+            # A copy's times are its import's: its source's audit checked the deadlines.
+            return decide_timeout(command, self.state, self.clock, check_deadline=False)
+        if command.at != record.time:
+            self.found.add(
+                record.seq,
+                "domain",
+                f"SeatTimedOut says {_show(command.at)} but was appended at {_show(record.time)}",
+            )
+        return decide_timeout(command, self.state, self.clock)
+
+    def _time(self, record: RecordedEvent) -> float:
+        try:
+            return moment(record.time)
+        except RuleViolation:
+            return self.at  # an unreadable time: the chain check reports a changed envelope
+
     def _public(self, event: e.Event) -> bool:
         """Whether the hand ``event`` belongs to is over (or it belongs to none)."""
         number = event.hand_number if isinstance(event, e.HandDealt) else self.state.hand_number
@@ -375,6 +407,8 @@ class _Walk:
     def _fold(self, seq: int, event: e.Event) -> None:
         try:
             self.state = evolve(self.state, event)
+            if self.clock is not None or isinstance(event, e.GameCreated):
+                self.clock = tick(self.clock, self.state, event, self.at)
         except Exception as exc:  # the log is too broken to fold
             raise _CannotFollow(seq, f"{type(event).__name__} does not apply: {exc!r}") from exc
         if isinstance(event, e.CardPlayed):

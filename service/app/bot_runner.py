@@ -68,9 +68,12 @@ def bot_to_act(state: GameState) -> int | None:
     return None
 
 
-def bot_move(state: GameState, seat: int, seed: str) -> tuple[Command, list[Event]]:
-    """The seat's bot's move (a legal fallback if the strategy is unknown or errs), decided."""
-    name = state.seats[seat].bot or "random"
+def bot_move(
+    state: GameState, seat: int, seed: str, *, bot: str | None = None
+) -> tuple[Command, list[Event]]:
+    """The move of the seat's bot (or of ``bot``, e.g. the timeout bot standing in for the
+    seat's player), decided; a legal fallback if the strategy is unknown or errs."""
+    name = bot or state.seats[seat].bot or "random"
     try:
         command = bot_command(get_bot(name), state, seat, seed)
         # Decided here: a bot that breaks a rule must not stop the game.
@@ -88,6 +91,19 @@ def fallback_command(state: GameState, seat: int) -> Command:
     if state.phase is Phase.MOON_CHOICE:
         return ChooseMoonScoring(seat, MoonScoring.ADD_TO_OTHERS)
     return PlayCard(seat, view.legal_cards[0])
+
+
+def table_pace(state: GameState, pace_seconds: float) -> float:
+    """Seconds between bot moves in the background: ``pace_seconds`` in a game with a turn clock
+    in which every person's seat is played by a bot (away, or handed over), 0 otherwise. Bots
+    standing in for everyone play on at a person's pace, so a player who comes back finds the
+    game going rather than over, and their "I'm back" is not raced by a bot move a millisecond."""
+    if not state.rules.clocked:
+        return 0.0
+    people = [seat for seat in state.seats if seat.player]
+    if not people or any(seat.bot is None for seat in people):
+        return 0.0
+    return pace_seconds
 
 
 class BotRunner:
@@ -115,9 +131,11 @@ class BotRunner:
         snap: Snapshot[StoredGame] | None = None,
         *,
         deadline: float | None = None,
+        at_least_one: bool = False,
     ) -> tuple[list[RecordedEvent], Snapshot[StoredGame]]:
         """Play bot moves (at most ``moves_per_run``, and none begun after ``deadline``, a
-        ``time.monotonic()``) until none must act; the events and the final state.
+        ``time.monotonic()``; ``at_least_one``: the first move whatever the deadline) until none
+        must act; the events and the final state.
 
         Each move's command id is ``<cause>+bot<n>``, so the moves a command caused can be
         found in the log (an idempotent replay rebuilds its response from them). ``snap`` is
@@ -129,7 +147,8 @@ class BotRunner:
         if snap is None:
             snap = self.load(game_id)
         while moves < self.moves_per_run:
-            if deadline is not None and time.monotonic() >= deadline:
+            first = at_least_one and moves == 0
+            if deadline is not None and time.monotonic() >= deadline and not first:
                 break
             state = snap.state.state
             seat = bot_to_act(state)
@@ -184,13 +203,20 @@ class BackgroundBots:
     """
 
     def __init__(
-        self, runner: BotRunner, queue: BotQueue, *, lease_seconds: float, poll_seconds: float
+        self,
+        runner: BotRunner,
+        queue: BotQueue,
+        *,
+        lease_seconds: float,
+        poll_seconds: float,
+        away_pace_seconds: float = 2.0,
     ) -> None:
         self.runner = runner
         self.queue = queue
         self.lease_ms = max(1, int(lease_seconds * 1000))
         self.turn_seconds = lease_seconds / 4
         self.poll_seconds = poll_seconds
+        self.away_pace_seconds = away_pace_seconds
         self.owner = uuid.uuid4().hex[:12]
         self.turns = 0
         self._wake = threading.Event()
@@ -216,7 +242,10 @@ class BackgroundBots:
         self.turns += 1
         cause = f"bots-{self.owner}-{uuid.uuid4().hex[:12]}"
         try:
-            _, snap = self.runner.run(game_id, cause, deadline=time.monotonic() + self.turn_seconds)
+            snap = self.runner.load(game_id)
+            pace = table_pace(snap.state.state, self.away_pace_seconds)
+            deadline = time.monotonic() + (0 if pace else self.turn_seconds)  # paced: one move
+            _, snap = self.runner.run(game_id, cause, snap, deadline=deadline, at_least_one=True)
         except GameNotFound:
             self.queue.done(game_id)
             return
@@ -225,7 +254,7 @@ class BackgroundBots:
             log.exception("bots: cannot play game %s now", game_id)
             return
         if self.runner.must_act(snap.state.state):
-            self.queue.requeue(game_id)
+            self.queue.requeue(game_id, int(pace * 1000))
             return
         self.queue.done(game_id)
         # A human may have moved since (and handed the game over before the removal).

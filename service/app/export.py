@@ -22,6 +22,7 @@ from typing import Any
 
 from domain import commands as c
 from domain import events as e
+from domain.clock import Clock, decide_timeout, tick
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
@@ -195,6 +196,7 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
     """
     out: list[NewEvent] = []
     state: GameState = INITIAL_STATE
+    clock: Clock | None = None  # counts timeouts in a row; the copy's times are not the source's
     pending = 0  # derived events of the last command, already emitted by its decision
     for entry in paced(entries):
         event = entry.record
@@ -215,11 +217,15 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
         elif isinstance(command, c.JoinGame):
             command = c.JoinGame(command.name, command.seat, None)
         try:
-            emitted = decide(command, state)
+            if isinstance(command, c.TimeOut):
+                emitted = decide_timeout(command, state, clock, check_deadline=False)
+            else:
+                emitted = decide(command, state)
         except RuleViolation as error:  # cannot happen after a clean audit
             raise ImportRefused("export-fails-audit", f"seq {entry.seq}: {error}") from None
         for ev in emitted:
             state = evolve(state, ev)
+            clock = tick(clock, state, ev, 0.0)
             out.append(NewEvent(e.event_type(ev), type(ev).schema_version, e.event_to_dict(ev)))
         pending = len(emitted) - 1
     return out

@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from domain.clock import Clock, moment, tick
 from domain.decider import apply, draft, fold
-from domain.events import Event, event_to_dict, event_type
+from domain.events import (
+    EVENT_TYPES,
+    Event,
+    GameCreated,
+    event_from_dict,
+    event_to_dict,
+    event_type,
+)
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.deal_plan import DealPlan
@@ -22,10 +30,28 @@ class StoredGame:
     # Imported from an export (its first event's command id says so), not played here: shown in
     # its views, and left out of the player statistics (projections.scoreboard.apply).
     imported: bool = False
+    # The turn clock folded from the events and their append times (domain/clock.py); None for
+    # a game without one.
+    clock: Clock | None = None
 
     def after(self, events: Sequence[Event]) -> StoredGame:
-        """This game after domain events just decided."""
-        return StoredGame(fold(events, self.state), self.plan, self.imported)
+        """This game after domain events just decided (its clock as it was: the events have no
+        time until they are appended, see ``appended``)."""
+        return StoredGame(fold(events, self.state), self.plan, self.imported, self.clock)
+
+    def appended(self, before: StoredGame, records: Sequence[NewEvent], time: str) -> StoredGame:
+        """This game (decided from ``before`` by ``records``) with its clock ticked by the
+        records as appended at ``time``: what the game is once the append lands."""
+        if before.clock is None and not before.state.rules.clocked and before.state.game_id:
+            return self
+        state, clock, at = draft(before.state), before.clock, moment(time)
+        for record in records:
+            if record.type not in EVENT_TYPES:
+                continue  # the service's records (a DealPlan) do not move the clock
+            event = event_from_dict(record.type, record.payload)
+            apply(state, event)
+            clock = tick(clock, state, event, at)
+        return StoredGame(self.state, self.plan, self.imported, clock)
 
 
 def fold_records(
@@ -39,6 +65,8 @@ def fold_records(
     if not events:
         return table
     state, plan = draft(table.state), table.plan  # changed in place by each event, then kept
+    clock = table.clock
+    timed = clock is not None  # most games have no clock: their loads never parse a time
     game_id = events[0].game_id
     first = events[0]
     imported = table.imported or (first.seq == 1 and first.command_id.startswith(game_log.IMPORTED))
@@ -48,9 +76,12 @@ def fold_records(
             continue
         try:
             apply(state, record)
+            if timed or (type(record) is GameCreated and record.rules.clocked):
+                clock = tick(clock, state, record, moment(stored.time))
+                timed = clock is not None
         except Exception as exc:  # the rules cannot apply it: the log was damaged
             raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
-    return StoredGame(state, plan, imported)
+    return StoredGame(state, plan, imported, clock)
 
 
 def new_event(event: Event) -> NewEvent:

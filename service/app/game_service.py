@@ -37,6 +37,7 @@ from typing import Any
 
 from bots import bot_names, get_bot
 from domain.cards import Card
+from domain.clock import iso, next_deadline
 from domain.commands import Command, CreateGame, JoinGame
 from domain.dealing import check_explicit_deal
 from domain.decider import decide, fold
@@ -47,7 +48,7 @@ from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
-from service.app.bot_runner import BackgroundBots, BotRunner
+from service.app.bot_runner import BackgroundBots, BotRunner, table_pace
 from service.app.deal_plan import DealPlan, Hands, fresh_salt, plan_event
 from service.app.errors import (
     GameAlreadyExists,
@@ -184,6 +185,7 @@ class GameService:
         bot_request_ms: float = 25.0,
         bot_lease_seconds: float = 10.0,
         bot_poll_seconds: float = 1.0,
+        bot_away_pace: float = 2.0,
         cache_games: int = 1024,
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
         fresh_salt: Callable[[], str] = fresh_salt,
@@ -216,6 +218,7 @@ class GameService:
             BotQueue(store.redis, store.prefix),
             lease_seconds=bot_lease_seconds,
             poll_seconds=bot_poll_seconds,
+            away_pace_seconds=bot_away_pace,
         )
         self._handed_over: dict[str, float] = {}  # game -> when this process last handed it
 
@@ -487,23 +490,31 @@ class GameService:
         table: StoredGame,
         command_id: str,
         idempotency: IdempotencyRecord | None = None,
+        *,
+        at: str | None = None,
     ) -> tuple[AppendResult, Snapshot[StoredGame] | None]:
         """Add the deal if the game now waits for one, append, cache the new state.
 
         Returns the store's result and the game just after this append (None if the
         idempotency record replayed an earlier request instead). Raises ConcurrencyConflict
-        (nothing appended) if the game moved on meanwhile.
+        (nothing appended) if the game moved on meanwhile. ``at``: the append's time
+        (default the store's now); a game's turn clock is ticked with it, and its first
+        deadline goes into the store's index in the same append.
         """
         records, table = self._with_deal(records, table)
+        at = at or self.store.now()
+        table = table.appended(snap.state, records, at)
         try:
             result = self.store.append(
                 game_id,
                 snap.version,
                 records,
                 command_id,
+                time=at,
                 idempotency=idempotency,
                 prev_hash=snap.last_hash if snap.version else None,
                 waiting=_waiting_change(snap.state.state.phase, table.state.phase),
+                deadline=_deadline_change(snap.state, table),
             )
         except ChainMismatch:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
@@ -609,7 +620,9 @@ class GameService:
         # another request is that request's to report, as if it came later).
         final = appended.after
         if self.bots.must_act(final.state.state):
-            if bot_moves:
+            # Bots standing in for everyone move at a person's pace: all in the background.
+            paced = table_pace(final.state.state, self.background.away_pace_seconds) > 0
+            if bot_moves and not paced:
                 deadline = time.monotonic() + self.bot_request_seconds
                 bot_events, final = self.bots.run(game_id, command_id, final, deadline=deadline)
                 seqs = list(range(result.version + 1, final.version + 1))
@@ -690,6 +703,16 @@ def _waiting_change(before: Phase, after: Phase) -> bool | None:
     if (before is Phase.WAITING) == (after is Phase.WAITING):
         return None
     return after is Phase.WAITING
+
+
+def _deadline_change(before: StoredGame, after: StoredGame) -> str | bool | None:
+    """How an append changes the store's index of deadlines (the timekeeper's candidates): the
+    game's first deadline after it (ISO-8601 UTC), False if none runs any more, None for a game
+    without a clock."""
+    if after.clock is None and before.clock is None:
+        return None
+    due = next_deadline(after.clock, after.state)
+    return False if due is None else iso(due)
 
 
 def _matches(

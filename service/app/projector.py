@@ -53,7 +53,6 @@ import os
 import socket
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +63,7 @@ from domain.events import GameEnded
 from service.app import game_log
 from service.app.transparency import Appender
 from service.store.event_store import LogEntry
+from service.store.leases import PartitionLeases
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -87,19 +87,6 @@ RETRY_FIRST = 0.5
 RETRY_MAX = 30.0
 # Errors that mean "Redis is not there (yet)", not "this entry cannot be applied".
 UNREACHABLE = (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError)
-
-# KEYS: 1 lease. ARGV: 1 owner, 2 lease ms. Renews the lease if the owner still holds it.
-_RENEW_LUA = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-# KEYS: 1 lease. ARGV: 1 owner. Gives the lease back if the owner still holds it.
-_RELEASE_LUA = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 def _text(value: Any) -> str:
@@ -158,9 +145,17 @@ class Projector:
         # The partitions this projector reads: all of them, or (with leases) those it holds.
         self.owned: set[int] = set(range(len(self._keys))) if lease_ms is None else set()
         self._next_lease_check = 0.0
+        self.leases: PartitionLeases | None = None
         if lease_ms is not None:
-            self._renew = self.redis.register_script(_RENEW_LUA)
-            self._release = self.redis.register_script(_RELEASE_LUA)
+            self.leases = PartitionLeases(
+                self.redis,
+                partitions=len(self._keys),
+                key_of=self.lease_key,
+                members_key=self.members_key,
+                owner=self.consumer,
+                lease_ms=lease_ms,
+            )
+            self.owned = self.leases.owned  # the same set: the leases keep it
 
     # Set-up -----------------------------------------------------------------
 
@@ -264,31 +259,9 @@ class Projector:
 
     def refresh_leases(self) -> None:
         """Renew the leases held, give back any beyond the fair share, take free ones up to it."""
-        assert self.lease_ms is not None
-        now_ms = int(time.time() * 1000)
-        self.redis.zadd(self.members_key, {self.consumer: now_ms + self.lease_ms})
-        self.redis.zremrangebyscore(self.members_key, "-inf", now_ms)
-        alive = max(1, int(self.redis.zcard(self.members_key)))
-        share = -(-len(self._keys) // alive)
-        for p in sorted(self.owned):
-            if not self._renew(keys=[self.lease_key(p)], args=[self.consumer, self.lease_ms]):
-                log.warning("projector %s lost partition %d", self.consumer, p)
-                self.owned.discard(p)
-        for p in sorted(self.owned, reverse=True)[: max(0, len(self.owned) - share)]:
-            self._release(keys=[self.lease_key(p)], args=[self.consumer])
-            self.owned.discard(p)
-        # Start at a different partition per consumer, so newcomers do not all contend for 0.
-        start = zlib.crc32(self.consumer.encode()) % len(self._keys)
-        order = [(start + i) % len(self._keys) for i in range(len(self._keys))]
-        for p in order:
-            if len(self.owned) >= share:
-                break
-            if p in self.owned:
-                continue
-            if self.redis.set(self.lease_key(p), self.consumer, nx=True, px=self.lease_ms):
-                self.owned.add(p)
-                self.take_over(p)
-        self._next_lease_check = time.monotonic() + self.lease_ms / 3000
+        assert self.leases is not None
+        self.leases.refresh(self.take_over)
+        self._next_lease_check = time.monotonic() + self.leases.lease_ms / 3000
 
     def take_over(self, partition: int) -> int:
         """Claim (XAUTOCLAIM, any idle time) and handle everything pending on a partition just
@@ -297,11 +270,8 @@ class Projector:
 
     def release_all(self) -> None:
         """Give back every lease (a clean stop: another projector takes over at once)."""
-        with contextlib.suppress(redis_lib.RedisError):
-            for p in sorted(self.owned):
-                self._release(keys=[self.lease_key(p)], args=[self.consumer])
-            self.redis.zrem(self.members_key, self.consumer)
-        self.owned.clear()
+        if self.leases is not None:
+            self.leases.release_all()
 
     def poll(self, block_ms: int | None = None, count: int | None = None) -> int:
         """Take new deliveries (waiting up to ``block_ms``), apply and ack; returns how many."""

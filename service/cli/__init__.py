@@ -29,6 +29,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("witness", "service.cli.witness"),  # also adds log (backfill); docs/verify.md
     ("analyse", "service.cli.analyse"),
     ("analyst", "service.cli.analyst"),
+    ("timekeeper", "service.cli.timekeeper"),
 ]
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 

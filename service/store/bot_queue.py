@@ -39,8 +39,11 @@ return due[1]
 """
 )
 
-# KEYS[1] due set; ARGV[1] game id. Due again now, at the end of the queue (if still queued).
-_REQUEUE_LUA = _NOW_MS + "return redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])"
+# KEYS[1] due set; ARGV[1] game id, ARGV[2] delay (ms). Due again after the delay, at the end
+# of the queue (if still queued).
+_REQUEUE_LUA = (
+    _NOW_MS + "return redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])"
+)
 
 
 class BotQueue:
@@ -63,8 +66,9 @@ class BotQueue:
             return None
         return taken.decode() if isinstance(taken, bytes) else str(taken)
 
-    def requeue(self, game_id: str) -> None:
-        self._requeue(keys=[self.key], args=[game_id])
+    def requeue(self, game_id: str, delay_ms: int = 0) -> None:
+        """Due again ``delay_ms`` from now (0: at once), behind the games due before then."""
+        self._requeue(keys=[self.key], args=[game_id, max(0, int(delay_ms))])
 
     def done(self, game_id: str) -> None:
         self.redis.zrem(self.key, game_id)

@@ -26,6 +26,10 @@ tag, so every key an append touches lives in the same cluster slot)::
                                     score = creation time (as in games): kept by the
                                     appends that open and close the wait (``waiting``),
                                     so expiring old ones reads no other game
+    <prefix>:{p<N>}:deadlines       sorted set of the ids of games whose turn clock runs,
+                                    score = the first deadline in microseconds since the
+                                    epoch: kept by every append (``deadline``), so the
+                                    timekeeper reads only the games that are due
     <prefix>:{p<N>}:idem:<scope>    string "<fingerprint>\\n<response>" with a TTL:
                                     an idempotency record, in the partition of the
                                     game whose append wrote it
@@ -109,15 +113,19 @@ READ_PAGE = 1000  # entries per XRANGE of a long read
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _STREAM_ID = re.compile(r"^\d+-\d+$")
 
-# KEYS: 1 game stream, 2 partition log, 3 games index, [4 idempotency record]
+# KEYS: 1 game stream, 2 partition log, 3 games index, 4 waiting index, 5 deadlines index,
+#       [6 idempotency record]
 # ARGV: 1 game_id, 2 expected version, 3 expected prev hash, 4 games-index score,
 #       5 event count, 6 fingerprint, 7 response, 8 ttl seconds,
-#       then per event i (1-based): 9+3(i-1) seq, 10+3(i-1) hash, 11+3(i-1) envelope JSON
+#       then per event i (1-based): 9+3(i-1) seq, 10+3(i-1) hash, 11+3(i-1) envelope JSON,
+#       then the waiting change ('add', 'remove' or ''), then the deadline ('' unchanged,
+#       'clear', or the first deadline's score)
 # Returns {'ok', version} | {'replay', response, version} | {'idem_reused'}
 #       | {'conflict', version} | {'prev_hash_mismatch', version, last_hash}
 #       | {'corrupt', reason}
 _APPEND_LUA = r"""
-local game, log, games, waiting, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local game, log, games, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local deadlines, idem = KEYS[5], KEYS[6]
 local expected = tonumber(ARGV[2])
 
 -- Checks. Nothing below may write until every check has passed.
@@ -136,6 +144,8 @@ t = type_of(games)
 if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'games key is a ' .. t} end
 t = type_of(waiting)
 if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'waiting key is a ' .. t} end
+t = type_of(deadlines)
+if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'deadlines key is a ' .. t} end
 
 local version, last_hash = 0, string.rep('0', 64)
 local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
@@ -192,6 +202,12 @@ if wait == 'add' then
   redis.call('ZADD', waiting, 'NX', ARGV[4], ARGV[1])
 elseif wait == 'remove' then
   redis.call('ZREM', waiting, ARGV[1])
+end
+local due = ARGV[10 + 3 * n]
+if due == 'clear' then
+  redis.call('ZREM', deadlines, ARGV[1])
+elseif due ~= '' then
+  redis.call('ZADD', deadlines, due, ARGV[1])
 end
 if idem then
   redis.call('SET', idem, ARGV[6] .. '\n' .. ARGV[7], 'EX', ARGV[8])
@@ -473,6 +489,11 @@ class RedisEventStore:
         self.min_replicas = min_replicas
         self.replica_timeout_ms = replica_timeout_ms
 
+    def now(self) -> str:
+        """The time an append made now records (ISO-8601 UTC): the store's clock, injected in
+        tests."""
+        return self._now()
+
     # Keys -----------------------------------------------------------------
 
     def partition_of(self, game_id: str) -> int:
@@ -508,6 +529,30 @@ class RedisEventStore:
             pipe.zrangebyscore(self.waiting_key(partition), "-inf", f"({cutoff}", 0, limit)
         return [_text(game_id) for ids in pipe.execute() for game_id in ids]
 
+    def deadlines_key(self, partition: int) -> str:
+        return f"{self._partition_prefix(partition)}:deadlines"
+
+    def deadlines_due(
+        self, time: str, limit: int = 100, partitions: Iterable[int] | None = None
+    ) -> list[str]:
+        """Ids of games whose first deadline is at or before ``time`` (ISO-8601 UTC), earliest
+        first, at most ``limit`` per partition: a read of the deadlines index only.
+        ``partitions``: only these (a timekeeper holding leases on some); default all."""
+        cutoff = _time_score(time)
+        pipe = self.redis.pipeline(transaction=False)
+        for partition in range(self.partitions) if partitions is None else partitions:
+            pipe.zrangebyscore(self.deadlines_key(partition), "-inf", cutoff, 0, limit)
+        return [_text(game_id) for ids in pipe.execute() for game_id in ids]
+
+    def set_deadline(self, game_id: str, time: str | None) -> None:
+        """Put a game's first deadline in the index (None: take it out), for an entry found
+        stale: the appends keep it otherwise."""
+        key = self.deadlines_key(self.partition_of(game_id))
+        if time is None:
+            self.redis.zrem(key, game_id)
+        else:
+            self.redis.zadd(key, {game_id: _time_score(time)})
+
     def forget_waiting(self, game_id: str) -> None:
         """Take a game out of the waiting index (one found there that no longer waits)."""
         self.redis.zrem(self.waiting_key(self.partition_of(game_id)), game_id)
@@ -531,6 +576,7 @@ class RedisEventStore:
         *,
         prev_hash: str | None = None,
         waiting: bool | None = None,
+        deadline: str | bool | None = None,
     ) -> AppendResult:
         """Append ``events`` to the game if its version is ``expected_version``.
 
@@ -552,6 +598,8 @@ class RedisEventStore:
         with :meth:`get_idempotent` given the same game id.
         ``waiting``: True if this append leaves a new game waiting for players (it enters
         the waiting index, scored by ``time``), False if it ends the wait (it leaves it).
+        ``deadline``: the game's first deadline after this append (ISO-8601 UTC) enters the
+        deadlines index; False takes the game out of it; None leaves it as it is.
         """
         _check_game_id(game_id)
         _check_count("expected_version", expected_version, 0)
@@ -589,6 +637,7 @@ class RedisEventStore:
             self.log_key(partition),
             self.games_key(partition),
             self.waiting_key(partition),
+            self.deadlines_key(partition),
         ]
         args: list[Any] = [game_id, expected_version, prev_hash, score, len(recorded)]
         if idempotency is not None:
@@ -600,6 +649,12 @@ class RedisEventStore:
         for event, text in zip(recorded, stored, strict=True):
             args += [event.seq, event.hash, text]
         args.append({True: "add", False: "remove", None: ""}[waiting])
+        if deadline is None or deadline is True:
+            args.append("")
+        elif deadline is False:
+            args.append("clear")
+        else:
+            args.append(_time_score(deadline))
 
         try:
             if self.min_replicas:

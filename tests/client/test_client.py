@@ -141,6 +141,22 @@ def test_refusals_are_problems_with_stable_codes(hearts):
     assert (refused.value.status, refused.value.code) == (404, "game-not-found")
 
 
+def test_a_seat_on_the_clock_sees_its_deadline_and_comes_back(hearts):
+    game = hearts.create_game(
+        rules={"time_control": "relaxed"}, seats=[None, *BOTS], seed="client-clock"
+    )
+    me = hearts.join(game["id"], "tim")
+    clock = me.view["clock"]
+    assert clock is not None and clock["seconds_per_decision"] == 60
+    assert clock["seats"][me.seat]["deadline"] is not None  # passing: its time runs
+    with pytest.raises(HeartsProblem) as refused:
+        me.back()
+    assert (refused.value.status, refused.value.code) == (409, "not-away")
+    me.set_bot("random")
+    back = me.back()
+    assert back["view"]["seats"][me.seat]["bot"] is None
+
+
 def test_a_repeated_join_gets_the_same_seat_and_token(hearts):
     game = hearts.create_game(seats=[None, None, *BOTS[:2]])
     key = uuid.uuid4().hex

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
-from domain.rules import OPTIONS, PRESETS, OptionKind
+from domain.rules import OPTIONS, PRESETS, TIME_CONTROLS, OptionKind
 from service.api.factory import create_app
 from service.settings import Settings
 
@@ -52,7 +52,8 @@ def test_rule_options_are_the_domains_declaration(document):
     create = document["components"]["schemas"]["CreateGame"]["properties"]["rules"]
     shown = document["components"]["schemas"]["PublicView"]["properties"]["rules"]
     assert create["properties"]["preset"]["enum"] == list(PRESETS)
-    assert set(create["properties"]) == {"preset", *OPTIONS}
+    assert set(create["properties"]) == {"preset", "time_control", *OPTIONS}
+    assert create["properties"]["time_control"]["enum"] == list(TIME_CONTROLS)
     assert set(shown["properties"]) == set(OPTIONS) == set(shown["required"])
     assert create["additionalProperties"] is False
     for name, spec in OPTIONS.items():

@@ -81,6 +81,9 @@ def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
         names = [seat["name"] for seat in records[0].seats]
         for name in names:
             counts[name]["games_played"] += 1
+        for event in store.read(game_id):
+            if event.type == "SeatTimedOut":
+                counts[names[event.payload["seat"]]]["timeouts"] += 1
         for record in records:
             for trick in record.tricks:
                 cards = [card for _, card in trick.plays] + list(trick.kitty or ())
@@ -112,6 +115,7 @@ def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
             "suns_shot": c["suns_shot"],
             "qs_taken": c["qs_taken"],
             "hearts_taken": c["hearts_taken"],
+            "timeouts": c["timeouts"],
             "win_rate": c["wins"] / finished if finished else None,
             "average_final_score": c["final"] / finished if finished else None,
             "average_points_per_hand": c["points"] / hands if hands else None,

@@ -24,6 +24,7 @@ from domain.events import (
     PlayerJoined,
     SeatControlChanged,
     SeatResumed,
+    SeatTimedOut,
     event_from_dict,
     event_to_dict,
     event_type,
@@ -83,6 +84,7 @@ def _log(rules: RuleOptions) -> list[RecordedEvent]:
         MoonScoringChosen(0, MoonScoring.ADD_TO_OTHERS),
         GameEnded((0,), (10,) * rules.players),
         GameExpired("2026-01-01T00:00:00.000000Z"),
+        SeatTimedOut(2, "2026-01-01T00:00:00.000000Z"),
     ]
     events += [NewEvent(event_type(x), type(x).schema_version, event_to_dict(x)) for x in extra]
     return [

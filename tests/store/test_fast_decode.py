@@ -35,6 +35,7 @@ from domain.events import (
     PlayerJoined,
     SeatControlChanged,
     SeatResumed,
+    SeatTimedOut,
     TrickTaken,
     _converter,
     event_decoder,
@@ -258,6 +259,7 @@ EXAMPLES = [
     HandScored(2, (13, 13, 0, 0), None, None, None, (13, 13, 0, 0), (1,), (13, 39, 26, 26)),
     GameEnded((2, 3), (100, 52, 20, 20)),
     GameExpired("2026-11-23T21:08:00.000000Z"),
+    SeatTimedOut(2, "2026-11-26T14:30:00.000000Z"),
 ]
 
 

@@ -92,6 +92,7 @@ const FIGURES = [
   ["suns_shot", "suns"],
   ["qs_taken", "Q♠ taken"],
   ["hearts_taken", "♥ taken"],
+  ["timeouts", "timeouts"],
 ];
 
 function figure(value) {

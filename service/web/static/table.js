@@ -18,6 +18,20 @@ import {
   showProblem,
 } from "./ui.js";
 
+// Seconds left until an ISO deadline, as m:ss (never below 0:00).
+function timeLeft(deadline) {
+  const left = Math.max(0, Math.ceil((Date.parse(deadline) - Date.now()) / 1000));
+  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+}
+
+// The countdowns tick between views: only their text changes, nothing is redrawn.
+function tickCountdowns(root) {
+  for (const element of root.querySelectorAll(".countdown[data-deadline]")) {
+    element.textContent = timeLeft(element.dataset.deadline);
+    element.classList.toggle("low", Date.parse(element.dataset.deadline) - Date.now() < 10_000);
+  }
+}
+
 function handSummaryHtml(seats, hand, gameId) {
   const rows = hand.points_taken.map((points, seat) => {
     const change = hand.score_changes[seat];
@@ -153,8 +167,13 @@ export async function showTable(root, gameId, { watch }) {
     if (seat === view.seat) classes.push("me");
     if (view.winners?.includes(seat)) classes.push("winner");
     const passed = view.phase === "passing" && info.has_passed ? html` <span class="tag">passed</span>` : "";
+    const clock = view.clock?.seats[seat];
+    const away = clock?.away ? html` <span class="tag away" title="timed out ${clock.timeouts_in_a_row} times in a row: a bot plays for them">away</span>` : "";
+    const countdown = clock?.deadline
+      ? html` <span class="countdown" data-deadline="${clock.deadline}" title="time left to decide (reserve ${Math.round(clock.reserve_seconds)} s)">${timeLeft(clock.deadline)}</span>`
+      : "";
     return html`<div class="${classes.join(" ")}" data-seat="${seat}">
-      <div class="name">${nameHtml(view.seats, seat)}${passed}</div>
+      <div class="name">${nameHtml(view.seats, seat)}${passed}${away}${countdown}</div>
       <div class="figures"><span title="total score">score <b>${view.scores[seat]}</b></span>
         <span title="tricks taken this hand">tricks ${tricks}</span>
         <span title="points taken this hand">pts ${info.points_this_hand}</span>
@@ -210,6 +229,10 @@ export async function showTable(root, gameId, { watch }) {
            <button class="primary">Take a seat</button></form>`
         : "";
       return html`<div class="banner">Watching: public information only.${join}</div>`;
+    }
+    if (view.seats[me]?.bot != null && !["finished", "expired"].includes(view.phase)) {
+      const why = view.clock?.seats[me]?.away ? "Your time ran out: a bot is playing your seat." : "A bot is playing your seat.";
+      return html`<div class="banner">${why} <button type="button" class="primary" id="back">I'm back</button></div>`;
     }
     if (view.phase === "passing" && view.awaiting.includes(me)) {
       const target = passTarget(view.pass_direction, me, view.seats.length);
@@ -285,6 +308,10 @@ export async function showTable(root, gameId, { watch }) {
       });
       return;
     }
+    if (event.target.closest("#back")) {
+      act(() => api.back(gameId, mine.token, view.seat));
+      return;
+    }
     const moon = event.target.closest("[data-moon]");
     if (moon) act(() => api.moon(gameId, mine.token, moon.dataset.moon));
   });
@@ -323,7 +350,9 @@ export async function showTable(root, gameId, { watch }) {
     }
   }
   startStream();
+  const ticking = setInterval(() => tickCountdowns(table), 250);
   return () => {
+    clearInterval(ticking);
     stop?.();
     setConnection(null);
   };

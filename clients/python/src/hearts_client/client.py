@@ -368,6 +368,11 @@ class Seat:
         """Hand the seat to a bot strategy, or take it back with None."""
         return self._move(f"seats/{self.seat}/bot", {"bot": bot}, **options)
 
+    def back(self, **options: Any) -> CommandResult:
+        """I'm back: take the seat back from the bot that played it while the turn clock had
+        it marked away (409 ``not-away`` if no bot plays it)."""
+        return self._move(f"seats/{self.seat}/back", {}, **options)
+
     def _move(
         self,
         path: str,

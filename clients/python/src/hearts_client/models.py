@@ -44,6 +44,20 @@ class SeatPublic(TypedDict):
     has_passed: bool
 
 
+class SeatClock(TypedDict):
+    seat: int
+    reserve_seconds: float
+    deadline: str | None  # ISO-8601 UTC: when the seat's time to decide runs out
+    timeouts: int
+    timeouts_in_a_row: int
+    away: bool  # a bot plays the seat until its player comes back (Seat.back())
+
+
+class Clock(TypedDict):
+    seconds_per_decision: int
+    seats: list[SeatClock]
+
+
 class PublicView(TypedDict):
     id: str
     version: int
@@ -64,6 +78,7 @@ class PublicView(TypedDict):
     imported: bool  # imported from an export, not played here (left out of the statistics)
     moon_shooter: int | None
     winners: list[int]
+    clock: Clock | None  # the turn clock; None for a game without one
 
 
 class SeatView(PublicView):

@@ -161,4 +161,3 @@ ALL_VIOLATIONS: tuple[type[RuleViolation], ...] = tuple(
     for cls in list(globals().values())
     if isinstance(cls, type) and issubclass(cls, RuleViolation)
 )
-

@@ -99,6 +99,8 @@ class Settings:
     timekeeper: str = "in-process"
     # How often the timekeeper looks for deadlines that passed (seconds).
     timekeeper_interval: float = 1.0
+    # A seek (matchmaking) not paired within this many seconds expires.
+    seek_ttl: int = 600
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -322,6 +324,7 @@ _VARIABLES = (
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),
     ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),
     ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
+    ("seek_ttl", "HEARTS_SEEK_TTL", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

@@ -14,11 +14,22 @@ from . import (
     projections,
     replay,
     seats,
+    seeks,
     transparency,
 )
 
 
 def register(app: Flask, api: Api) -> None:
-    for module in (games, seats, commands, players, projections, replay, analysis, transparency):
+    for module in (
+        games,
+        seats,
+        commands,
+        players,
+        seeks,
+        projections,
+        replay,
+        analysis,
+        transparency,
+    ):
         api.register_blueprint(module.blp)
     app.register_blueprint(health.bp)

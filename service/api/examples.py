@@ -174,6 +174,7 @@ def record() -> dict[str, dict[str, Any]]:
     r.call("getAnalysis", "GET", analysis)
     _moon(r)
     _back(r)
+    _seeks(r)
     rated = _rated(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
     while r.client.get(f"{game}/scoreboard").status_code != 200 or (
@@ -294,6 +295,25 @@ def _back(r: _Recorder) -> None:
     bearer = {"Authorization": f"Bearer {token}"}
     r.client.post(f"{game}/seats/0/bot", json={"bot": "random"}, headers=bearer)
     r.call("seatBack", "POST", f"{game}/seats/0/back", body={}, token=token)
+
+
+def _seeks(r: _Recorder) -> None:
+    """Three registered players seek a table of three: the third completes it; each reads its
+    own stream; a fourth seeks, then cancels."""
+    keys = [
+        r.client.post("/api/v1/players", json={"name": name}).json["key"]
+        for name in ("Ora", "Pia", "Quin", "Rex")
+    ]
+    body = {"players": 3, "preset": "standard", "time_control": "relaxed"}
+    for key in keys[:2]:
+        r.client.post("/api/v1/seeks", json=body, headers={"Authorization": f"Bearer {key}"})
+    matched = r.call("postSeek", "POST", "/api/v1/seeks", body=body, token=keys[2], status=201)
+    r.call("getSeek", "GET", f"/api/v1/seeks/{matched['id']}", token=keys[2])
+    r.call("playerEvents", "GET", "/api/v1/players/me/events", token=keys[2])
+    waiting = r.client.post(
+        "/api/v1/seeks", json=body, headers={"Authorization": f"Bearer {keys[3]}"}
+    ).json
+    r.call("cancelSeek", "DELETE", f"/api/v1/seeks/{waiting['id']}", token=keys[3])
 
 
 def _moon(r: _Recorder) -> None:

@@ -25,7 +25,10 @@ from service.app.bot_runner import start_sweep
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
+from service.app.matchmaking import Matchmaker, start_seek_sweeper
+from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
+from service.app.ratings import RatingBook
 from service.app.timekeeper import Timekeeper
 from service.app.transparency import build_log
 from service.settings import Settings
@@ -33,6 +36,9 @@ from service.store import redis_server
 from service.store.accounts import AccountStore
 from service.store.event_store import RedisEventStore
 from service.store.live import READ_BLOCK_MS, LiveHub
+from service.store.player_events import PlayerEvents
+from service.store.read_models import ProjectionStore
+from service.store.seeks import SeekStore
 from service.web import bp as web_table
 
 log = logging.getLogger(__name__)
@@ -104,10 +110,23 @@ def create_app(
         )
     app.extensions["hearts"] = service
     # Registered players (issue 20): their accounts live beside the games, same Redis and prefix.
-    app.extensions["hearts.players"] = PlayerService(
-        AccountStore(service.store.redis, prefix=service.store.prefix), service
-    )
+    players = PlayerService(AccountStore(service.store.redis, prefix=service.store.prefix), service)
+    app.extensions["hearts.players"] = players
     app.extensions["hearts.settings"] = settings
+    # Each player's own stream of notices, fed by every append (service/app/player_feed.py),
+    # and matchmaking (service/app/matchmaking.py), which reads ratings from the projections.
+    feed = PlayerFeed(PlayerEvents(service.store.redis, service.store.prefix), players)
+    service.on_appended.append(feed.appended)
+    app.extensions["hearts.feed"] = feed
+    ratings = RatingBook(ProjectionStore(service.store, settings.count_arranged_games))
+    app.extensions["hearts.ratings"] = ratings  # the one the rating endpoints read too
+    app.extensions["hearts.matchmaker"] = Matchmaker(
+        SeekStore(service.store.redis, service.store.prefix),
+        service,
+        players,
+        ratings.rating,
+        ttl_seconds=settings.seek_ttl,
+    )
     # Audits, exports and imports: in a low-priority child process when we have the URL.
     long_work.install(app, settings, service.store, url)
     # Live event streams wait in the hub (its readers start with the first stream) and are
@@ -141,6 +160,8 @@ def create_app(
         )
         if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
             start_expiry(service, settings.waiting_game_ttl)
+        stop_seeks = start_seek_sweeper(app.extensions["hearts.matchmaker"])
+        app.extensions["hearts.seeks_stop"] = stop_seeks.set
         if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py
             stop = Timekeeper(service, interval=settings.timekeeper_interval).start()
             app.extensions["hearts.timekeeper_stop"] = stop.set

@@ -175,6 +175,25 @@ _HTTP = [
         "spacing folded): it cannot be registered again, nor taken at a table without its key.",
     ),
     ProblemType(
+        "seek-not-found",
+        404,
+        "No such seek",
+        "You have no seek with this id (seeks are only ever shown to the player who posted them).",
+    ),
+    ProblemType(
+        "already-seeking",
+        409,
+        "Already seeking",
+        "You already wait for a table of this kind: cancel that seek, or wait for it.",
+    ),
+    ProblemType(
+        "invalid-seek",
+        422,
+        "Invalid seek",
+        "The seek names no table the service deals: an unknown preset or time control, or a "
+        "rating range whose lower bound is above its upper.",
+    ),
+    ProblemType(
         "idempotency-key-reused",
         422,
         "Idempotency key reused",
@@ -325,6 +344,9 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.HandInProgress: 409,
     app_errors.AnalysisNotStarted: 404,
     app_errors.AnalysesBusy: 503,
+    app_errors.SeekNotFound: 404,
+    app_errors.AlreadySeeking: 409,
+    app_errors.InvalidSeek: 422,
     ImportRefused: 422,
     app_errors.ServiceError: 400,
 }

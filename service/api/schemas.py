@@ -807,3 +807,84 @@ class MyGamesSchema(Schema):
     games = fields.List(
         fields.Nested(MyGameSchema), metadata={"description": "Latest joined first"}
     )
+
+
+# -- matchmaking and the player's own stream (issue 20) -----------------------------------------
+
+
+class RatingRangeSchema(Schema):
+    min = fields.Float(required=True, validate=validate.Range(-1000, 1000))
+    max = fields.Float(required=True, validate=validate.Range(-1000, 1000))
+
+
+class SeekSchema(Schema):
+    players = fields.Integer(
+        load_default=4,
+        validate=validate.Range(OPTIONS["players"].minimum, OPTIONS["players"].maximum),
+    )
+    preset = fields.String(load_default="standard", validate=validate.OneOf(list(PRESETS)))
+    time_control = fields.String(load_default="off", validate=validate.OneOf(list(TIME_CONTROLS)))
+    fill_with_bots_after = fields.Float(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(1, 3600),
+        metadata={
+            "description": "Seconds after which the table is filled with bots (with whoever "
+            "else waits and fits); null: wait for people only"
+        },
+    )
+    rating_range = fields.Nested(
+        RatingRangeSchema,
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": "The opponents' conservative ratings (mu - 3 sigma; unrated: 0) you "
+            "accept; they must accept yours too. null: anyone"
+        },
+    )
+
+
+class SeekAnswerSchema(Schema):
+    id = fields.String()
+    state = fields.String(validate=validate.OneOf(["waiting", "matched", "expired", "cancelled"]))
+    players = fields.Integer()
+    preset = fields.String()
+    time_control = fields.String()
+    rating = fields.Float(metadata={"description": "Your conservative rating when you sought"})
+    rating_range = fields.Nested(RatingRangeSchema, allow_none=True)
+    fill_with_bots_after = fields.Float(allow_none=True)
+    posted = fields.String()
+    expires = fields.String()
+    game_id = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Once matched: your game; take your seat's token with POST "
+            "/games/{game_id}/seats/{seat}/resume (your key)"
+        },
+    )
+    seat = fields.Integer(allow_none=True)
+
+
+class PlayerEventsQuery(Schema):
+    after = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Regexp(r"^\d{1,20}-\d{1,20}$"),
+        metadata={"description": "The id of the last notice you have (JSON; SSE: Last-Event-ID)"},
+    )
+
+
+class PlayerNoticeSchema(Schema):
+    id = fields.String(allow_none=True, metadata={"description": "null: from the snapshot"})
+    type = fields.String(validate=validate.OneOf(["gameStart", "yourTurn", "gameFinish"]))
+    game_id = fields.String()
+    seat = fields.Integer()
+    version = fields.Integer()
+    winners = fields.List(fields.Integer())
+    totals = fields.List(fields.Integer())
+    view = fields.Nested(SeatViewSchema, metadata={"description": "yourTurn: the seat's view"})
+
+
+class PlayerEventsSchema(Schema):
+    events = fields.List(fields.Nested(PlayerNoticeSchema))
+    last_id = fields.String(metadata={"description": "Pass it as ``after`` next time"})

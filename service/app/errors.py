@@ -270,3 +270,25 @@ class InvalidCosignature(ServiceError):
     """A posted cosignature that is not a known witness's valid one on this log's checkpoint."""
 
     code = "invalid-cosignature"
+
+
+class SeekNotFound(ServiceError):
+    """No seek of the calling player has this id (another player's seek is not told apart)."""
+
+    code = "seek-not-found"
+
+    def __init__(self, seek_id: str) -> None:
+        super().__init__(f"you have no seek {seek_id!r}")
+
+
+class AlreadySeeking(ServiceError):
+    """The player already waits for a table of this kind: one seek per kind of table."""
+
+    code = "already-seeking"
+
+
+class InvalidSeek(ServiceError):
+    """A seek that names no table this service deals (an unknown preset or time control, a
+    rating range upside down)."""
+
+    code = "invalid-seek"

@@ -221,6 +221,8 @@ class GameService:
             away_pace_seconds=bot_away_pace,
         )
         self._handed_over: dict[str, float] = {}  # game -> when this process last handed it
+        # Called after every append with (game id, version, state before, state after).
+        self.on_appended: list[Callable[[str, int, GameState, GameState], None]] = []
 
     # -- reading --------------------------------------------------------------------------
 
@@ -528,6 +530,8 @@ class GameService:
         metrics.events_appended(len(result.events))
         after = Snapshot(result.version, result.events[-1].hash, table)
         self.cache.remember(game_id, after)
+        for notify in self.on_appended:  # e.g. the players' own streams (player_feed.py)
+            notify(game_id, result.version, snap.state.state, table.state)
         return result, after
 
     def _with_deal(

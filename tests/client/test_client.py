@@ -260,3 +260,63 @@ def test_a_player_joins_with_its_key_and_resumes_on_another_device(hearts, base_
     with pytest.raises(HeartsProblem) as taken:
         Player.register(hearts, player.name.upper())  # a name compares case-folded
     assert taken.value.code == "player-name-taken"
+
+
+def test_the_example_bot_plays_its_matched_games_to_the_end_through_its_one_stream(base_url):
+    """clients/python/examples/stream_bot.py against hearts serve, with three other players
+    seeking at once (each hands its seat to a bot once seated): the game the example bot is
+    paired into is played to the end by it, through its single stream."""
+    with HeartsClient(base_url) as client:
+        bot = Player.register(client, f"robo{uuid.uuid4().hex[:8]}")
+        env = {
+            **os.environ,
+            "HEARTS_URL": base_url,
+            "HEARTS_KEY": bot.key,
+            "PYTHONPATH": os.pathsep.join([str(CLIENT / "src"), os.environ.get("PYTHONPATH", "")]),
+        }
+        example = subprocess.Popen(
+            [sys.executable, str(CLIENT / "examples" / "stream_bot.py"), "--games", "1"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            others = [Player.register(client, f"seek{uuid.uuid4().hex[:8]}") for _ in range(3)]
+            seeks = {}
+            go = threading.Barrier(3)
+
+            def post(player: Player) -> None:
+                go.wait()
+                seeks[player.id] = player.seek()
+
+            threads = [threading.Thread(target=post, args=(p,)) for p in others]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            game_ids = set()
+            for player in others:
+                deadline = time.monotonic() + 30
+                found = player.seek_status(seeks[player.id]["id"])
+                while found["state"] != "matched":
+                    assert time.monotonic() < deadline, found
+                    time.sleep(0.2)
+                    found = player.seek_status(found["id"])
+                game_ids.add(found["game_id"])
+                player.resume(found["game_id"], found["seat"]).set_bot("random")
+            assert len(game_ids) == 1
+            (game_id,) = game_ids
+            out, err = example.communicate(timeout=240)
+        finally:
+            example.kill()
+        assert example.returncode == 0, err
+        assert f"{game_id} over" in out
+        view = client.game(game_id)
+        assert view["phase"] == "finished"
+        seat = next(s for s in view["seats"] if s["player_id"] == bot.id)
+        assert seat["bot"] is None  # the example bot played its seat itself, all game
+        moves = [
+            e for e in client.events(game_id, limit=1000)["events"] if e["type"] == "CardPlayed"
+        ]
+        assert sum(e["payload"]["seat"] == seat["seat"] for e in moves) >= 13

@@ -453,3 +453,66 @@ class Player:
     def ratings(self) -> dict[str, Any]:
         """The player's rating and its history."""
         return self.client.ratings(self.id)
+
+    # -- matchmaking and the player's own stream ----------------------------------------------
+
+    def seek(
+        self,
+        *,
+        players: int = 4,
+        preset: str = "standard",
+        time_control: str = "off",
+        fill_with_bots_after: float | None = None,
+        rating_range: tuple[float, float] | None = None,
+    ) -> dict[str, Any]:
+        """Seek a table: paired with other seekers of the same kind whose ratings fit (409
+        ``already-seeking`` if this player waits for one of this kind already). The seek:
+        ``state`` waiting or matched (then ``game_id`` and ``seat``: ``resume`` takes it)."""
+        body: dict[str, Any] = {
+            "players": players,
+            "preset": preset,
+            "time_control": time_control,
+            "fill_with_bots_after": fill_with_bots_after,
+            "rating_range": (
+                None if rating_range is None else {"min": rating_range[0], "max": rating_range[1]}
+            ),
+        }
+        return self.client._call("POST", "/seeks", body, token=self.key)
+
+    def seek_status(self, seek_id: str) -> dict[str, Any]:
+        return self.client._call("GET", f"/seeks/{seek_id}", token=self.key)
+
+    def cancel_seek(self, seek_id: str) -> dict[str, Any]:
+        return self.client._call("DELETE", f"/seeks/{seek_id}", token=self.key)
+
+    def events(self, *, retries: int = 5) -> Iterator[dict[str, Any]]:
+        """The player's notices across all its games, for as long as you read: ``gameStart``,
+        ``yourTurn`` (with the seat's ``view``) and ``gameFinish``, each with ``game_id``,
+        ``seat`` and ``version``. First the games in play and the turns waiting now, then each
+        notice as it comes; a dropped connection resumes after the last notice received."""
+        last: str | None = None
+        failures = 0
+        while True:
+            headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {self.key}"}
+            if last is not None:
+                headers["Last-Event-ID"] = last
+            try:
+                with self.client.http.stream(
+                    "GET", f"{API}/players/me/events", headers=headers, timeout=None
+                ) as response:
+                    if response.is_error:
+                        response.read()
+                        raise _problem(response)
+                    for kind, data in _messages(response.iter_lines()):
+                        failures = 0
+                        if kind == "reconnect":
+                            break
+                        if data and data.get("id"):
+                            last = data["id"]
+                        if data and "type" in data:
+                            yield data
+            except httpx.TransportError:
+                failures += 1
+                if failures > retries:
+                    raise
+                time.sleep(min(2.0, 0.1 * 2**failures))

@@ -1,0 +1,205 @@
+"""``/seeks``: matchmaking for registered players; ``/players/me/events``: a player's own stream.
+
+The use cases are ``service/app/matchmaking.py``'s and ``service/app/player_feed.py``'s; a
+player authenticates with its key (``Authorization: Bearer hp_...``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Response, current_app, request, stream_with_context
+from flask_smorest import Blueprint
+
+from domain.clock import iso
+from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_view, token
+from service.api.players import players
+from service.api.problems import BODY, documented
+from service.api.rate_limits import rate_limited
+from service.api.replay import EVENT_STREAM, TEXT, wants_stream
+from service.api.schemas import (
+    PlayerEventsQuery,
+    PlayerEventsSchema,
+    SeekAnswerSchema,
+    SeekSchema,
+)
+from service.app.matchmaking import Matchmaker, SeekRequest
+from service.app.player_feed import YOUR_TURN, PlayerFeed
+from service.app.players import Player
+from service.store.player_events import STREAM_ID
+from service.store.seeks import Seek
+
+blp = Blueprint("seeks", __name__, url_prefix="/api/v1", description="Matchmaking")
+
+# How often an open player stream looks for new notices: soon after one came (a game in
+# play), backing off to the longest wait while nothing comes.
+POLL_SHORTEST, POLL_LONGEST = 0.05, 0.5
+
+
+def matchmaker() -> Matchmaker:
+    return current_app.extensions["hearts.matchmaker"]
+
+
+def feed() -> PlayerFeed:
+    return current_app.extensions["hearts.feed"]
+
+
+def seek_body(seek: Seek) -> dict[str, Any]:
+    players_, preset, time_control = seek.pool.split("-")
+    both = seek.low is not None and seek.high is not None
+    return {
+        "id": seek.id,
+        "state": seek.state,
+        "players": int(players_),
+        "preset": preset,
+        "time_control": time_control,
+        "rating": seek.rating,
+        "rating_range": {"min": seek.low, "max": seek.high} if both else None,
+        "fill_with_bots_after": seek.fill_after,
+        "posted": iso(seek.posted),
+        "expires": iso(seek.expires),
+        "game_id": seek.game_id,
+        "seat": seek.seat,
+    }
+
+
+@blp.route("/seeks", methods=["POST"])
+@blp.doc(operationId="postSeek", security=BEARER_DOC)
+@blp.arguments(SeekSchema)
+@blp.response(201, SeekAnswerSchema, description="The seek: waiting, or matched at once")
+@documented(blp, *BODY, 401, 409)
+@rate_limited(blp, "account")
+def post_seek(body: dict[str, Any]):
+    """Seek a table: you are paired with other seekers of the same kind of table whose ratings
+    you accept (and who accept yours), seated in a random order. Poll ``GET /seeks/{id}`` or
+    follow ``GET /players/me/events`` for the game; a seek not paired expires
+    (HEARTS_SEEK_TTL)."""
+    player = players().authenticate(token())
+    span = body["rating_range"]
+    wanted = SeekRequest(
+        players=body["players"],
+        preset=body["preset"],
+        time_control=body["time_control"],
+        fill_after=body["fill_with_bots_after"],
+        rating_range=(span["min"], span["max"]) if span else None,
+    )
+    seek = matchmaker().post(player, wanted)
+    headers = {"Location": f"/api/v1/seeks/{seek.id}", **NO_STORE}
+    return json_response(seek_body(seek), 201, headers=headers)
+
+
+@blp.route("/seeks/<seek_id>", methods=["GET"])
+@blp.doc(operationId="getSeek", security=BEARER_DOC)
+@blp.response(200, SeekAnswerSchema)
+@documented(blp, 401, 404)
+@rate_limited(blp, "account")
+def get_seek(seek_id: str):
+    """Your seek as it is now: once ``matched``, its game and your seat."""
+    player = players().authenticate(token())
+    return json_response(seek_body(matchmaker().status(player, seek_id)), headers=NO_STORE)
+
+
+@blp.route("/seeks/<seek_id>", methods=["DELETE"])
+@blp.doc(operationId="cancelSeek", security=BEARER_DOC)
+@blp.response(200, SeekAnswerSchema)
+@documented(blp, 401, 404)
+@rate_limited(blp, "account")
+def cancel_seek(seek_id: str):
+    """Stop waiting; a seek already paired stays paired (its state says which)."""
+    player = players().authenticate(token())
+    return json_response(seek_body(matchmaker().cancel(player, seek_id)), headers=NO_STORE)
+
+
+@blp.route("/players/me/events", methods=["GET"])
+@blp.doc(operationId="playerEvents", security=BEARER_DOC)
+@blp.arguments(PlayerEventsQuery, location="query")
+@blp.response(200, PlayerEventsSchema, description="Your notices (JSON), or a live stream")
+@blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
+@documented(blp, 401, 422, 429)
+@rate_limited(blp, "stream", unless=lambda: not wants_stream())
+def player_events(query: dict[str, Any]):
+    """One stream for all your games: ``gameStart`` (your seat), ``yourTurn`` (with your seat's
+    view) and ``gameFinish`` (winners, totals), each naming the game and its version.
+
+    With ``Accept: text/event-stream``: first the games in play and the turns waiting on you
+    now (no ``id``), then each notice as it comes (``id``: resume with ``Last-Event-ID``, which
+    resends what you missed). As JSON: the notices after ``after`` (without it: the snapshot
+    and the latest ``last_id``)."""
+    player = players().authenticate(token())
+    if wants_stream():
+        last = request.headers.get("Last-Event-ID") or query["after"]
+        if last is not None and not STREAM_ID.match(last):
+            last = None
+        return _stream(player, last)
+    after = query["after"]
+    events: list[dict[str, Any]] = []
+    if after is None:
+        after = feed().events.last_id(player.player_id)
+        events = [_item(None, kind, data) for kind, data in feed().snapshot(player)]
+    notices = feed().events.after(player.player_id, after)
+    events += [_item(entry_id, kind, data) for entry_id, kind, data in notices]
+    last_id = notices[-1][0] if notices else after
+    return json_response({"events": events, "last_id": last_id}, headers=NO_STORE)
+
+
+def _item(entry_id: str | None, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A notice as sent: a turn carries the seat's view as it is now."""
+    item = {"id": entry_id, "type": kind, **data}
+    if kind == YOUR_TURN:
+        snap = current_app.extensions["hearts"].cache.get(data["game_id"])
+        item["view"] = snapshot_view(snap, data["seat"])
+    return item
+
+
+def _stream(player: Player, last: str | None) -> Response:
+    settings = current_app.extensions["hearts.settings"]
+    slots = current_app.extensions["hearts.stream_slots"]
+    slot = slots.take(request.remote_addr or "unknown")
+    try:
+        stream = _notices(player, last, settings.sse_keepalive_seconds, settings.sse_max_seconds)
+        response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
+    except BaseException:
+        slot.release()
+        raise
+    response.call_on_close(slot.release)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _notices(player: Player, last: str | None, keepalive: float, lifetime: float) -> Iterator[str]:
+    """The snapshot (on a fresh connection), then new notices, polled (a player's stream holds
+    no Redis connection while it waits: POLL_SHORTEST after a notice, backing off to
+    POLL_LONGEST), with keep-alive comments."""
+    events = feed().events
+    yield f"retry: 2000\n: notices of player {player.player_id}\n\n"
+    if last is None:
+        last = events.last_id(player.player_id)
+        for kind, data in feed().snapshot(player):
+            yield _message(None, _item(None, kind, data))
+    deadline = time.monotonic() + lifetime
+    quiet_until = time.monotonic() + keepalive
+    wait = POLL_SHORTEST
+    while time.monotonic() < deadline:
+        notices = events.after(player.player_id, last)
+        for entry_id, kind, data in notices:
+            yield _message(entry_id, _item(entry_id, kind, data))
+            last = entry_id
+        now = time.monotonic()
+        if notices:
+            quiet_until = now + keepalive
+            wait = POLL_SHORTEST
+        elif now >= quiet_until:
+            yield ": keep-alive\n\n"
+            quiet_until = now + keepalive
+        time.sleep(wait)
+        wait = min(wait * 2, POLL_LONGEST)
+    yield "event: reconnect\ndata: {}\n\n"
+
+
+def _message(entry_id: str | None, item: dict[str, Any]) -> str:
+    head = f"id: {entry_id}\n" if entry_id else ""
+    return f"{head}event: {item['type']}\ndata: {json.dumps(item, separators=(',', ':'))}\n\n"

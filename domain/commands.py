@@ -115,6 +115,16 @@ class ReturnToSeat:
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
+class ContributeSeed:
+    """A seated player adds ``contribution`` to the shuffle of the next hand (``hand_number``,
+    checked so a contribution meant for one hand never lands in another)."""
+
+    seat: int
+    hand_number: int
+    contribution: str
+
+
 Command = (
     CreateGame
     | JoinGame
@@ -127,4 +137,5 @@ Command = (
     | ExpireGame
     | TimeOut
     | ReturnToSeat
+    | ContributeSeed
 )

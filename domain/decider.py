@@ -15,6 +15,7 @@ from . import events as e
 from .cards import QUEEN_OF_SPADES, Card, InvalidCard, mask_of
 from .dealing import check_explicit_deal, deal_from_seed, dealer_of
 from .errors import (
+    AlreadyContributed,
     AlreadyPassed,
     CardNotInHand,
     DuplicateCards,
@@ -41,7 +42,7 @@ from .names import InvalidNameText, NameRules, compared_as, player_name
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
-from .shuffle import is_salt, seed_commitment
+from .shuffle import is_contribution, is_salt, mixed_seed, seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
 from .tablerules import table_rules
 
@@ -158,10 +159,12 @@ def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
     rules = state.rules
     number = state.hand_number + 1
     dealer = dealer_of(number, rules.players)
+    contributions: tuple[tuple[int, str], ...] = ()
     if command.hands is not None:
         hands, kitty = check_explicit_deal(rules, command.hands, command.kitty)
     else:
-        hands, kitty = deal_from_seed(rules, dealer, command.seed)
+        contributions = state.contributions
+        hands, kitty = deal_from_seed(rules, dealer, mixed_seed(command.seed, contributions))
     direction = rules.pass_direction(number)
     return [
         e.HandDealt(
@@ -174,6 +177,7 @@ def _deal(command: c.Deal, state: GameState) -> list[e.Event]:
             seed_commitment(command.seed, command.salt),
             command.hands is not None,
             command.salt,
+            contributions,
         )
     ]
 
@@ -300,6 +304,24 @@ def _return(command: c.ReturnToSeat, state: GameState) -> list[e.Event]:
     return [e.SeatControlChanged(command.seat, None)]
 
 
+def _contribute(command: c.ContributeSeed, state: GameState) -> list[e.Event]:
+    _require_created(state)
+    _require_not_expired(state)
+    _require_seat(state, command.seat)
+    if state.phase is Phase.FINISHED:
+        raise WrongPhase("the game is over")
+    if not state.seats[command.seat].player:
+        raise NotYourSeat(f"seat {command.seat} is a bot's: only a player contributes")
+    following = state.hand_number + 1
+    if command.hand_number != following:
+        raise WrongPhase(f"contributions are to hand {following}'s shuffle now")
+    if not is_contribution(command.contribution):
+        raise InvalidCommand("a contribution is 1 to 64 letters, digits, '-' or '_'")
+    if any(seat == command.seat for seat, _ in state.contributions):
+        raise AlreadyContributed(f"seat {command.seat} has contributed to hand {following}")
+    return [e.SeedContributed(following, command.seat, command.contribution)]
+
+
 def _require_not_expired(state: GameState) -> None:
     if state.phase is Phase.EXPIRED:
         raise GameExpired("the game expired before its seats were taken: create a new one")
@@ -318,6 +340,7 @@ _DECIDERS: dict[type, Callable[[Any, GameState], list[e.Event]]] = {
     c.ExpireGame: _expire,
     c.TimeOut: _timeout,
     c.ReturnToSeat: _return,
+    c.ContributeSeed: _contribute,
 }
 
 
@@ -482,6 +505,7 @@ def _dealt(game: GameState, event: e.HandDealt) -> None:
     changes = game.__dict__
     changes["hand_number"] = event.hand_number
     changes["hand"] = hand
+    changes["contributions"] = ()  # spent on this hand: the next one starts afresh
     if event.pass_direction is PassDirection.HOLD:
         changes["phase"] = Phase.PLAYING
         _start_play(game, hand)
@@ -600,6 +624,11 @@ def _timed_out(game: GameState, event: e.SeatTimedOut) -> None:
     bot's move follows as its own events."""
 
 
+def _contributed(game: GameState, event: e.SeedContributed) -> None:
+    own = (event.seat, event.contribution)
+    game.__dict__["contributions"] = tuple(sorted((*game.contributions, own)))
+
+
 def _put(items: tuple, index: int, value: object) -> tuple:
     return items[:index] + (value,) + items[index + 1 :]
 
@@ -619,4 +648,5 @@ _APPLIERS: dict[type, Callable[[GameState, Any], None]] = {
     e.GameEnded: _ended,
     e.GameExpired: _expired,
     e.SeatTimedOut: _timed_out,
+    e.SeedContributed: _contributed,
 }

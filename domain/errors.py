@@ -156,6 +156,12 @@ class NotAway(RuleViolation):
     code = "not-away"
 
 
+class AlreadyContributed(RuleViolation):
+    """The seat has contributed to this hand's shuffle already: one contribution a hand."""
+
+    code = "already-contributed"
+
+
 ALL_VIOLATIONS: tuple[type[RuleViolation], ...] = tuple(
     cls
     for cls in list(globals().values())

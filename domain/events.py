@@ -64,8 +64,8 @@ class SeatControlChanged:
 @dataclass(frozen=True, slots=True)
 class HandDealt:
     # v2 added ``salt`` (the commitment's salt); a v1 event is upcast with ``salt: None``, the
-    # unsalted commitment format 1 it was committed with.
-    schema_version: ClassVar[int] = 2
+    # unsalted commitment format 1 it was committed with. v3 added ``contributions``.
+    schema_version: ClassVar[int] = 3
     hand_number: int
     dealer: int
     pass_direction: PassDirection
@@ -75,6 +75,9 @@ class HandDealt:
     seed_commitment: str
     explicit: bool  # dealt as given (duplicate play, puzzles), not from the seed
     salt: str | None = None  # secret with the seed; None: an unsalted (format 1) commitment
+    # v3: the players' contributions to the shuffle, (seat, text) in seat order: the cards come
+    # from domain.shuffle.mixed_seed(seed, contributions). v2 events are upcast with none.
+    contributions: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,17 @@ class SeatTimedOut:
     at: str
 
 
+@dataclass(frozen=True, slots=True)
+class SeedContributed:
+    """A seated player's contribution to the shuffle of hand ``hand_number`` (the next hand),
+    given after the server committed to its own seed for that hand. Public."""
+
+    schema_version: ClassVar[int] = 1
+    hand_number: int
+    seat: int
+    contribution: str
+
+
 Event = (
     GameCreated
     | PlayerJoined
@@ -173,6 +187,7 @@ Event = (
     | GameEnded
     | GameExpired
     | SeatTimedOut
+    | SeedContributed
 )
 
 EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in typing.get_args(Event)}

@@ -45,6 +45,7 @@ from .events import (
     SeatControlChanged,
     SeatResumed,
     SeatTimedOut,
+    SeedContributed,
     TrickTaken,
 )
 from .state import GameState, Phase
@@ -98,6 +99,7 @@ SECRETS: Mapping[type, tuple[Secret, ...]] = MappingProxyType(
         GameEnded: (),
         GameExpired: (),
         SeatTimedOut: (),
+        SeedContributed: (),
     }
 )
 

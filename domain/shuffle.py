@@ -83,3 +83,25 @@ def seed_commitment(seed: str, salt: str | None = None) -> str:
     if salt is None:
         return hashlib.sha256(seed.encode("utf-8")).hexdigest()
     return hashlib.sha256(f"{salt}:{seed}".encode()).hexdigest()
+
+
+# A player's contribution to a hand's shuffle: short, unambiguous text (the web table and the
+# client make up 32 random hex digits).
+CONTRIBUTION = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def is_contribution(text: object) -> bool:
+    return isinstance(text, str) and CONTRIBUTION.fullmatch(text) is not None
+
+
+def mixed_seed(seed: str, contributions: Sequence[tuple[int, str]] = ()) -> str:
+    """The seed a hand is shuffled by: the server's ``seed`` itself when no player contributed
+    (and for every hand dealt before contributions), else lowercase hex of
+    ``SHA-256(UTF-8("deal:" + seed + "|" + "|".join(seat + "=" + contribution)))`` over the
+    contributions in seat order. The server's seed was committed before any contribution was
+    accepted, and stays secret until the hand is over: the server cannot choose the deal after
+    seeing the contributions, and no player can without knowing the server's seed."""
+    if not contributions:
+        return seed
+    parts = "|".join(f"{seat}={text}" for seat, text in sorted(contributions))
+    return hashlib.sha256(f"deal:{seed}|{parts}".encode()).hexdigest()

@@ -8,7 +8,7 @@ from typing import Any
 from flask_smorest import Blueprint
 
 from domain.cards import Card, InvalidCard
-from domain.commands import ChooseMoonScoring, Command, PassCards, PlayCard
+from domain.commands import ChooseMoonScoring, Command, ContributeSeed, PassCards, PlayCard
 from domain.rules import MoonScoring
 from domain.state import GameState
 from service.api.common import (
@@ -25,8 +25,15 @@ from service.api.common import (
 from service.api.links import AFTER_MOVE
 from service.api.problems import BODY, TOKEN, Problem, documented
 from service.api.rate_limits import rate_limited
-from service.api.schemas import CommandResultSchema, MoonSchema, PassSchema, PlaySchema
+from service.api.schemas import (
+    CommandResultSchema,
+    ContributionSchema,
+    MoonSchema,
+    PassSchema,
+    PlaySchema,
+)
 from service.app.auth import Forbidden, seat_of
+from service.app.errors import DealsArranged
 
 blp = Blueprint("commands", __name__, url_prefix="/api/v1/games", description="Pass, play, choose")
 
@@ -78,6 +85,34 @@ def moon(body: dict[str, Any], game_id: str):
     ``subtract_from_shooter``."""
     choice = MoonScoring(body["choice"])
     return _act(game_id, body, lambda seat: lambda state: ChooseMoonScoring(seat, choice))
+
+
+_CONTRIBUTION = ContributionSchema()
+
+
+@blp.route("/<game_id>/contribution", methods=["POST"])
+@blp.doc(operationId="contributeSeed")
+@blp.arguments(_CONTRIBUTION)
+@blp.response(200, CommandResultSchema, headers=HEAD_DOC)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@rate_limited(blp, "command")
+@blp.doc(**_DOC)
+def contribute(body: dict[str, Any], game_id: str):
+    """Add your own seed to the next hand's shuffle (one per seat per hand): the server's seed
+    for that hand is committed before (the view's ``next_deal``), so neither the server nor any
+    one player can choose the deal. The web table and the client contribute for you. Not in a
+    game whose creator chose its deals (409 ``deals-arranged``)."""
+    if not service().snapshot(game_id).state.plan.empty:
+        raise DealsArranged("this game's creator chose its deals: contributions would not count")
+
+    def make(seat: int) -> Callable[[GameState], Command]:
+        def command(state: GameState) -> Command:
+            number = body["hand_number"] or state.hand_number + 1
+            return ContributeSeed(seat, number, body["seed"])
+
+        return command
+
+    return _act(game_id, body, make)
 
 
 def _card(text: str) -> Card:

@@ -120,6 +120,19 @@ def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[st
     # The turn clock (domain/clock.py): each seat's deadline and reserve, so a client draws a
     # countdown without asking again; null for a game without one.
     out["clock"] = clock_view(snap_state.clock, state)
+    # The next hand's deal (issue 21): the server's seed committed for it, and the players'
+    # contributions so far; null in a game whose creator chose its deals.
+    committed = snap_state.committed
+    ahead = committed is not None and committed.hand_number == state.hand_number + 1
+    out["next_deal"] = (
+        {
+            "hand_number": committed.hand_number,
+            "seed_commitment": committed.seed_commitment,
+            "contributions": [{"seat": s, "seed": text} for s, text in state.contributions],
+        }
+        if ahead and committed is not None and snap_state.plan.empty
+        else None
+    )
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, g, request
@@ -150,21 +151,24 @@ def create_app(
     app.before_request(_before)
     app.after_request(_after)
 
-    # Background threads start here and nowhere else.
+    # Background threads start here and nowhere else; "hearts.stop" stops them all.
+    stops: list[Callable[[], None]] = []
+    app.extensions["hearts.stop"] = lambda: [stop() for stop in stops]
     if settings.bot_runner:
         service.background.start()
         app.extensions["hearts.bots_stop"] = service.background.stop  # call it to stop
+        stops.append(service.background.stop)
     if settings.sweep_on_start:
         start_sweep(
             service.store, service.bots, service.hand_over, f"{settings.key_prefix}:sweep-lock"
         )
         if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
-            start_expiry(service, settings.waiting_game_ttl)
-        stop_seeks = start_seek_sweeper(app.extensions["hearts.matchmaker"])
-        app.extensions["hearts.seeks_stop"] = stop_seeks.set
+            stops.append(start_expiry(service, settings.waiting_game_ttl).set)
+        # Seeks paired, filled with bots and expired: see service/app/matchmaking.py.
+        stops.append(start_seek_sweeper(app.extensions["hearts.matchmaker"]).set)
         if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py
-            stop = Timekeeper(service, interval=settings.timekeeper_interval).start()
-            app.extensions["hearts.timekeeper_stop"] = stop.set
+            timekeeper = Timekeeper(service, interval=settings.timekeeper_interval)
+            stops.append(timekeeper.start().set)
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

@@ -175,6 +175,13 @@ _HTTP = [
         "spacing folded): it cannot be registered again, nor taken at a table without its key.",
     ),
     ProblemType(
+        "deals-arranged",
+        409,
+        "Deals arranged",
+        "The game's creator chose its deals (a seed or explicit deals): contributions to the "
+        "shuffle are not taken.",
+    ),
+    ProblemType(
         "seek-not-found",
         404,
         "No such seek",
@@ -344,6 +351,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.HandInProgress: 409,
     app_errors.AnalysisNotStarted: 404,
     app_errors.AnalysesBusy: 503,
+    app_errors.DealsArranged: 409,
     app_errors.SeekNotFound: 404,
     app_errors.AlreadySeeking: 409,
     app_errors.InvalidSeek: 422,

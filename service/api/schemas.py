@@ -210,6 +210,23 @@ class PlaySchema(Schema):
     )
 
 
+class ContributionSchema(Schema):
+    seed = fields.String(
+        required=True,
+        validate=validate.Regexp(r"^[A-Za-z0-9_-]{1,64}$"),
+        metadata={
+            "description": "Your contribution to the next hand's shuffle: 1-64 letters, digits, "
+            "'-' or '_' (make up 32 random hex digits). docs/verify.md"
+        },
+    )
+    hand_number = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(1, 100_000),
+        metadata={"description": "The hand it is for (default: the next one); another: 409"},
+    )
+
+
 class MoonSchema(Schema):
     choice = fields.String(
         required=True,
@@ -308,6 +325,19 @@ class ClockSchema(Schema):
     seats = fields.List(fields.Nested(SeatClockSchema))
 
 
+class ContributionViewSchema(Schema):
+    seat = fields.Integer()
+    seed = fields.String()
+
+
+class NextDealSchema(Schema):
+    hand_number = fields.Integer()
+    seed_commitment = fields.String(
+        metadata={"description": "The server's seed for that hand, committed: SHA-256 of salt:seed"}
+    )
+    contributions = fields.List(fields.Nested(ContributionViewSchema))
+
+
 class PublicViewSchema(Schema):
     id = fields.String()
     version = fields.Integer()
@@ -340,6 +370,15 @@ class PublicViewSchema(Schema):
     )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
+    next_deal = fields.Nested(
+        NextDealSchema,
+        allow_none=True,
+        metadata={
+            "description": "The next hand's deal: the server's committed seed and the players' "
+            "contributions so far (POST /games/{id}/contribution); null when the creator chose "
+            "the deals"
+        },
+    )
     clock = fields.Nested(
         ClockSchema,
         allow_none=True,

@@ -30,10 +30,10 @@ from domain.dealing import deal_from_seed, dealer_of
 from domain.decider import decide, evolve
 from domain.errors import RuleViolation
 from domain.secrecy import SECRETS
-from domain.shuffle import is_salt, seed_commitment
+from domain.shuffle import is_salt, mixed_seed, seed_commitment
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
-from service.app.deal_plan import DEAL_PLAN, DealPlan, hand_seed
+from service.app.deal_plan import DEAL_PLAN, SEED_COMMITTED, DealPlan, SeedCommitted, hand_seed
 from service.app.safe_text import escape_controls
 from service.cooperative import EVERY, paced, pause
 from service.store.envelope import SEQ_GAP, RecordedEvent, verify_chain
@@ -54,6 +54,7 @@ PRIMARY = (
     e.MoonScoringChosen,
     e.GameExpired,
     e.SeatTimedOut,
+    e.SeedContributed,
 )
 
 # Fields a report never quotes: whatever domain.secrecy hides from anyone (cards, seeds,
@@ -194,21 +195,25 @@ def audit_events(
 
     logged: list[tuple[RecordedEvent, e.Event]] = []
     plan: DealPlan | None = None
+    committed: dict[int, tuple[int, SeedCommitted]] = {}
     for r in paced(stored):  # a long game: let the worker's other requests in (and below)
         try:
             record = game_log.decode(r, upcasters)
         except game_log.Undecodable as exc:  # report it, never crash the audit
             found.add(r.seq, "decode", str(exc))
-            if r.type == DEAL_PLAN or r.type not in e.EVENT_TYPES:
+            if r.type in (DEAL_PLAN, SEED_COMMITTED) or r.type not in e.EVENT_TYPES:
                 continue  # not a domain event: the rules can be followed past it
             break  # the rules cannot be followed past an event nobody can read
-        if isinstance(record, DealPlan):  # the service's record of the seed and deals given
+        if isinstance(record, SeedCommitted):  # the server's seed for a hand, committed ahead
+            committed.setdefault(record.hand_number, (r.seq, record))
+        elif isinstance(record, DealPlan):  # the service's record of the seed and deals given
             plan = record
         else:
             logged.append((r, record))
 
     walk = _Walk(found, plan)
     walk.run(logged)
+    _check_committed_ahead(found, logged, committed)
     hands = tuple(walk.hands)
     failed = {d.check for d in found.items}
     checks = (
@@ -261,6 +266,8 @@ def command_for(event: e.Event, state: GameState = INITIAL_STATE) -> c.Command:
         return c.ExpireGame(event.at)
     if isinstance(event, e.SeatTimedOut):
         return c.TimeOut(event.seat, event.at)
+    if isinstance(event, e.SeedContributed):
+        return c.ContributeSeed(event.seat, event.hand_number, event.contribution)
     raise TypeError(f"{type(event).__name__} is derived by the rules, not caused by a command")
 
 
@@ -462,7 +469,8 @@ class _Walk:
         if not event.explicit:
             dealer = dealer_of(event.hand_number, rules.players)
             try:
-                hands, kitty = deal_from_seed(rules, dealer, event.seed)
+                seed = mixed_seed(event.seed, event.contributions)
+                hands, kitty = deal_from_seed(rules, dealer, seed)
                 deal_ok = hands == event.hands and kitty == event.kitty
             except Exception:  # e.g. no game created yet: the domain check reports that
                 deal_ok = False
@@ -493,6 +501,45 @@ class _Walk:
             ok = False
             self.found.add(seq, "deal", f"hand {k}: not the deal listed when the game was created")
         return ok
+
+
+def _check_committed_ahead(
+    found: _Findings,
+    logged: list[tuple[RecordedEvent, e.Event]],
+    committed: dict[int, tuple[int, SeedCommitted]],
+) -> None:
+    """Contributions to a hand's shuffle count only if the server's seed for that hand was
+    committed before the first of them (``SeedCommitted``), and the hand was then dealt from
+    that very seed: else the server could have chosen its seed after seeing them."""
+    first: dict[int, int] = {}
+    for record, event in logged:
+        if isinstance(event, e.SeedContributed):
+            first.setdefault(event.hand_number, record.seq)
+            ahead = committed.get(event.hand_number)
+            if ahead is None or ahead[0] > record.seq:
+                found.add(
+                    record.seq,
+                    "commitment",
+                    f"hand {event.hand_number}: a contribution was taken before the server's "
+                    "seed for the hand was committed",
+                )
+        elif isinstance(event, e.HandDealt) and not event.explicit:
+            ahead = committed.get(event.hand_number)
+            if ahead is None:
+                continue  # a hand dealt before seeds were committed ahead, or an arranged one
+            seq, pledge = ahead
+            same = (pledge.seed, pledge.salt, pledge.seed_commitment) == (
+                event.seed,
+                event.salt,
+                event.seed_commitment,
+            )
+            if seq > record.seq or not same:
+                found.add(
+                    record.seq,
+                    "commitment",
+                    f"hand {event.hand_number}: not dealt from the seed committed at seq {seq}",
+                    (seq,),
+                )
 
 
 class _CannotFollow(Exception):

@@ -27,7 +27,7 @@ from domain.cards import Card
 from domain.commands import Deal
 from domain.events import EVENT_TYPES, HandDealt
 from domain.secrecy import SECRETS, Owner, Secret, Until
-from domain.shuffle import SALT_HEX_DIGITS
+from domain.shuffle import SALT_HEX_DIGITS, seed_commitment
 from service.store.envelope import NewEvent
 
 DEAL_PLAN = "DealPlan"
@@ -91,6 +91,58 @@ class DealPlan:
         if hand_number <= len(self.deals):
             return Deal(seed=seed, hands=self.deals[hand_number - 1], salt=salt)
         return Deal(seed=seed, salt=salt)
+
+
+SEED_COMMITTED = "SeedCommitted"
+SEED_COMMITTED_SCHEMA_VERSION = 1
+
+# The server's seed for a hand, committed before the hand's contributions are accepted: secret
+# (with its salt) until that hand is scored, like the hand's own seed (issue 21).
+SEED_COMMITTED_SECRETS = (
+    Secret("seed", Owner.SEED, Until.HAND_SCORED),
+    Secret("salt", Owner.SEED, Until.HAND_SCORED),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SeedCommitted:
+    """The service's record of the seed (and commitment salt) it will deal hand
+    ``hand_number`` from, appended before any player may contribute to that hand's shuffle:
+    for hand 1 with the game's creation, for hand n+1 with hand n's deal. Games whose deals
+    their creator chose (a seed or explicit deals) have none: contributions would not count."""
+
+    hand_number: int
+    seed_commitment: str
+    seed: str
+    salt: str
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "hand_number": self.hand_number,
+            "seed_commitment": self.seed_commitment,
+            "seed": self.seed,
+            "salt": self.salt,
+        }
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> SeedCommitted:
+        return cls(
+            int(payload["hand_number"]),
+            str(payload["seed_commitment"]),
+            str(payload["seed"]),
+            str(payload["salt"]),
+        )
+
+    @classmethod
+    def fresh(cls, hand_number: int, seed: str, salt: str) -> SeedCommitted:
+        return cls(hand_number, seed_commitment(seed, salt), seed, salt)
+
+    def record(self) -> NewEvent:
+        return NewEvent(SEED_COMMITTED, SEED_COMMITTED_SCHEMA_VERSION, self.to_payload())
+
+
+# The service's own records in a game's log (beside the domain's events).
+SERVICE_RECORDS = (DealPlan, SeedCommitted)
 
 
 def seeded(records: Iterable[object]) -> bool:

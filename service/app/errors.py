@@ -292,3 +292,10 @@ class InvalidSeek(ServiceError):
     rating range upside down)."""
 
     code = "invalid-seek"
+
+
+class DealsArranged(ServiceError):
+    """The game's creator chose its deals (a seed or explicit deals): a contribution to the
+    shuffle would not count, so none is taken."""
+
+    code = "deals-arranged"

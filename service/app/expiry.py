@@ -80,9 +80,9 @@ def start_expiry(
     *,
     interval: float | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-) -> threading.Thread:
+) -> threading.Event:
     """Expire waiting games in a background thread, every ``interval`` seconds (default: a
-    tenth of the ttl, at most a minute), for as long as the process lives."""
+    tenth of the ttl, at most a minute), until the returned event is set."""
     every = interval if interval is not None else min(max(ttl_seconds / 10, 1.0), 60.0)
     stop = threading.Event()
 
@@ -95,6 +95,5 @@ def start_expiry(
             except Exception:
                 log.exception("expiry sweep failed; trying again in %.0f s", every)
 
-    thread = threading.Thread(target=run, name="hearts-expiry", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=run, name="hearts-expiry", daemon=True).start()
+    return stop

@@ -28,7 +28,7 @@ from domain.errors import RuleViolation
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
 from service.app.audit import PRIMARY, AuditReport, audit_events, command_for
-from service.app.deal_plan import DealPlan, plan_event
+from service.app.deal_plan import DealPlan, SeedCommitted, plan_event
 from service.app.errors import ServiceError
 from service.app.game_log import IMPORTED
 from service.app.hand_records import Logged, hand_records
@@ -202,6 +202,9 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
         event = entry.record
         if isinstance(event, DealPlan):
             out.append(plan_event(event))
+            continue
+        if isinstance(event, SeedCommitted):
+            out.append(event.record())
             continue
         if pending:
             pending -= 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from domain.clock import Clock, moment, tick
 from domain.decider import apply, draft, fold
@@ -17,7 +17,7 @@ from domain.events import (
 )
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
-from service.app.deal_plan import DealPlan
+from service.app.deal_plan import DealPlan, SeedCommitted
 from service.app.errors import CorruptGame
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.upcasting import UpcasterRegistry
@@ -33,11 +33,13 @@ class StoredGame:
     # The turn clock folded from the events and their append times (domain/clock.py); None for
     # a game without one.
     clock: Clock | None = None
+    # The server's seed committed for a hand still to be dealt (the latest SeedCommitted).
+    committed: SeedCommitted | None = None
 
     def after(self, events: Sequence[Event]) -> StoredGame:
         """This game after domain events just decided (its clock as it was: the events have no
         time until they are appended, see ``appended``)."""
-        return StoredGame(fold(events, self.state), self.plan, self.imported, self.clock)
+        return replace(self, state=fold(events, self.state))
 
     def appended(self, before: StoredGame, records: Sequence[NewEvent], time: str) -> StoredGame:
         """This game (decided from ``before`` by ``records``) with its clock ticked by the
@@ -51,7 +53,7 @@ class StoredGame:
             event = event_from_dict(record.type, record.payload)
             apply(state, event)
             clock = tick(clock, state, event, at)
-        return StoredGame(self.state, self.plan, self.imported, clock)
+        return replace(self, clock=clock)
 
 
 def fold_records(
@@ -65,7 +67,7 @@ def fold_records(
     if not events:
         return table
     state, plan = draft(table.state), table.plan  # changed in place by each event, then kept
-    clock = table.clock
+    clock, committed = table.clock, table.committed
     timed = clock is not None  # most games have no clock: their loads never parse a time
     game_id = events[0].game_id
     first = events[0]
@@ -74,6 +76,9 @@ def fold_records(
         if isinstance(record, DealPlan):
             plan = record
             continue
+        if isinstance(record, SeedCommitted):
+            committed = record
+            continue
         try:
             apply(state, record)
             if timed or (type(record) is GameCreated and record.rules.clocked):
@@ -81,7 +86,7 @@ def fold_records(
                 timed = clock is not None
         except Exception as exc:  # the rules cannot apply it: the log was damaged
             raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
-    return StoredGame(state, plan, imported, clock)
+    return StoredGame(state, plan, imported, clock, committed)
 
 
 def new_event(event: Event) -> NewEvent:

@@ -21,7 +21,15 @@ from typing import Any, NamedTuple
 
 from domain.events import EVENT_TYPES, Event, event_decoder, event_to_dict
 from projections.scoreboard import RELEVANT, SourceEvent
-from service.app.deal_plan import DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, DealPlan
+from service.app.deal_plan import (
+    DEAL_PLAN,
+    DEAL_PLAN_SCHEMA_VERSION,
+    SEED_COMMITTED,
+    SEED_COMMITTED_SCHEMA_VERSION,
+    SERVICE_RECORDS,
+    DealPlan,
+    SeedCommitted,
+)
 from service.app.errors import CorruptGame
 from service.store.envelope import RecordedEvent
 from service.store.event_store import LogEntry, RedisEventStore
@@ -31,7 +39,7 @@ from service.store.upcasting import UpcasterRegistry, default_registry
 # its folded game and its scoreboard say so (service/app/game.py, projections.scoreboard).
 IMPORTED = "import:"
 
-Record = Event | DealPlan
+Record = Event | DealPlan | SeedCommitted
 
 
 class Undecodable(ValueError):
@@ -53,13 +61,14 @@ class Entry(NamedTuple):
     @property
     def event(self) -> Event | None:
         """The domain event, or None for a service record."""
-        return None if isinstance(self.record, DealPlan) else self.record
+        return None if isinstance(self.record, SERVICE_RECORDS) else self.record
 
 
 # Per stored type: its current schema version and the reader of a payload at that version.
 _READERS: dict[str, tuple[int, Callable[[dict[str, Any]], Record]]] = {
     **{name: (cls.schema_version, event_decoder(name)) for name, cls in EVENT_TYPES.items()},
     DEAL_PLAN: (DEAL_PLAN_SCHEMA_VERSION, DealPlan.from_payload),
+    SEED_COMMITTED: (SEED_COMMITTED_SCHEMA_VERSION, SeedCommitted.from_payload),
 }
 
 
@@ -162,6 +171,8 @@ def payload_of(record: Record) -> tuple[str, int, dict[str, Any]]:
     """(type name, schema version, payload) of a typed record, in its current JSON form."""
     if isinstance(record, DealPlan):
         return DEAL_PLAN, DEAL_PLAN_SCHEMA_VERSION, record.to_payload()
+    if isinstance(record, SeedCommitted):
+        return SEED_COMMITTED, SEED_COMMITTED_SCHEMA_VERSION, record.to_payload()
     cls = type(record)
     return cls.__name__, getattr(cls, "schema_version", 1), event_to_dict(record)
 
@@ -169,7 +180,7 @@ def payload_of(record: Record) -> tuple[str, int, dict[str, Any]]:
 def events(log: Iterable[Entry]) -> Iterator[tuple[int, Event]]:
     """(seq, domain event) of the entries that hold one; service records are skipped."""
     for entry in log:
-        if not isinstance(entry.record, DealPlan):
+        if not isinstance(entry.record, SERVICE_RECORDS):
             yield entry.seq, entry.record
 
 
@@ -207,6 +218,9 @@ def sources(
             raise CorruptGame(entry.game_id, f"seq {entry.seq}: {exc}") from None
         if isinstance(record, DealPlan):  # written only when the creator chose the deals
             out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id, True))
+            continue
+        if isinstance(record, SeedCommitted):  # a service record no read model uses
+            out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id))
             continue
         # An imported game's events carry the import's command id (service/app/game.py).
         imported = entry.seq == 1 and r.command_id.startswith(IMPORTED)

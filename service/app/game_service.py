@@ -38,7 +38,7 @@ from typing import Any
 from bots import bot_names, get_bot
 from domain.cards import Card
 from domain.clock import iso, next_deadline
-from domain.commands import Command, CreateGame, JoinGame
+from domain.commands import Command, CreateGame, Deal, JoinGame
 from domain.dealing import check_explicit_deal
 from domain.decider import decide, fold
 from domain.errors import RuleViolation
@@ -49,7 +49,7 @@ from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
 from service.app.bot_runner import BackgroundBots, BotRunner, table_pace
-from service.app.deal_plan import DealPlan, Hands, fresh_salt, plan_event
+from service.app.deal_plan import DealPlan, Hands, SeedCommitted, fresh_salt, plan_event
 from service.app.errors import (
     GameAlreadyExists,
     GameNotFound,
@@ -361,9 +361,13 @@ class GameService:
             table = at.state
             events = decide(command, table.state)
             records = [new_event(e) for e in events]
+            created = StoredGame(fold(events, table.state), plan)
             if not plan.empty:
                 records.append(plan_event(plan))
-            return Decided(records, StoredGame(fold(events, table.state), plan), None)
+            else:  # the first hand's seed, committed before anyone may contribute to it
+                created, committed = self._commit(created, 1)
+                records.append(committed)
+            return Decided(records, created, None)
 
         def lost_race() -> None:
             if idempotency is not None:
@@ -540,9 +544,25 @@ class GameService:
         state = table.state
         if state.phase is not Phase.DEALING:
             return records, table
-        deal = table.plan.deal_for(state.hand_number + 1, self.fresh_seed, self.fresh_salt())
+        number = state.hand_number + 1
+        committed = table.committed
+        if table.plan.empty and committed is not None and committed.hand_number == number:
+            # The seed committed before the players' contributions (issue 21).
+            deal = Deal(committed.seed, salt=committed.salt)
+        else:  # an arranged game, or one begun before seeds were committed ahead
+            deal = table.plan.deal_for(number, self.fresh_seed, self.fresh_salt())
         events = decide(deal, state)
-        return records + [new_event(e) for e in events], table.after(events)
+        table = table.after(events)
+        records = records + [new_event(e) for e in events]
+        if table.plan.empty:  # the next hand's seed, before any contribution to it
+            table, ahead = self._commit(table, number + 1)
+            records.append(ahead)
+        return records, table
+
+    def _commit(self, table: StoredGame, hand_number: int) -> tuple[StoredGame, NewEvent]:
+        """A fresh seed for ``hand_number``, committed: the game holding it, and its record."""
+        committed = SeedCommitted.fresh(hand_number, self.fresh_seed(), self.fresh_salt())
+        return replace(table, committed=committed), committed.record()
 
     # -- the three steps of a write -------------------------------------------------------
 

@@ -26,10 +26,20 @@ from domain.events import HandDealt
 from domain.secrecy import SECRETS, Moment, Secret, mask, moment_of
 from domain.state import GameState
 from service.app import game_log
-from service.app.deal_plan import DEAL_PLAN_SECRETS, SEEDED_HAND_DEALT_SECRETS, DealPlan
+from service.app.deal_plan import (
+    DEAL_PLAN_SECRETS,
+    SEED_COMMITTED_SECRETS,
+    SEEDED_HAND_DEALT_SECRETS,
+    DealPlan,
+    SeedCommitted,
+)
 
 # Every record class the log may hold, and its declaration.
-_DECLARED: Mapping[type, tuple[Secret, ...]] = {**SECRETS, DealPlan: DEAL_PLAN_SECRETS}
+_DECLARED: Mapping[type, tuple[Secret, ...]] = {
+    **SECRETS,
+    DealPlan: DEAL_PLAN_SECRETS,
+    SeedCommitted: SEED_COMMITTED_SECRETS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +85,8 @@ def redact(entry: game_log.Entry, disclosure: Disclosure, hand: int) -> dict[str
     secrets = _DECLARED.get(type(record))
     if disclosure.seeded and isinstance(record, HandDealt):
         secrets = SEEDED_HAND_DEALT_SECRETS
+    if isinstance(record, SeedCommitted):
+        hand = record.hand_number  # committed ahead: its secret is that hand's, not this one's
     if secrets is None:
         shown, redacted = {}, True
     else:

@@ -104,6 +104,12 @@ def _hand_dealt_salt(payload: dict) -> dict:
     return payload
 
 
+@register_upcaster("HandDealt", 2)
+def _hand_dealt_contributions(payload: dict) -> dict:
+    # v2 deals came before players could contribute to the shuffle (issue 21).
+    return {**payload, "contributions": []}
+
+
 @register_upcaster("PlayerJoined", 1)
 def _player_joined_guest(payload: dict) -> dict:
     # v1 joins came before players could register (issue 20): every one was a guest's.

@@ -73,7 +73,7 @@ def test_no_response_reveals_another_seats_hidden_cards(hearts: Hearts, service,
 
 def recorded(seq: int, type_: str, payload: dict) -> game_log.Entry:
     """A log entry, typed by the game log from the stored envelope it would be."""
-    version = 2 if type_ == "HandDealt" else 1  # HandDealt v2 has the commitment's salt
+    version = 3 if type_ == "HandDealt" else 1  # v2 added the salt, v3 the contributions
     stored = RecordedEvent(type_, version, "g", seq, "t", "c", payload, "0" * 64, "1" * 64)
     return game_log.Entry(seq, "t", "c", stored.hash, game_log.decode(stored))
 
@@ -95,6 +95,7 @@ DEALT = {
     "seed_commitment": "c",
     "explicit": False,
     "salt": "5a" * 16,
+    "contributions": [[1, "c0ffee"]],
 }
 
 

@@ -25,6 +25,7 @@ from domain.events import (
     SeatControlChanged,
     SeatResumed,
     SeatTimedOut,
+    SeedContributed,
     event_from_dict,
     event_to_dict,
     event_type,
@@ -85,6 +86,7 @@ def _log(rules: RuleOptions) -> list[RecordedEvent]:
         GameEnded((0,), (10,) * rules.players),
         GameExpired("2026-01-01T00:00:00.000000Z"),
         SeatTimedOut(2, "2026-01-01T00:00:00.000000Z"),
+        SeedContributed(3, 0, "c0ffee"),
     ]
     events += [NewEvent(event_type(x), type(x).schema_version, event_to_dict(x)) for x in extra]
     return [

@@ -203,7 +203,10 @@ def test_a_killed_runners_game_lost_from_the_queue_is_carried_on_by_the_sweep(
     client.delete(f"{key_prefix}:bots:due")  # the hand-over lost too: only the sweep knows
     settings = Settings(key_prefix=key_prefix, sweep_on_start=True, bot_poll_seconds=0.1)
     app = create_app(settings, redis=client)
-    store = service_of(app).store
-    poll(lambda: store.version(game_id), lambda v: v > version, timeout=60)
-    hearts = Hearts(app.test_client())
-    assert finished(hearts, game_id)["winners"] and audit_ok(hearts, game_id)
+    try:
+        store = service_of(app).store
+        poll(lambda: store.version(game_id), lambda v: v > version, timeout=60)
+        hearts = Hearts(app.test_client())
+        assert finished(hearts, game_id)["winners"] and audit_ok(hearts, game_id)
+    finally:
+        app.extensions["hearts.stop"]()  # its background threads, before the server goes

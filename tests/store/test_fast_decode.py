@@ -36,6 +36,7 @@ from domain.events import (
     SeatControlChanged,
     SeatResumed,
     SeatTimedOut,
+    SeedContributed,
     TrickTaken,
     _converter,
     event_decoder,
@@ -260,6 +261,7 @@ EXAMPLES = [
     GameEnded((2, 3), (100, 52, 20, 20)),
     GameExpired("2026-11-23T21:08:00.000000Z"),
     SeatTimedOut(2, "2026-11-26T14:30:00.000000Z"),
+    SeedContributed(2, 1, "c0ffee"),
 ]
 
 

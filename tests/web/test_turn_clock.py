@@ -50,6 +50,11 @@ def test_a_countdown_a_timeout_while_away_and_back(browser: Browser, web_server:
         page.wait_for_timeout(1500)
         assert countdown.text_content() != first, "the countdown did not move"
         assert page.locator(".seat:not(.me) .countdown").count() == 0  # bots have no clock
+        # The table added a seed of its own to the next hand's shuffle (issue 21).
+        _, log = call(base, "GET", f"/games/{game_id}/events?limit=1000")
+        assert ("SeedContributed", 0) in [
+            (e["type"], e["payload"].get("seat")) for e in log["events"]
+        ]
         page.close()  # the player walks away
 
         deadline = time.monotonic() + SECONDS + 20

@@ -97,6 +97,8 @@ export const api = {
   pass: (id, token, cards) => call("POST", `${game(id)}/pass`, { token, body: { cards } }),
   play: (id, token, card) => call("POST", `${game(id)}/play`, { token, body: { card } }),
   moon: (id, token, choice) => call("POST", `${game(id)}/moon`, { token, body: { choice } }),
+  contribute: (id, token, handNumber, seed) =>
+    call("POST", `${game(id)}/contribution`, { token, body: { seed, hand_number: handNumber } }),
   back: (id, token, seat) => call("POST", `${game(id)}/seats/${seg(seat)}/back`, { token, body: {} }),
   hand: (id, n) => call("GET", `${game(id)}/hands/${seg(n)}`),
   audit: (id) => call("GET", `${game(id)}/audit`),

@@ -72,11 +72,25 @@ export async function showTable(root, gameId, { watch }) {
     }
   }
 
+  // Deals no one can steer: the server committed its seed for the next hand (next_deal); this
+  // seat adds a random seed of its own to that hand's shuffle, once a hand.
+  const contributed = new Set();
+  function contribute() {
+    const next = view.next_deal;
+    if (view.seat == null || !next || contributed.has(next.hand_number)) return;
+    if (next.contributions.some((c) => c.seat === view.seat)) return;
+    contributed.add(next.hand_number);
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const seed = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    api.contribute(gameId, mine.token, next.hand_number, seed).catch(() => contributed.delete(next.hand_number));
+  }
+
   function accept(next) {
     if (view && next.version < view.version) return; // an older answer overtaken by events
     if (view && next.version === view.version && next.seat === view.seat) return; // no news
     if (view && next.hand_number !== view.hand_number) selected = new Set();
     view = next;
+    if (mine) contribute();
     // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
     // half-way redraw that would take the keyboard focus away from your hand.
     if (!busy) draw();

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import secrets
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
@@ -367,6 +368,12 @@ class Seat:
     def set_bot(self, bot: str | None, **options: Any) -> CommandResult:
         """Hand the seat to a bot strategy, or take it back with None."""
         return self._move(f"seats/{self.seat}/bot", {"bot": bot}, **options)
+
+    def contribute(self, seed: str | None = None, **options: Any) -> CommandResult:
+        """Add a seed of this seat's (default: 32 random hex digits) to the next hand's shuffle,
+        whose server seed is committed already (the view's ``next_deal``): once per hand."""
+        seed = seed if seed is not None else secrets.token_hex(16)
+        return self._move("contribution", {"seed": seed}, **options)
 
     def back(self, **options: Any) -> CommandResult:
         """I'm back: take the seat back from the bot that played it while the turn clock had

@@ -58,6 +58,17 @@ class Clock(TypedDict):
     seats: list[SeatClock]
 
 
+class Contribution(TypedDict):
+    seat: int
+    seed: str
+
+
+class NextDeal(TypedDict):
+    hand_number: int
+    seed_commitment: str  # the server's seed for that hand, committed before contributions
+    contributions: list[Contribution]
+
+
 class PublicView(TypedDict):
     id: str
     version: int
@@ -79,6 +90,7 @@ class PublicView(TypedDict):
     moon_shooter: int | None
     winners: list[int]
     clock: Clock | None  # the turn clock; None for a game without one
+    next_deal: NextDeal | None  # None when the creator chose the deals (Seat.contribute())
 
 
 class SeatView(PublicView):

@@ -5,6 +5,10 @@
 
 Checks, each reported on its own line (``ok`` or ``FAIL``):
 
+- ``deals``: each hand's seed commitment is SHA-256 of its revealed salt and seed; a hand that
+  took players' contributions had the server's seed committed before the first of them, and
+  was dealt from it; and each hand's cards are the deal those seeds give (the shuffle written
+  again here from the server's docs/rules.md);
 - ``chain``: the export's events hash-chain from the genesis value (the algorithm is the one
   documented in the server's service/store/envelope.py, written again here from that text), and
   its ``version`` and ``last_hash`` are its last event's;
@@ -90,6 +94,113 @@ def check_chain(document: dict[str, Any]) -> list[Finding]:
     if problems:
         return [Finding("chain", False, p) for p in problems[:20]]
     return [Finding("chain", True, f"{len(events)} events chain from the genesis hash")]
+
+
+# -- the deals: recomputed from what the finished game's log reveals ------------------------------
+#
+# Written again from the server's documentation (docs/rules.md "The shuffle", docs/verify.md),
+# not imported from it: SHA-256 counter-mode draws, rejection sampling, Fisher-Yates over the
+# cards in play in deck order, dealt one at a time from the dealer's left.
+
+SUITS, RANKS = "CDSH", "23456789TJQKA"
+_SPAN = 1 << 32
+
+
+def _deck_order(card: str) -> int:
+    return SUITS.index(card[-1]) * 13 + RANKS.index(card[:-1])
+
+
+def _draws(seed: str) -> Any:
+    counter = 0
+    while True:
+        block = hashlib.sha256(seed.encode("utf-8") + b":" + str(counter).encode()).digest()
+        for i in range(0, 32, 4):
+            yield int.from_bytes(block[i : i + 4], "big")
+        counter += 1
+
+
+def shuffled(cards: Sequence[str], seed: str) -> list[str]:
+    out, draws = list(cards), _draws(seed)
+    for i in range(len(out) - 1, 0, -1):
+        n = i + 1
+        limit = _SPAN - (_SPAN % n)
+        x = next(draws)
+        while x >= limit:
+            x = next(draws)
+        j = x % n
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def mixed_seed(seed: str, contributions: Sequence[Sequence[Any]]) -> str:
+    if not contributions:
+        return seed
+    parts = "|".join(f"{seat}={text}" for seat, text in sorted(tuple(c) for c in contributions))
+    return hashlib.sha256(f"deal:{seed}|{parts}".encode()).hexdigest()
+
+
+def commitment(seed: str, salt: str | None) -> str:
+    text = seed if salt is None else f"{salt}:{seed}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_deals(document: dict[str, Any]) -> list[Finding]:
+    """Each hand's commitment is SHA-256 of its revealed salt and seed; a hand with
+    contributions had its server seed committed (``SeedCommitted``) before the first of them,
+    and was dealt from that very seed; and each hand not dealt as given is the deal that the
+    server's seed mixed with the contributions gives."""
+    problems: list[str] = []
+    pledged: dict[int, tuple[int, dict[str, Any]]] = {}
+    first: dict[int, int] = {}
+    hands = 0
+    for event in document.get("events") or []:
+        kind, p, seq = event.get("type"), event.get("payload") or {}, event.get("seq")
+        if kind == "SeedCommitted":
+            pledged.setdefault(p.get("hand_number"), (seq, p))
+        elif kind == "SeedContributed":
+            first.setdefault(p.get("hand_number"), seq)
+            if p.get("hand_number") not in pledged:
+                problems.append(f"seq {seq}: a contribution before the server's seed was committed")
+        elif kind == "HandDealt":
+            hands += 1
+            problems += _check_hand(seq, p, pledged.get(p.get("hand_number")))
+    if problems:
+        return [Finding("deals", False, p) for p in problems[:20]]
+    return [Finding("deals", True, f"{hands} hands: commitments and deals recomputed")]
+
+
+def _check_hand(
+    seq: int, p: dict[str, Any], pledge: tuple[int, dict[str, Any]] | None
+) -> list[str]:
+    number, seed, salt = p.get("hand_number"), p.get("seed"), p.get("salt")
+    if not isinstance(seed, str):
+        return [f"seq {seq}: hand {number}'s seed is not revealed"]
+    out = []
+    if commitment(seed, salt) != p.get("seed_commitment"):
+        out.append(f"seq {seq}: hand {number}'s commitment is not SHA-256 of its salt and seed")
+    contributions = p.get("contributions") or []
+    if pledge is not None:
+        if (pledge[1].get("seed"), pledge[1].get("salt")) != (seed, salt):
+            out.append(f"seq {seq}: hand {number} was not dealt from the seed committed ahead")
+    elif contributions:
+        out.append(f"seq {seq}: hand {number} took contributions with no seed committed ahead")
+    if not p.get("explicit"):
+        dealt = [list(hand) for hand in p.get("hands") or []]
+        kitty = list(p.get("kitty") or [])
+        in_play = sorted([c for hand in dealt for c in hand] + kitty, key=_deck_order)
+        deck = shuffled(in_play, mixed_seed(seed, contributions))
+        n = len(dealt)
+        size = len(dealt[0]) if dealt else 0
+        again: list[list[str]] = [[] for _ in range(n)]
+        for k in range(n * size):
+            again[(p.get("dealer", 0) + 1 + k) % n].append(deck[k])
+        same = all(
+            sorted(a, key=_deck_order) == sorted(d, key=_deck_order)
+            for a, d in zip(again, dealt, strict=True)
+        )
+        if not same or sorted(deck[n * size :], key=_deck_order) != sorted(kitty, key=_deck_order):
+            out.append(f"seq {seq}: hand {number}'s cards are not the deal its seeds give")
+    return out
 
 
 def final_head(document: dict[str, Any], origin: str) -> Head:
@@ -191,7 +302,7 @@ def verify(
     min_witnesses: int = 0,
     salt: str | None = None,
 ) -> list[Finding]:
-    findings = check_chain(document)
+    findings = check_chain(document) + check_deals(document)
     if salt is None and proof is not None:
         salt = proof.get("head_salt")
     findings += [check_head(document, value, log_key, salt) for value in heads]

@@ -36,16 +36,19 @@ def game(hands: int) -> tuple[dict, list[str], dict, str]:
     for attempt in range(50):
         app = create_app(Settings(key_prefix="bench"), redis=fakeredis.FakeRedis())
         client = app.test_client()
-        # A high limit makes a long game; bots only, so it ends within the create request.
+        # A high limit makes a long game; bots only, played by the app's background runner.
+        # The service's own seeds: each hand's seed is committed ahead (SeedCommitted).
         created = client.post(
             "/api/v1/games",
-            json={
-                "seats": [{"bot": "random"}] * 4,
-                "rules": {"score_limit": 100},
-                "seed": f"bench {attempt}",
-            },
+            json={"seats": [{"bot": "random"}] * 4, "rules": {"score_limit": 100}},
         ).get_json()
         game_id = created["id"]
+        deadline = time.monotonic() + 120
+        while client.get(f"/api/v1/games/{game_id}").get_json()["phase"] != "finished":
+            if time.monotonic() > deadline:
+                raise SystemExit("the bench's game did not finish")
+            time.sleep(0.05)
+        app.extensions["hearts.stop"]()
         export = client.get(f"/api/v1/games/{game_id}/export").get_json()
         if export["hand_number"] < hands:
             continue

@@ -33,7 +33,7 @@ from service.store.read_models import ProjectionStore
 
 def game(hands: int) -> tuple[dict, list[str], dict, str]:
     """(export, heads kept, inclusion proof, log key) of a finished game of >= ``hands`` hands."""
-    for attempt in range(50):
+    for _attempt in range(50):
         app = create_app(Settings(key_prefix="bench"), redis=fakeredis.FakeRedis())
         client = app.test_client()
         # A high limit makes a long game; bots only, played by the app's background runner.

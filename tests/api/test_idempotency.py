@@ -60,7 +60,8 @@ def test_a_retried_join_gets_the_same_seat_and_token(
         422,
         "idempotency-key-reused",
     )
-    assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 2
+    # GameCreated, the first hand's seed committed (SeedCommitted), the one join.
+    assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 3
     # Redis holds neither the token nor the raw key; the record expires in 24 hours.
     # SCAN, not KEYS: a cluster client scans every master, KEYS asks one node.
     idem_keys = list(redis_client.scan_iter(match=f"{key_prefix}:*:idem:*"))
@@ -85,7 +86,7 @@ def test_a_retried_join_whose_record_was_altered_is_refused_not_answered_with_50
     redis_client.set(name, fingerprint + "\n" + json.dumps(record), keepttl=True)
     again = client.post(url, json={"name": "ann"}, headers=key(JOIN_ANN))
     assert_problem(again, 409, "idempotency-receipt-unreadable")
-    assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 2
+    assert client.get(f"/api/v1/games/{game['id']}").get_json()["version"] == 3
 
 
 def test_a_retried_create_gets_the_same_game(client):

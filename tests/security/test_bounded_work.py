@@ -69,7 +69,8 @@ def test_a_game_of_bots_is_created_at_once_and_played_in_the_background(redis_cl
     # The answer is the create's own append (the game and its first deal): no bot moved in it.
     early = service_of(app).store.read(created["id"], limit=created["version"])
     assert not any(is_bot_move(e.command_id) for e in early)
-    assert [e.type for e in early][-1] == "HandDealt"
+    # ... ending with the first deal and the next hand's seed committed (SeedCommitted).
+    assert [e.type for e in early][-2:] == ["HandDealt", "SeedCommitted"]
 
     final = finished(hearts, created["id"])
     assert final["winners"] and audit_ok(hearts, created["id"])

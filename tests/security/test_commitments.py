@@ -80,7 +80,7 @@ def test_the_dictionary_attack_fails_against_the_service_commitment(hearts: Hear
 
 
 def test_the_salt_is_revealed_with_the_seed_and_opens_the_commitment(hearts: Hearts):
-    game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
+    game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 52})
     finished(hearts, game["id"])
     for number in (1, 2):
         record = hearts.http.get(f"/api/v1/games/{game['id']}/hands/{number}").get_json()
@@ -92,10 +92,11 @@ def test_the_salt_is_revealed_with_the_seed_and_opens_the_commitment(hearts: Hea
 
 
 def test_every_deal_gets_its_own_salt(hearts: Hearts):
-    game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
+    # 52: hands 1 and 2 are always dealt (at 26 a moon shot in hand 1 ended the game).
+    game = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 52})
     finished(hearts, game["id"])
     records = [hearts.http.get(f"/api/v1/games/{game['id']}/hands/{n}").get_json() for n in (1, 2)]
-    again = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 26})
+    again = hearts.create(BOTS + [{"bot": "random"}], seed=SEED, rules={"score_limit": 52})
     finished(hearts, again["id"])
     same_seed = hearts.http.get(f"/api/v1/games/{again['id']}/hands/1").get_json()
     salts = {r["seed_salt"] for r in records} | {same_seed["seed_salt"]}
@@ -161,7 +162,7 @@ def test_a_salted_commitment_with_its_salt_removed_is_caught(hearts: Hearts):
     service = hearts.http.application.extensions["hearts"]
     envelopes = read_raw(service.store, game["id"])
     (first,) = [e for e in envelopes if e["type"] == "HandDealt"][:1]
-    assert first["schema_version"] == 2 and is_salt(first["payload"]["salt"])
+    assert first["schema_version"] == 3 and is_salt(first["payload"]["salt"])
     first["payload"]["salt"] = None  # claim format 1 for a format 2 commitment
     write_raw(service.store, game["id"], rehash(envelopes))
     report = Replay(service.store).audit(game["id"])

@@ -115,3 +115,28 @@ def test_register_in_the_browser_join_with_the_key_and_resume_elsewhere(
     finally:
         first.close()
         other.close()
+
+
+def test_play_now_seeks_a_table_and_sits_down_when_bots_fill_it(
+    browser: Browser, web_server: str
+) -> None:
+    """Matchmaking in the browser (issue 20): a registered player presses "Play now"; nobody
+    else seeks, so bots fill the table after a second; the page takes the seat and shows the
+    hand."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{web_server}/#/")
+        page.locator('.account input[name="player"]').fill(f"Now{str(time.time_ns())[-8:]}")
+        page.get_by_role("button", name="Register").click()
+        page.locator(".seek select[name=players]").select_option("3")
+        page.locator(".seek input[name=fill]").fill("1")
+        page.get_by_role("button", name="Play now").click()
+        expect(page.locator(".seek-status")).not_to_be_empty()
+        page.wait_for_url("**/#/game/*", timeout=30_000)
+        expect(page.locator(".hand .card")).to_have_count(17)  # three players: 17 cards each
+        game_id = page.url.rsplit("/", 1)[-1]
+        seats = _call(web_server, "GET", f"/games/{game_id}")["seats"]
+        assert sum(s["bot"] is not None for s in seats) == 2
+    finally:
+        context.close()

@@ -78,7 +78,7 @@ export function accountPanel(onChange) {
   title.append(" ", forget);
   const list = el("ul", undefined, "games my-games");
   list.append(el("li", "Loading…", "muted"));
-  section.append(title, el("p", "Your key is kept in this browser only.", "muted"), list);
+  section.append(title, el("p", "Your key is kept in this browser only.", "muted"), playNow(player), list);
   attempt(async () => {
     const body = await call("GET", "/players/me/games?limit=20", { token: player.key });
     list.replaceChildren();
@@ -110,4 +110,81 @@ export function accountPanel(onChange) {
     }
   });
   return section;
+}
+
+// "Play now": a seek (POST /seeks) for a table of this kind, followed until it is matched
+// (then this browser takes the seat: resume with the key) or ends.
+function playNow(player) {
+  const form = el("form", undefined, "create seek");
+  const choice = (label, name, options, chosen) => {
+    const wrap = el("label", `${label} `);
+    const select = el("select");
+    select.name = name;
+    for (const [value, text] of options) {
+      const option = el("option", text);
+      option.value = value;
+      option.selected = value === chosen;
+      select.append(option);
+    }
+    wrap.append(select);
+    return wrap;
+  };
+  const players = choice("Players", "players", [["3", "3"], ["4", "4"], ["5", "5"], ["6", "6"]], "4");
+  const clock = choice(
+    "Clock",
+    "time_control",
+    [["off", "none"], ["relaxed", "relaxed (60 s + 300 s)"], ["quick", "quick (15 s + 60 s)"]],
+    "off",
+  );
+  const fillLabel = el("label", "Bots after (s) ");
+  const fill = el("input");
+  fill.name = "fill";
+  fill.type = "number";
+  fill.min = "1";
+  fill.max = "3600";
+  fill.value = "30";
+  fillLabel.append(fill);
+  const button = el("button", "Play now", "primary");
+  button.type = "submit";
+  const status = el("p", "", "muted seek-status");
+  status.setAttribute("role", "status");
+  form.append(players, clock, fillLabel, button, status);
+  let following = null;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    attempt(async () => {
+      const body = {
+        players: Number(form.players.value),
+        time_control: form.time_control.value,
+        fill_with_bots_after: fill.value ? Number(fill.value) : null,
+      };
+      const seek = await call("POST", "/seeks", { token: player.key, body });
+      button.disabled = true;
+      clearInterval(following);
+      follow(seek);
+      following = setInterval(
+        () => attempt(async () => follow(await call("GET", `/seeks/${encodeURIComponent(seek.id)}`, { token: player.key }))),
+        1000,
+      );
+    });
+  });
+
+  async function follow(seek) {
+    if (seek.state === "waiting") {
+      status.textContent = `Waiting for players (${seek.players} at the table)…`;
+      return;
+    }
+    clearInterval(following);
+    button.disabled = false;
+    if (seek.state !== "matched") {
+      status.textContent = `Your seek ${seek.state}.`;
+      return;
+    }
+    status.textContent = "Matched: taking your seat…";
+    const path = `/games/${encodeURIComponent(seek.game_id)}/seats/${seek.seat}/resume`;
+    const given = await call("POST", path, { token: player.key, body: {} });
+    saveSeat(seek.game_id, { seat: given.seat, token: given.token, name: player.name });
+    location.hash = `#/game/${encodeURIComponent(seek.game_id)}`;
+  }
+  return form;
 }

@@ -211,14 +211,19 @@ def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) 
             lifetime,
             lambda cancel: departures.watch(sock, cancel),
         )
-        response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
     except BaseException:
         slot.release()
         raise
-    # The WSGI server closes the response when the stream ends or its client is gone (the
-    # stream saw it, or a write failed): the generator's cleanup runs (GeneratorExit) and the
-    # slot is given back, also for a stream that never started.
-    response.call_on_close(slot.release)
+    return event_stream(stream, slot.release)
+
+
+def event_stream(stream: Iterator[str], release: Callable[[], None]) -> Response:
+    """A live stream's response. The WSGI server closes it when the stream ends or its client
+    is gone (the stream saw it, or a write failed): the generator's cleanup runs
+    (GeneratorExit) and ``release`` gives the stream's slot back, also for a stream that never
+    started."""
+    response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
+    response.call_on_close(release)
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
     return response

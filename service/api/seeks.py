@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, request
 from flask_smorest import Blueprint
 
 from domain.clock import iso
@@ -19,7 +19,7 @@ from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_vie
 from service.api.players import players
 from service.api.problems import BODY, documented
 from service.api.rate_limits import rate_limited
-from service.api.replay import EVENT_STREAM, TEXT, wants_stream
+from service.api.replay import EVENT_STREAM, TEXT, event_stream, wants_stream
 from service.api.schemas import (
     PlayerEventsQuery,
     PlayerEventsSchema,
@@ -160,14 +160,10 @@ def _stream(player: Player, last: str | None) -> Response:
     slot = slots.take(request.remote_addr or "unknown")
     try:
         stream = _notices(player, last, settings.sse_keepalive_seconds, settings.sse_max_seconds)
-        response = Response(stream_with_context(stream), mimetype=EVENT_STREAM)
     except BaseException:
         slot.release()
         raise
-    response.call_on_close(slot.release)
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
+    return event_stream(stream, slot.release)
 
 
 def _notices(player: Player, last: str | None, keepalive: float, lifetime: float) -> Iterator[str]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from service.api.factory import create_app
+from service.settings import Settings
 from tests.api.helpers import auth
 
 
@@ -211,3 +212,41 @@ def test_the_players_stream_says_its_games_started_and_its_turn_came(client):
             assert later["last_id"] == later["events"][-1]["id"]
         else:
             assert turns_now == []
+
+
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_the_players_live_stream_sends_a_snapshot_then_notices_and_resumes(
+    redis_client, key_prefix
+):
+    settings = Settings(key_prefix=key_prefix, sse_max_seconds=1.0, sse_keepalive_seconds=0.3)
+    app = create_app(settings, redis=redis_client)
+    try:
+        client = app.test_client()
+        keys = [register(client) for _ in range(3)]
+        for key in keys:
+            seek(client, key, players=3)
+        live = {**auth(keys[0]), "Accept": "text/event-stream"}
+        body = client.get("/api/v1/players/me/events", headers=live).get_data(as_text=True)
+        messages = [m for m in body.split("\n\n") if m.strip()]
+        kinds = [
+            line.split(": ", 1)[1]
+            for m in messages
+            for line in m.split("\n")
+            if line.startswith("event: ")
+        ]
+        assert kinds[:2] == ["gameStart", "yourTurn"] and kinds[-1] == "reconnect"
+        assert ": keep-alive" in body  # nothing new for a second: the line is kept alive
+        assert not any(line.startswith("id: ") for line in body.split("\n"))  # a snapshot
+        # Resumed after the first notice: what followed it is sent again, with its id.
+        feed = client.get("/api/v1/players/me/events?after=0-0", headers=auth(keys[0])).get_json()
+        first, rest = feed["events"][0], feed["events"][1:]
+        resumed = client.get(
+            "/api/v1/players/me/events", headers={**live, "Last-Event-ID": first["id"]}
+        ).get_data(as_text=True)
+        ids = [line[4:] for line in resumed.split("\n") if line.startswith("id: ")]
+        assert ids == [e["id"] for e in rest]
+        # A Last-Event-ID that is no stream id is ignored (a fresh snapshot), never a 500.
+        odd = client.get("/api/v1/players/me/events", headers={**live, "Last-Event-ID": "9" * 40})
+        assert odd.status_code == 200
+    finally:
+        app.extensions["hearts.stop"]()

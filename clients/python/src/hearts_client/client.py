@@ -8,7 +8,7 @@ import binascii
 import json
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 import httpx
@@ -164,14 +164,31 @@ class HeartsClient:
         ends. A dropped connection, or the server's bounded stream lifetime, is resumed from the
         last event received (``Last-Event-ID``): nothing lost, nothing twice. ``retries``
         connection failures in a row end it with the error."""
+
+        def headers() -> dict[str, str]:
+            sent = {"Accept": "text/event-stream", "Last-Event-ID": str(after)}
+            if token is not None:
+                sent["Authorization"] = f"Bearer {token}"
+            return sent
+
+        for kind, data in self._sse(f"/games/{game_id}/events", headers, retries):
+            if kind == "end":
+                return
+            if kind == "message" and data is not None:
+                after = data["seq"]
+                yield data
+
+    def _sse(
+        self, path: str, headers: Callable[[], dict[str, str]], retries: int
+    ) -> Iterator[tuple[str, Any]]:
+        """(event name, data) of a Server-Sent Events stream, reconnecting (with ``headers()``
+        as they are then: a Last-Event-ID) when the server ends it or the connection drops;
+        ``retries`` failures in a row end it with the error. A 204 ends it."""
         failures = 0
         while True:
-            headers = {"Accept": "text/event-stream", "Last-Event-ID": str(after)}
-            if token is not None:
-                headers["Authorization"] = f"Bearer {token}"
             try:
                 with self.http.stream(
-                    "GET", f"{API}/games/{game_id}/events", headers=headers, timeout=None
+                    "GET", f"{API}{path}", headers=headers(), timeout=None
                 ) as response:
                     if response.status_code == 204:
                         return  # nothing more will ever come
@@ -180,11 +197,7 @@ class HeartsClient:
                         raise _problem(response)
                     for kind, data in _messages(response.iter_lines()):
                         failures = 0
-                        if kind == "end":
-                            return
-                        if kind == "message" and data is not None:
-                            after = data["seq"]
-                            yield data
+                        yield kind, data
             except httpx.TransportError:
                 failures += 1
                 if failures > retries:
@@ -498,28 +511,15 @@ class Player:
         ``seat`` and ``version``. First the games in play and the turns waiting now, then each
         notice as it comes; a dropped connection resumes after the last notice received."""
         last: str | None = None
-        failures = 0
-        while True:
-            headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {self.key}"}
+
+        def headers() -> dict[str, str]:
+            sent = {"Accept": "text/event-stream", "Authorization": f"Bearer {self.key}"}
             if last is not None:
-                headers["Last-Event-ID"] = last
-            try:
-                with self.client.http.stream(
-                    "GET", f"{API}/players/me/events", headers=headers, timeout=None
-                ) as response:
-                    if response.is_error:
-                        response.read()
-                        raise _problem(response)
-                    for kind, data in _messages(response.iter_lines()):
-                        failures = 0
-                        if kind == "reconnect":
-                            break
-                        if data and data.get("id"):
-                            last = data["id"]
-                        if data and "type" in data:
-                            yield data
-            except httpx.TransportError:
-                failures += 1
-                if failures > retries:
-                    raise
-                time.sleep(min(2.0, 0.1 * 2**failures))
+                sent["Last-Event-ID"] = last
+            return sent
+
+        for _, data in self.client._sse("/players/me/events", headers, retries):
+            if data and data.get("id"):
+                last = data["id"]
+            if data and "type" in data:
+                yield data

@@ -27,6 +27,10 @@ class Settings:
     log_origin: str = "hearts.localhost/log"
     log_key_file: str | None = None
     log_witnesses: str = ""
+    # GET /log/checkpoint serves a checkpoint published at most this often (seconds; 0: the
+    # tree at each request). None: the caller's default (10 for hearts serve, 0 for an app
+    # handed its Redis, as in the tests).
+    checkpoint_interval: float | None = None
     # Projection-log partitions; part of the data layout: never change it for existing data.
     partitions: int = 16
     # An append is acknowledged once this many replicas have it (WAIT); 0: once the primary has.
@@ -240,6 +244,13 @@ def flag(raw: str) -> bool:
     return bool(raw)
 
 
+def non_negative_seconds(raw: str) -> float:
+    value = float(raw)
+    if not 0 <= value < float("inf"):
+        raise ValueError(raw)
+    return value
+
+
 def non_negative(raw: str) -> int:
     value = int(raw)
     if value < 0:
@@ -292,6 +303,7 @@ _VARIABLES = (
     ("log_origin", "HEARTS_LOG_ORIGIN", str),
     ("log_key_file", "HEARTS_LOG_KEY_FILE", str),
     ("log_witnesses", "HEARTS_LOG_WITNESSES", str),
+    ("checkpoint_interval", "HEARTS_CHECKPOINT_INTERVAL", non_negative_seconds),
     ("partitions", "HEARTS_PARTITIONS", positive),
     ("min_replicas", "HEARTS_MIN_REPLICAS", non_negative),
     ("replica_timeout_ms", "HEARTS_REPLICA_TIMEOUT_MS", positive),

@@ -153,9 +153,18 @@ class HeadCheck:
 
 class TransparencyLog:
     def __init__(
-        self, store: RedisEventStore, signer: Signer, witnesses: Sequence[Verifier] = ()
+        self,
+        store: RedisEventStore,
+        signer: Signer,
+        witnesses: Sequence[Verifier] = (),
+        *,
+        publish_every: float = 0.0,
     ) -> None:
         self.store = store
+        # The checkpoint GET /log/checkpoint serves is published at most once per this many
+        # seconds (0: the tree as it is at each request), so every reader and witness sees the
+        # same one between two publications.
+        self.publish_every = publish_every
         self.signer = signer
         self.witnesses = tuple(w for w in witnesses if w.sig_type == COSIGNATURE)
         self.tree = GameTree(store.redis, store.prefix)
@@ -234,8 +243,10 @@ class TransparencyLog:
         return size
 
     def checkpoint(self, size: int | None = None) -> str:
-        """The signed checkpoint of the tree at ``size`` (now if None), with the cosignatures
-        witnesses posted for it."""
+        """The signed checkpoint of the tree at ``size`` (None: the one published now), with
+        the cosignatures witnesses posted for it."""
+        if size is None and self.publish_every > 0:
+            size = self.tree.published_size(int(self.publish_every * 1000))
         size = self._size(size)
         self._await_replicas(size)
         text = Checkpoint(self.origin, size, self.tree.root(size)).text()
@@ -306,6 +317,9 @@ class TransparencyLog:
         return kept
 
 
+DEFAULT_CHECKPOINT_INTERVAL = 10.0  # seconds between two checkpoints published
+
+
 def build_log(store: RedisEventStore, settings: Settings, *, injected: bool) -> TransparencyLog:
     """The app's log from its settings. The key is ``log_key_file``, else the data directory's
     ``log-key.pem``; an app handed its Redis (tests, ``--ephemeral``) with neither configured
@@ -323,4 +337,7 @@ def build_log(store: RedisEventStore, settings: Settings, *, injected: bool) -> 
         ]
     except NoteError as error:
         raise ConfigError(f"HEARTS_LOG_ORIGIN / HEARTS_LOG_WITNESSES: {error}") from None
-    return TransparencyLog(store, signer, witnesses)
+    every = settings.checkpoint_interval
+    if every is None:  # hearts serve publishes every 10 s; an app handed its Redis, at once
+        every = 0.0 if injected else DEFAULT_CHECKPOINT_INTERVAL
+    return TransparencyLog(store, signer, witnesses, publish_every=every)

@@ -40,6 +40,21 @@ redis.call('HSET', KEYS[2], ARGV[1], record)
 return {1, record}
 """
 
+# KEYS: 1 leaves, 2 the published checkpoint's record. ARGV: 1 interval (ms). The size of the
+# checkpoint published now: the tree's size, published again once the interval has passed
+# since the last publication (the Redis server's time: every process agrees).
+_PUBLISH_LUA = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local at = tonumber(redis.call('HGET', KEYS[2], 'at') or '-1')
+local size = tonumber(redis.call('HGET', KEYS[2], 'size') or '-1')
+if size < 0 or now - at >= tonumber(ARGV[1]) then
+  size = redis.call('LLEN', KEYS[1])
+  redis.call('HSET', KEYS[2], 'size', size, 'at', now)
+end
+return size
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Leaf:
@@ -63,6 +78,7 @@ class GameTree:
         self.redis = redis
         self.prefix = prefix
         self._append = redis.register_script(_APPEND_LUA)
+        self._publish = redis.register_script(_PUBLISH_LUA)
 
     @property
     def leaves_key(self) -> str:
@@ -71,6 +87,15 @@ class GameTree:
     @property
     def games_key(self) -> str:
         return f"{self.prefix}:{{tlog}}:games"
+
+    @property
+    def published_key(self) -> str:
+        return f"{self.prefix}:{{tlog}}:published"
+
+    def published_size(self, every_ms: int) -> int:
+        """The size of the checkpoint published now: the tree's size as it was at the last
+        publication, unless ``every_ms`` have passed since (then the tree's size now)."""
+        return int(self._publish(keys=[self.leaves_key, self.published_key], args=[every_ms]))
 
     def cosig_key(self, size: int) -> str:
         return f"{self.prefix}:{{tlog}}:cosig:{size}"

@@ -211,3 +211,31 @@ def test_a_checkpoint_waits_for_the_replicas_it_is_told_to(redis_server, key_pre
     response = client.get("/api/v1/log/checkpoint")  # a lone redis-server has no replica
     assert response.status_code == 503
     assert response.get_json()["code"] == "not-replicated"
+
+
+def test_the_checkpoint_served_is_published_at_an_interval(redis_client, key_prefix) -> None:
+    """With HEARTS_CHECKPOINT_INTERVAL every reader gets the same checkpoint between two
+    publications (hearts serve: 10 s); a size asked for is signed on request."""
+    from service.api.factory import create_app
+
+    app = create_app(Settings(key_prefix=key_prefix, checkpoint_interval=3600), redis=redis_client)
+    try:
+        client = app.test_client()
+        hearts = Hearts(client)
+        finished_games(hearts, 1)
+        project(app)
+        published = client.get("/api/v1/log/checkpoint").get_data(as_text=True)
+        assert Checkpoint.parse(Note.parse(published).text).size == 1
+        finished_games(hearts, 1)
+        project(app)
+        # Within the interval: the same checkpoint, though the tree has grown.
+        assert client.get("/api/v1/log/checkpoint").get_data(as_text=True) == published
+        asked = client.get("/api/v1/log/checkpoint?size=2").get_data(as_text=True)
+        assert Checkpoint.parse(Note.parse(asked).text).size == 2
+        # The interval over (as if an hour had passed): the next one is published.
+        tree = app.extensions["hearts.log"].tree
+        redis_client.hset(tree.published_key, "at", 0)
+        again = client.get("/api/v1/log/checkpoint").get_data(as_text=True)
+        assert Checkpoint.parse(Note.parse(again).text).size == 2
+    finally:
+        app.extensions["hearts.stop"]()

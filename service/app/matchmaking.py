@@ -231,10 +231,11 @@ class Matchmaker:
             return
         game_id, plan = found
         seats = [None if isinstance(p, list) else p for p in plan]
-        with contextlib.suppress(GameAlreadyExists):  # created by an earlier attempt
-            self.games.create(
-                game_id, rules=rules_of(pool), seats=seats, plan=DealPlan(), idempotency=None
-            )
+        if self.games.cache.get(game_id).version == 0:  # not created yet (a look costs nothing)
+            with contextlib.suppress(GameAlreadyExists):  # created meanwhile by another look
+                self.games.create(
+                    game_id, rules=rules_of(pool), seats=seats, plan=DealPlan(), idempotency=None
+                )
         state = self.games.snapshot(game_id).state.state
         for seat, entry in enumerate(plan):
             if not isinstance(entry, list) or state.seats[seat].player_id == entry[0]:

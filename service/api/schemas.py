@@ -645,6 +645,13 @@ class HandTrickSchema(TrickSchema):
     seq = fields.Integer(metadata={"description": "The TrickTaken event"})
 
 
+class HandTimeoutSchema(Schema):
+    seat = fields.Integer()
+    seq = fields.Integer(metadata={"description": "The SeatTimedOut event; the move follows it"})
+    decision = fields.String(validate=validate.OneOf(["pass", "play", "moon"]))
+    trick = fields.Integer(allow_none=True, metadata={"description": "For a play: the trick"})
+
+
 class MoonChoiceSchema(Schema):
     seat = fields.Integer()
     choice = fields.String()
@@ -692,6 +699,14 @@ class HandSchema(Schema):
     totals = fields.List(fields.Integer(), allow_none=True)
     game_over = fields.Boolean()
     winners = fields.List(fields.Integer(), allow_none=True)
+    timeouts = fields.List(
+        fields.Nested(HandTimeoutSchema),
+        metadata={"description": "The decisions the turn clock handed to the timeout bot"},
+    )
+    contributions = fields.List(
+        fields.Nested(ContributionViewSchema),
+        metadata={"description": "The players' seeds mixed into the hand's shuffle"},
+    )
 
 
 class AuditCheckSchema(Schema):

@@ -25,10 +25,11 @@ from domain.events import (
     HandScored,
     MoonScoringChosen,
     PassesExchanged,
+    SeatTimedOut,
     TrickTaken,
 )
 from domain.secrecy import Moment, Owner, may_see, secret
-from domain.state import INITIAL_STATE, GameState
+from domain.state import INITIAL_STATE, GameState, Phase
 from service.app import game_log
 from service.store.envelope import RecordedEvent
 
@@ -116,6 +117,11 @@ class HandRecord:
     totals: tuple[int, ...] | None
     game_over: bool
     winners: tuple[int, ...] | None
+    # The decisions the turn clock took from a seat: {seat, seq, decision, trick}, the timeout
+    # bot's move right after (public, like the moves).
+    timeouts: tuple[dict[str, Any], ...] = ()
+    # The players' contributions to the hand's shuffle, (seat, text) (public).
+    contributions: tuple[tuple[int, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,6 +163,8 @@ class HandRecord:
             "totals": _ints(self.totals),
             "game_over": self.game_over,
             "winners": _ints(self.winners),
+            "timeouts": [dict(t) for t in self.timeouts],
+            "contributions": [{"seat": s, "seed": text} for s, text in self.contributions],
         }
 
 
@@ -184,6 +192,7 @@ class _Open:
     scored: HandScored | None = None
     ended: GameEnded | None = None
     trick_seqs: tuple[int, ...] = ()
+    timeouts: tuple[dict[str, Any], ...] = ()
 
 
 def hand_records(
@@ -239,6 +248,8 @@ class HandTracker:
                 {"seat": i, "name": s.name, "bot": s.bot} for i, s in enumerate(self.state.seats)
             )
             self.current = _Open(event, logged.seq, logged.seq, seats, self.state.scores)
+        if isinstance(event, SeatTimedOut) and self.current is not None:
+            self.current.timeouts += (_timeout(self.state, event, logged.seq),)
         self.state = evolve(self.state, event)
         current = self.current
         if current is None:
@@ -307,7 +318,25 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
         totals=scored.totals if scored else None,
         game_over=h.ended is not None,
         winners=h.ended.winners if h.ended is not None else None,
+        timeouts=h.timeouts,
+        contributions=h.dealt.contributions,
     )
+
+
+_DECISIONS = {Phase.PASSING: "pass", Phase.PLAYING: "play", Phase.MOON_CHOICE: "moon"}
+
+
+def _timeout(state: GameState, event: SeatTimedOut, seq: int) -> dict[str, Any]:
+    """A timeout as a hand record shows it: which decision of which seat (the trick, for a
+    play) the timeout bot made."""
+    hand = state.hand
+    playing = state.phase is Phase.PLAYING and hand is not None
+    return {
+        "seat": event.seat,
+        "seq": seq,
+        "decision": _DECISIONS.get(state.phase, state.phase.value),
+        "trick": len(hand.tricks) + 1 if playing and hand is not None else None,
+    }
 
 
 # -- visibility -----------------------------------------------------------------------------------

@@ -107,6 +107,11 @@ def test_a_deadline_passing_makes_the_timeout_bot_move_for_the_seat(
     assert logged[0]["time"] == iso(clock.now)
     assert (logged[1]["type"], logged[1]["payload"]["seat"]) == ("CardPlayed", 0)
     assert logged[1]["command_id"] == logged[0]["command_id"]  # one append
+    # The hand's record says which decision the clock gave to the bot (the replay marks it).
+    record = client.get(f"/api/v1/games/{game_id}/hands/1").get_json()
+    assert record["timeouts"] == [
+        {"seat": 0, "seq": logged[0]["seq"], "decision": "play", "trick": 1}
+    ]
     seat = hearts.view(game_id, token)["clock"]["seats"][0]
     assert (seat["timeouts"], seat["reserve_seconds"], seat["away"]) == (1, 0, False)
     assert client.get(f"/api/v1/games/{game_id}/audit").get_json()["ok"] is True

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from urllib.parse import urlsplit
 
+import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.replay.live import request
+from tests.replay.live import request, start_server, stop_server
 
 SECONDS = 6  # per decision: long enough to watch the countdown, short enough to wait out
 RULES = {
@@ -79,3 +81,49 @@ def test_a_countdown_a_timeout_while_away_and_back(browser: Browser, web_server:
         assert view["clock"]["seats"][0]["timeouts"] >= 1
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def quick_bots_server(redis_server, tmp_path_factory):
+    """hearts serve whose bots stand in for away players without the person's pace, so a hand
+    whose only person timed out is played out in seconds."""
+    prefix = f"clock-{uuid.uuid4().hex[:8]}"
+    process, port = start_server(
+        redis_server,
+        prefix,
+        tmp_path_factory.mktemp("gunicorn-clock"),
+        HEARTS_BOT_AWAY_PACE="0.01",
+        HEARTS_TIMEKEEPER_INTERVAL="0.2",
+    )
+    yield f"http://127.0.0.1:{port}"
+    stop_server(process)
+
+
+def test_the_replay_marks_the_move_the_clock_gave_to_the_bot(
+    browser: Browser, quick_bots_server: str
+):
+    base = quick_bots_server
+    rules = {**RULES, "seconds_per_decision": 1, "score_limit": 1}  # one hand
+    status, game = call(
+        base, "POST", "/games", {"rules": rules, "seats": [None] + [{"bot": "random"}] * 3}
+    )
+    assert status == 201, game
+    game_id = game["id"]
+    call(base, "POST", f"/games/{game_id}/seats", {"name": "cal"})  # and never moves
+    deadline = time.monotonic() + 60
+    while call(base, "GET", f"/games/{game_id}")[1]["phase"] != "finished":
+        assert time.monotonic() < deadline, "the hand was not played out"
+        time.sleep(0.2)
+    record = call(base, "GET", f"/games/{game_id}/hands/1")[1]
+    assert record["timeouts"][0]["seat"] == 0  # then away: its bot played the rest
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}/#/replay/{game_id}/1")
+        caption = page.locator(".caption")
+        for _ in range(60):
+            if "time ran out" in (caption.text_content() or ""):
+                break
+            page.get_by_role("button", name="Forward").click()
+        expect(caption).to_contain_text("time ran out: its bot played")
+    finally:
+        page.close()

@@ -8,6 +8,7 @@ import { $, arrangedBadge, attempt, html, nameHtml, render, seatName, seatPositi
 
 // The hand as a list of steps; each step is everything the table shows at that moment.
 export function replaySteps(record) {
+  const timeouts = record.timeouts ?? []; // decisions the turn clock gave to the bot
   const seats = record.seats.length;
   const steps = [];
   let hands = record.dealt.map((cards) => (cards ? [...cards] : null));
@@ -30,7 +31,9 @@ export function replaySteps(record) {
       if (!cards || !pass.passed || !pass.received) return cards;
       return cards.filter((c) => !pass.passed.includes(c)).concat(pass.received);
     });
-    snapshot(`Pass ${record.pass_direction}`, [], { received: record.passes.map((p) => p.received) });
+    const late = timeouts.filter((t) => t.decision === "pass").map((t) => seatName(record.seats, t.seat));
+    const passCaption = `Pass ${record.pass_direction}` + (late.length ? ` (time ran out for ${late.join(", ")}: the bot passed)` : "");
+    snapshot(passCaption, [], { received: record.passes.map((p) => p.received) });
   }
   const tricks = [...record.tricks];
   if (record.current_trick?.length) tricks.push({ cards: record.current_trick, number: tricks.length + 1 });
@@ -40,6 +43,10 @@ export function replaySteps(record) {
       // The caption is text before the card played and text after it (the card is drawn).
       const caption = `Trick ${trick.number}: ${seatName(record.seats, seat)} plays`;
       let after = "";
+      // The turn clock ran out for this seat: the timeout bot made this play.
+      if (timeouts.some((t) => t.decision === "play" && t.trick === trick.number && t.seat === seat)) {
+        after += " (time ran out: its bot played)";
+      }
       const complete = index === trick.cards.length - 1 && trick.winner != null;
       if (complete) {
         taken[trick.winner] += 1;

@@ -5,23 +5,10 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from service.api.factory import create_app
 from service.settings import Settings
 from service.store.redis_server import client_for
 from tests.api.helpers import Hearts, auth
-from tests.redis_helpers import RedisServerMissing, start_redis_cluster
-
-
-@pytest.fixture
-def cluster_with_replicas(tmp_path):
-    try:
-        cluster = start_redis_cluster(tmp_path, masters=3, replicas=1)
-    except RedisServerMissing as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield cluster
-    cluster.stop()
 
 
 def test_a_killed_master_answers_503_then_the_game_carries_on_losing_nothing_acknowledged(

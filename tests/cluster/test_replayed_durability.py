@@ -9,26 +9,10 @@ import os
 import signal
 import time
 
-import pytest
-
 from service.api.factory import create_app
 from service.settings import Settings
 from service.store.redis_server import client_for
 from tests.api.helpers import Hearts, auth
-from tests.redis_helpers import RedisServerMissing, start_redis_cluster
-
-
-@pytest.fixture
-def cluster_with_replicas(tmp_path):
-    try:
-        cluster = start_redis_cluster(tmp_path, masters=3, replicas=1)
-    except RedisServerMissing as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield cluster
-    for process in cluster.nodes.values():
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGCONT)  # none left stopped for stop() to wait on
-    cluster.stop()
 
 
 def replica_of(cluster, master: int) -> int:

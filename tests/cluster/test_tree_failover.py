@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import time
 
-import pytest
 from hearts_client import merkle
 from hearts_client.note import Checkpoint, Note
 
@@ -16,18 +15,7 @@ from service.api.factory import create_app
 from service.settings import Settings
 from service.store.redis_server import client_for
 from tests.api.helpers import Hearts
-from tests.redis_helpers import RedisServerMissing, start_redis_cluster
 from tests.transparency.test_api import finished_games, project
-
-
-@pytest.fixture
-def cluster_with_replicas(tmp_path):
-    try:
-        cluster = start_redis_cluster(tmp_path, masters=3, replicas=1)
-    except RedisServerMissing as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield cluster
-    cluster.stop()
 
 
 def checkpoint(client) -> Checkpoint:

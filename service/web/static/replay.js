@@ -51,7 +51,7 @@ export function replaySteps(record) {
       if (complete) {
         taken[trick.winner] += 1;
         points[trick.winner] += trick.points;
-        after = `; ${seatName(record.seats, trick.winner)} takes it` + (trick.points ? ` (${trick.points} pt)` : "");
+        after += `; ${seatName(record.seats, trick.winner)} takes it` + (trick.points ? ` (${trick.points} pt)` : "");
       }
       snapshot(caption, trick.cards.slice(0, index + 1), {
         card,

@@ -15,6 +15,15 @@ def auth(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
+def first_legal_move(view: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The first legal move of the seat whose view this is (it must act): (endpoint, body)."""
+    if view["phase"] == "passing":
+        return "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
+    if view["phase"] == "moon_choice":
+        return "moon", {"choice": "add_to_others"}
+    return "play", {"card": view["legal_cards"][0]}
+
+
 class Hearts:
     """Wraps a Flask test client (or anything with .get/.post returning a response)."""
 
@@ -79,11 +88,7 @@ class Hearts:
 
     def move(self, view: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """A legal move for the seat whose view this is: (endpoint, body)."""
-        if view["phase"] == "passing":
-            return "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
-        if view["phase"] == "moon_choice":
-            return "moon", {"choice": "add_to_others"}
-        return "play", {"card": view["legal_cards"][0]}
+        return first_legal_move(view)
 
     def act(self, game_id: str, seat: int, token: str, **headers: str) -> Any:
         """The seat's first legal move, once it is the seat's turn (bots move in the background:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.api.helpers import cards_in
+from tests.api.helpers import cards_in, first_legal_move
 from tests.replay.live import SSEStream, request, start_server, stop_server
 
 RULES = {"score_limit": 27}  # at least two hands
@@ -67,12 +67,7 @@ class Table:
         """The first seat due makes a legal move; the command's result."""
         seat = self.view()["awaiting"][0]
         view = self.view(seat)
-        if view["phase"] == "passing":
-            path, body = "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
-        elif view["phase"] == "moon_choice":
-            path, body = "moon", {"choice": "add_to_others"}
-        else:
-            path, body = "play", {"card": view["legal_cards"][0]}
+        path, body = first_legal_move(view)
         status, _, result = request(
             self.port, "POST", f"/api/v1/games/{self.id}/{path}", body, bearer(self.tokens[seat])
         )

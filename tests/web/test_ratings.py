@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, expect
 
+from tests.api.helpers import first_legal_move
 from tests.replay.live import request
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
@@ -35,12 +36,7 @@ def _rated_game(base: str, names: list[str]) -> tuple[list[dict], str]:
             return players, game
         for seat in public["awaiting"]:
             view = _call(base, "GET", f"/games/{game}", token=tokens[seat])
-            if view["phase"] == "passing":
-                path, body = "pass", {"cards": view["legal_cards"][: view["cards_to_pass"]]}
-            elif view["phase"] == "moon_choice":
-                path, body = "moon", {"choice": "add_to_others"}
-            else:
-                path, body = "play", {"card": view["legal_cards"][0]}
+            path, body = first_legal_move(view)
             _call(base, "POST", f"/games/{game}/{path}", body, tokens[seat])
     raise AssertionError("the rated game did not finish")
 

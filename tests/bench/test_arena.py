@@ -14,6 +14,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
+from bench.arena_client import seat_view_of  # noqa: E402
 from bench.arena_openspiel import (  # noqa: E402
     DIRECTIONS,
     PASS_OUTCOMES,
@@ -107,7 +108,7 @@ def test_a_view_gives_the_seat_its_information_state_and_the_hidden_cards_are_ne
         nonlocal decisions
         decisions += 1
         view = seat_view(state, seat).to_dict()
-        view["id"] = "arena-test"
+        assert seat_view_of(view) == seat_view(state, seat)  # what our bot decides on
         built = state_for_view(game, view, random.Random(1))  # checks the legal cards too
         other = state_for_view(game, view, random.Random(2))
         if true_world.passes:

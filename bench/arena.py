@@ -26,6 +26,7 @@ at least 500 duplicate hands, at no more than a tenth of ISMCTS's CPU time per d
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import statistics
@@ -87,6 +88,7 @@ def _arguments(argv: list[str] | None) -> Any:
     p.add_argument("--uct-c", type=float, default=12.0, help="ISMCTS's exploration constant")
     p.add_argument("--policy", choices=("max_visit", "normalized"), default="max_visit")
     p.add_argument("--max-seconds", type=float, default=None, help="stop after this (wall)")
+    p.add_argument("--results", default=None, help="append each duplicate hand here (JSON lines)")
     return p.parse_args(argv)
 
 
@@ -156,12 +158,24 @@ def run(
                 if record["shooter"] == seat:
                     tally.moons["ours" if agent is our else "ismcts"] += 1
             results.append((points[0], points[1]))
+            _record(args.results, k, seat, direction, points)
         tally.add_deal(results)
         tally.seconds = time.perf_counter() - start
         k += 1
         _progress(tally, our.timing, ismcts.timing)
         if args.max_seconds is not None and tally.seconds > args.max_seconds:
             break
+
+
+def _record(path: str | None, deal: int, seat: int, direction: str, points: list[int]) -> None:
+    """One JSON line per duplicate hand: our side is deterministic (bot, opponents, deals), so
+    two runs with the same --seed pair hand by hand (e.g. two ISMCTS settings, two bots)."""
+    if path is None:
+        return
+    line = {"deal": deal, "seat": seat, "direction": direction, "ours": points[0]}
+    line["ismcts"] = points[1]
+    with open(path, "a") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:

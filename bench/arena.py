@@ -138,6 +138,7 @@ def run(
     opponents: list[str],
     tally: Tally,
 ) -> None:
+    """Deal after deal until ``--hands`` duplicate hands (or ``--max-seconds``)."""
     game = load_game()
     rng = random.Random(args.seed)
     start = time.perf_counter()
@@ -148,15 +149,9 @@ def run(
         results = []
         for j in range(min(args.seats_per_deal, args.hands - len(tally.diffs))):
             seat = (k + j) % 4  # with fewer than four a deal, the test seat still rotates
-            hand_seed = args.seed * 1_000_003 + k * 4 + seat
-            points = []
-            for agent in (our, ismcts):
-                agent.new_hand(hand_seed)
-                record = play_game(api, our_rules(direction), deal, seat, opponents, agent.decide)
-                points.append(replay_record(game, record)[seat])
-                tally.checked += 1
-                if record["shooter"] == seat:
-                    tally.moons["ours" if agent is our else "ismcts"] += 1
+            table = Table(api, game, deal, direction, seat, opponents)
+            points = [table.play(our, args.seed * 1_000_003 + k * 4 + seat, tally)]
+            points.append(table.play(ismcts, args.seed * 1_000_003 + k * 4 + seat, tally))
             results.append((points[0], points[1]))
             _record(args.results, k, seat, direction, points)
         tally.add_deal(results)
@@ -165,6 +160,29 @@ def run(
         _progress(tally, our.timing, ismcts.timing)
         if args.max_seconds is not None and tally.seconds > args.max_seconds:
             break
+
+
+@dataclass
+class Table:
+    """One deal with one test seat: the game each agent plays there."""
+
+    api: Api
+    game: Any  # OpenSpiel's, for the replay
+    deal: list[list[str]]
+    direction: str
+    seat: int
+    opponents: list[str]
+
+    def play(self, agent: OurAgent | IsmctsAgent, hand_seed: int, tally: Tally) -> int:
+        """The agent's points in the test seat, the hand checked in both engines."""
+        agent.new_hand(hand_seed)
+        rules = our_rules(self.direction)
+        record = play_game(self.api, rules, self.deal, self.seat, self.opponents, agent.decide)
+        points = replay_record(self.game, record)[self.seat]
+        tally.checked += 1
+        if record["shooter"] == self.seat:
+            tally.moons["ismcts" if isinstance(agent, IsmctsAgent) else "ours"] += 1
+        return points
 
 
 def _record(path: str | None, deal: int, seat: int, direction: str, points: list[int]) -> None:

@@ -150,8 +150,8 @@ def run(
         for j in range(min(args.seats_per_deal, args.hands - len(tally.diffs))):
             seat = (k + j) % 4  # with fewer than four a deal, the test seat still rotates
             table = Table(api, game, deal, direction, seat, opponents)
-            points = [table.play(our, args.seed * 1_000_003 + k * 4 + seat, tally)]
-            points.append(table.play(ismcts, args.seed * 1_000_003 + k * 4 + seat, tally))
+            hand_seed = args.seed * 1_000_003 + k * 4 + seat
+            points = [table.play(agent, hand_seed, tally) for agent in (our, ismcts)]
             results.append((points[0], points[1]))
             _record(args.results, k, seat, direction, points)
         tally.add_deal(results)

@@ -19,8 +19,9 @@ store pays anyway), and ``event_from_dict`` + fold (payloads to state, as a load
 Load (with ``--redis``, the default): a 10-hand game appended through
 ``service.store.event_store``'s ``RedisEventStore`` (on a throwaway redis-server started here, never
 the shared one) is read back and folded: ``store.read`` + ``event_from_dict`` + ``fold``, and as
-the service loads a game it has not cached (``service.app.game.fold_records``: the game log
-decodes, upcasts if need be and checks the seqs, then the fold). Baseline: a raw ``XRANGE`` of the
+the service loads a game it has not cached (a miss of its cache, ``service.app.game.game_cache``:
+the typed page decoder of service/app/typed_envelopes.py reads each envelope straight into its
+event, the game log checks the seqs, then ``fold_records`` folds). Baseline: a raw ``XRANGE`` of the
 same stream with redis-py, returning the entries undecoded. Target: the service's load
 (``load_service_ratio_to_baseline``) within 2x of it.
 """
@@ -134,7 +135,7 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
     try:
         import redis
 
-        from service.app.game import StoredGame, fold_records
+        from service.app.game import game_cache
         from service.store.envelope import NewEvent
         from service.store.event_store import RedisEventStore
     except ImportError as missing:
@@ -159,9 +160,12 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
             assert state.hand_number == 10
             return elapsed * 1000
 
+        cache = game_cache(store)  # the service's own: a miss reads and folds the whole log
+
         def service_load() -> float:
+            cache.forget("load-10-hands")
             start = time.perf_counter()
-            game = fold_records(StoredGame(), store.read("load-10-hands"))
+            game = cache.get("load-10-hands").state
             elapsed = time.perf_counter() - start
             assert game.state.hand_number == 10
             return elapsed * 1000

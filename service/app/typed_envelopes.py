@@ -43,9 +43,12 @@ _DICT_PAYLOADS: dict[str, int] = {
 }
 
 
-class TypedEnvelope(msgspec.Struct, frozen=True):
+class TypedEnvelope(msgspec.Struct, frozen=True, gc=False):
     """What every typed envelope has; each stored type's subclass adds its ``schema_version``
-    (the current one, or the page fails) and its ``payload``, and names its ``type``."""
+    (the current one, or the page fails) and its ``payload``, and names its ``type``.
+
+    ``gc=False``: an envelope holds strings and its payload, never itself, so it cannot be part
+    of a cycle; left untracked, a load's hundreds of envelopes do not trigger collections."""
 
     type: ClassVar[str]
     game_id: str
@@ -64,6 +67,7 @@ def _envelope_class(name: str, payload: Any, version: int) -> type[TypedEnvelope
         tag=name,
         namespace={"type": name},  # the tag, readable as on a RecordedEvent
         frozen=True,
+        gc=False,
     )
 
 

@@ -197,7 +197,7 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if hand.passed[seat] is not None:
         raise AlreadyPassed(f"seat {seat} has already passed")
-    cards = tuple(_card(text) for text in command.cards)
+    cards = tuple([_card(text) for text in command.cards])
     if len(set(cards)) != len(cards):
         raise DuplicateCards("a card is listed twice")
     need = state.rules.cards_to_pass(hand.pass_direction)

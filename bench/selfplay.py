@@ -194,6 +194,12 @@ def open_spiel_table(seed: int) -> OpenSpielTable | None:
         return None
 
 
+def _compiled() -> bool:
+    import domain.decider
+
+    return not (domain.decider.__file__ or "").endswith(".py")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--hands", type=int, default=300, help="project hands per round")
@@ -227,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
     floor = median(rates["baseline"])
     report = Report("selfplay")
     report.add("preset", args.preset)
+    # Which rules engine ran: the .py modules, or extension modules built from them in place
+    # (bench/README.md, "selfplay": a Cython build of domain/ was measured, not shipped).
+    report.add("domain_modules", "compiled" if _compiled() else "pure Python")
     report.add("hands_per_second", project, "hands/s")
     report.add("ms_per_hand", 1000 / project, "ms")
     report.add("hands_per_second_best_round", max(rates["domain"]), "hands/s")

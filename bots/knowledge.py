@@ -29,6 +29,9 @@ class Knowledge:
     holds: tuple[int, ...]  # per seat: cards it must hold (this seat's passes, not yet played)
     outside: int  # unseen cards in no hand
     kitty_live: bool  # the outside cards are the kitty, still to be taken
+    # Per seat: cards its plays say it does not hold (bots.inference), kept to where they can
+    # be; empty: none inferred.
+    excluded: tuple[int, ...] = ()
 
 
 def knowledge_of(view: SeatView, rules: RuleOptions) -> Knowledge:

@@ -13,27 +13,40 @@ simulated plays per decision, split over the candidates, within ``min_samples``.
 deals. Or it is time: ``ms`` milliseconds per decision, read on a clock the caller hands the bot
 (this module never reads the time itself: bots are pure), so that strategies can be compared at
 equal time; then deals go on until the time is spent (``min_samples`` at least, ``max_samples``
-at most if given) and a seed fixes the choice only with the same clock readings. Passing uses
-the heuristic's pass.
+at most if given) and a seed fixes the choice only with the same clock readings.
+
+Two more levers, measured in issue 23 (bench/README.md, "Bot strength") and off by default: the
+deals are sampled as the others' plays say their hands lie, read as the heuristic would have
+played (``infer``, ``bots.inference``); and the pass is weighed (``pass_deals``): the heuristic's
+pass against the other passes of its most dangerous cards, each played out as a whole hand over
+sampled deals (``best_pass``). ``montecarlo:plays=7000:pass_deals=40:infer=1`` is the strongest
+against heuristic players (-0.55 +- 0.35 points a hand), at 2.5x the CPU a decision; the
+inferences are only true of heuristic players (about 0.3 points worse against montecarlo ones,
+over too few deals to be sure), and a server's bots mostly play people, so the default stays
+as it was (in the ISMCTS arena: +2.05 points a hand for the default, +2.60 for that spec).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import combinations
 
 from domain.cards import Card
-from domain.rules import MoonScoring, RuleOptions
+from domain.passing import pass_target
+from domain.rules import MoonScoring, PassDirection, RuleOptions
 from domain.views import SeatView
 
 from .base import best_moon_choice, register
 from .cardbits import QS, SUIT_MASK, bits, card_of, mask_of
-from .heuristic import choose_card, pass_cards
+from .heuristic import _pass_danger, choose_card, pass_cards
+from .inference import excluded_cards
 from .knowledge import Knowledge, knowledge_of
 from .sampling import sample_state
-from .simulation import PlayState, legal_mask, outcome, play, table_rules
+from .simulation import PlayState, TableRules, legal_mask, outcome, play, table_rules
 
 Clock = Callable[[], float]  # seconds, e.g. time.process_time: only differences are read
 
@@ -53,6 +66,16 @@ class Budget:
     # Stop sampling once no card is within this many standard errors of beating the heuristic's
     # card by the margin (see _settled); 0 or less: always play ``samples`` deals.
     settle_z: float = 1.5
+    # What a play-out is worth: own points less this times the others' average. 1: the
+    # standings (a moon shot by me counts for what it does to the others); 0: own points only.
+    others_weight: float = 1.0
+    # The pass: 0, the heuristic's; else deals at most to weigh the heuristic's pass against
+    # the other passes of its most dangerous cards (whole hands played out, see best_pass).
+    pass_deals: int = 0
+    pass_margin: float = 0.5  # points per hand another pass must beat the heuristic's by
+    # 1: deal the unseen cards as the others' plays say they lie, read as the heuristic's
+    # (bots.inference); 0: only the voids and the passed cards.
+    infer: int = 0
 
     def __post_init__(self) -> None:
         if self.ms is not None and not self.ms > 0:
@@ -77,12 +100,16 @@ class MonteCarloBot:
 
     def choose_pass(self, view: SeatView, rules: RuleOptions, seed: str) -> tuple[Card, ...]:
         picks = pass_cards(mask_of(view.legal_cards), table_rules(rules), view.cards_to_pass)
+        if self.budget.pass_deals > 0:
+            picks = best_pass(view, rules, picks, random.Random(seed), self.budget)
         return tuple(card_of(c) for c in picks)
 
     def choose_play(self, view: SeatView, rules: RuleOptions, seed: str) -> Card:
         if len(view.legal_cards) == 1:
             return view.legal_cards[0]
         k = knowledge_of(view, rules)
+        if self.budget.infer:
+            k = dataclasses.replace(k, excluded=excluded_cards(view, rules))
         legal = mask_of(view.legal_cards)
         return card_of(best_card(k, legal, random.Random(seed), self.budget, self.clock))
 
@@ -124,7 +151,10 @@ def best_card(
     done = 0
     for _ in range(samples):
         world = sample_state(k, rng)
-        values = [_value(_play_out(world.copy(), me, card), me) for card in candidates]
+        values = [
+            _value(_play_out(world.copy(), me, card), me, budget.others_weight)
+            for card in candidates
+        ]
         base_value = values[d]
         for j, v in enumerate(values):
             totals[j] += v
@@ -147,7 +177,9 @@ def best_card(
     return default
 
 
-def _settled(gaps: list[float], squares: list[float], done: int, budget: Budget) -> bool:
+def _settled(
+    gaps: list[float], squares: list[float], done: int, budget: Budget, margin: float | None = None
+) -> bool:
     """Whether more deals would hardly change the choice: the heuristic's card stands, since no
     other card is within ``settle_z`` standard errors of beating it by the margin (paired, deal
     by deal).
@@ -155,10 +187,11 @@ def _settled(gaps: list[float], squares: list[float], done: int, budget: Budget)
     Most decisions settle after ``min_samples`` deals (every card scores alike, or the
     heuristic's card is clearly best); the budget goes to the close ones.
     """
+    margin = budget.margin if margin is None else margin
     for gap, square in zip(gaps, squares, strict=True):
         mean = gap / done
         squared_error = max(square / done - mean * mean, 0.0) / (done - 1)  # of the mean
-        if mean - budget.settle_z * squared_error**0.5 <= -budget.margin:
+        if mean - budget.settle_z * squared_error**0.5 <= -margin:
             return False
     return True
 
@@ -205,7 +238,109 @@ def _play_out(st: PlayState, me: int, card: int) -> PlayState:
     return st
 
 
-def _value(st: PlayState, me: int) -> float:
+def _value(st: PlayState, me: int, others_weight: float = 1.0) -> float:
     changes, _ = outcome(st)
     n = len(changes)
-    return changes[me] - (sum(changes) - changes[me]) / (n - 1)
+    return changes[me] - others_weight * (sum(changes) - changes[me]) / (n - 1)
+
+
+def best_pass(
+    view: SeatView, rules: RuleOptions, default: list[int], rng: random.Random, budget: Budget
+) -> list[int]:
+    """The pass to make: the heuristic's (``default``) unless another pass of its most dangerous
+    cards does better by ``pass_margin`` over sampled deals, each hand played out whole.
+
+    A deal gives the other seats the cards this seat cannot see at random; they pass as the
+    heuristic would; every candidate pass is played out on the same deals. Only directional
+    passes without a kitty, with every seat holding a full hand, are weighed; otherwise (and
+    for the one-card-choice cases) the heuristic's pass stands.
+    """
+    tr = table_rules(rules)
+    n = tr.players
+    count = view.cards_to_pass
+    direction = view.public.pass_direction
+    if (
+        count <= 0
+        or tr.kitty
+        or rules.optional_passing
+        or direction not in ("left", "right", "across")
+        or view.public.dealer is None
+    ):
+        return default
+    hand = mask_of(view.hand)
+    if hand.bit_count() != tr.hand_size or len(view.legal_cards) != tr.hand_size:
+        return default
+    me = view.seat
+    candidates = pass_candidates(hand, tr, count, default)
+    if len(candidates) == 1:
+        return default
+    unseen = list(bits(tr.in_play & ~hand))
+    if len(unseen) != tr.hand_size * (n - 1):
+        return default
+    others = [s for s in range(n) if s != me]
+    targets = [pass_target(PassDirection(direction), s, n) for s in range(n)]
+    scores = tuple(view.public.scores)
+    lowest_club = (tr.in_play & SUIT_MASK[0]) & -(tr.in_play & SUIT_MASK[0])
+    totals = [0.0] * len(candidates)
+    gaps = [0.0] * len(candidates)
+    squares = [0.0] * len(candidates)
+    done = 0
+    for _ in range(budget.pass_deals):
+        rng.shuffle(unseen)
+        dealt = [0] * n
+        dealt[me] = hand
+        for i, s in enumerate(others):
+            for c in unseen[i * tr.hand_size : (i + 1) * tr.hand_size]:
+                dealt[s] |= 1 << c
+        passes = [0] * n
+        for s in others:
+            for c in pass_cards(dealt[s], tr, count):
+                passes[s] |= 1 << c
+        values = []
+        for pick in candidates:
+            passes[me] = pick
+            hands = [dealt[s] & ~passes[s] for s in range(n)]
+            for s in range(n):
+                hands[targets[s]] |= passes[s]
+            leader = (view.public.dealer + 1) % n
+            if tr.lowest_club_leads and lowest_club:
+                leader = next(s for s in range(n) if hands[s] & lowest_club)
+            st = PlayState(tr, hands, turn=leader, scores=scores)
+            while st.hands[st.turn]:
+                seat = st.turn
+                play(st, seat, choose_card(st, seat, legal_mask(st, seat)))
+            values.append(_value(st, me, budget.others_weight))
+        base_value = values[0]
+        for j, v in enumerate(values):
+            totals[j] += v
+            gap = v - base_value
+            gaps[j] += gap
+            squares[j] += gap * gap
+        done += 1
+        if (
+            budget.settle_z > 0
+            and done >= budget.min_samples
+            and _settled(gaps, squares, done, budget, budget.pass_margin)
+        ):
+            break
+    best = min(range(len(candidates)), key=lambda j: totals[j])
+    if totals[best] < totals[0] - budget.pass_margin * done:
+        return list(bits(candidates[best]))
+    return default
+
+
+def pass_candidates(hand: int, tr: TableRules, count: int, default: list[int]) -> list[int]:
+    """Passes to weigh, as masks, the heuristic's first: every choice of ``count`` among its
+    ``count + 2`` most dangerous cards (the heuristic's own ranking)."""
+    first = 0
+    for c in default:
+        first |= 1 << c
+    ranked = sorted(bits(hand), key=lambda c: (-_pass_danger(c, hand, tr), c))
+    out = [first]
+    for combo in combinations(ranked[: count + 2], count):
+        mask = 0
+        for c in combo:
+            mask |= 1 << c
+        if mask not in out:
+            out.append(mask)
+    return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from .cardbits import bits
+from .cardbits import SUIT_MASK, bits
 from .knowledge import Knowledge
 from .simulation import PlayState
 
@@ -85,8 +85,52 @@ def sample_state(k: Knowledge, rng: random.Random) -> PlayState:
         room[s] -= 1
         for subset in checked:
             slack[subset] += (subset >> u & 1) - (reach[subset] >> s & 1)
+    if k.excluded:
+        _keep_exclusions(hands, k, voids, rng)
     for s in range(n):
         if s != k.seat:
             st.hands[s] = hands[s]
     st.kitty = hands[outside] if k.kitty_live else 0
     return st
+
+
+def _keep_exclusions(hands: list[int], k: Knowledge, voids: list[int], rng: random.Random) -> None:
+    """Move each card out of a hand said not to hold it (``k.excluded``), by a swap with a card
+    of another hand that may take it and that this hand may take in turn (voids, exclusions
+    and passed cards kept), chosen at random; a card no swap can move stays where it is.
+
+    A swap never puts a card where it is excluded, so one pass over the hands is enough.
+    """
+    n = len(k.sizes)
+    for s in range(n):
+        if s == k.seat:
+            continue
+        may_take = ~k.excluded[s]
+        for u in range(4):
+            if voids[s] >> u & 1:
+                may_take &= ~SUIT_MASK[u]
+        for c in bits(hands[s] & k.excluded[s] & ~k.holds[s]):
+            bit = 1 << c
+            u = c // 13
+            pairs: list[tuple[int, int]] = []
+            total = 0
+            for t in range(n):
+                if t == s or t == k.seat or voids[t] >> u & 1 or k.excluded[t] & bit:
+                    continue
+                give = hands[t] & ~k.holds[t] & may_take
+                if give:
+                    pairs.append((t, give))
+                    total += give.bit_count()
+            if not total:
+                continue
+            x = rng.randrange(total)
+            i = 0
+            while x >= pairs[i][1].bit_count():
+                x -= pairs[i][1].bit_count()
+                i += 1
+            t, d = pairs[i]
+            for _ in range(x):
+                d &= d - 1
+            d &= -d
+            hands[s] ^= bit | d
+            hands[t] ^= bit | d

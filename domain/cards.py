@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import Enum
+from operator import attrgetter
 from typing import ClassVar
 
 
@@ -133,8 +134,7 @@ def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
     return tuple(sorted(cards, key=_deck_index))
 
 
-def _deck_index(card: Card) -> int:
-    return card.index
+_deck_index = attrgetter("index")  # a key in C: every deal sorts each hand
 
 
 # -- cards as bits -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from .cards import DECK, Card, InvalidCard, parse_cards, sort_cards
 from .errors import InvalidDeal
 from .rules import RuleOptions
 from .shuffle import shuffled
+from .tablerules import table_rules
 
 Hands = tuple[tuple[Card, ...], ...]
 
@@ -24,12 +25,13 @@ def cards_in_play(rules: RuleOptions) -> tuple[Card, ...]:
 
 def deal_from_seed(rules: RuleOptions, dealer: int, seed: str) -> tuple[Hands, tuple[Card, ...]]:
     """Shuffle by the seed, then deal one at a time clockwise from the dealer's left."""
-    deck = shuffled(cards_in_play(rules), seed)
-    n, size = rules.players, rules.hand_size
-    hands: list[list[Card]] = [[] for _ in range(n)]
-    for k in range(n * size):
-        hands[(dealer + 1 + k) % n].append(deck[k])
-    return tuple(sort_cards(h) for h in hands), tuple(deck[n * size :])
+    r = table_rules(rules)
+    deck = shuffled(r.in_play_cards, seed)
+    n, dealt = r.players, r.players * r.hand_size
+    # Card k goes to seat (dealer + 1 + k) % n, so seat s gets every n-th card from the first
+    # k with that remainder: a slice, not a loop per card (every deal runs this).
+    hands = tuple(sort_cards(deck[(s - dealer - 1) % n : dealt : n]) for s in range(n))
+    return hands, tuple(deck[dealt:])
 
 
 def check_explicit_deal(

@@ -8,6 +8,7 @@ a trick also takes it; the last trick also scores the hand, and the hand may end
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import MISSING, fields
 from typing import Any
 
 from . import commands as c
@@ -37,7 +38,7 @@ from .errors import (
     WrongNumberOfCards,
     WrongPhase,
 )
-from .legal import hand_legal_mask, lowest_club, play_violation
+from .legal import lowest_club, play_violation, table_legal_mask
 from .names import InvalidNameText, NameRules, compared_as, player_name
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
@@ -48,11 +49,18 @@ from .tablerules import table_rules
 
 _new = object.__new__
 _set = object.__setattr__
+# Read on every play (module constants: a global read, not a global and an attribute).
+_PLAYING = Phase.PLAYING
+_CardPlayed = e.CardPlayed
+_TrickTaken = e.TrickTaken
 
 
 def decide(command: c.Command, state: GameState) -> list[e.Event]:
     """The events a command causes, or a RuleViolation (and no events) if it breaks a rule."""
-    return _decider_for(type(command))(command, state)
+    decider = _DECIDERS.get(type(command))  # the table first: every command passes here
+    if decider is None:
+        decider = _decider_for(type(command))
+    return decider(command, state)
 
 
 def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameState:
@@ -189,7 +197,7 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if hand.passed[seat] is not None:
         raise AlreadyPassed(f"seat {seat} has already passed")
-    cards = tuple(_card(text) for text in command.cards)
+    cards = tuple([_card(text) for text in command.cards])
     if len(set(cards)) != len(cards):
         raise DuplicateCards("a card is listed twice")
     need = state.rules.cards_to_pass(hand.pass_direction)
@@ -217,25 +225,35 @@ def _pass(command: c.PassCards, state: GameState) -> list[e.Event]:
 
 
 def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
-    if state.phase is not Phase.PLAYING:
+    # The commonest command (52 a hand): the checks in the order their errors are reported,
+    # written out with locals (module constants, one read of each attribute) since each step of
+    # Python's here is a measurable share of a random hand (bench/README.md, "selfplay").
+    if state.phase is not _PLAYING:
         _require_phase(state, Phase.PLAYING, "play a card")
-    hand = _hand(state)
-    seat, card = command.seat, _card(command.card)
+    hand = state.hand
+    assert hand is not None
+    seat, card = command.seat, command.card
+    if type(card) is not Card:
+        card = _card(card)
     rules = state.rules
-    if type(seat) is not int or not 0 <= seat < rules.players:
+    r = table_rules(rules)
+    players = r.players
+    if type(seat) is not int or not 0 <= seat < players:
         _require_seat(state, seat)
     if hand.turn != seat:
         raise NotYourTurn(f"it is seat {hand.turn}'s turn, not seat {seat}'s")
-    if not hand.cards >> (52 * seat) & card.bit:
+    bit = card.bit
+    if not hand.cards >> (52 * seat) & bit:
         raise CardNotInHand(f"you do not hold {card}")
-    if not hand_legal_mask(rules, hand, seat) & card.bit:
+    if not table_legal_mask(r, hand, seat) & bit:
         raise play_violation(rules, hand, seat, card)  # type: ignore[misc]
-    played = e.CardPlayed(seat, card)
-    plays = hand.trick + ((seat, card),)
-    if len(plays) < rules.players:
+    played = _CardPlayed(seat, card)
+    trick = hand.trick
+    if len(trick) + 1 < players:
         return [played]
-    r = table_rules(rules)
+    plays = trick + ((seat, card),)
     points = r.points
+    penalty_mask = r.penalty_mask
     # The highest card of the suit led wins; the trick's points and whether it holds a penalty.
     winner, best = plays[0]
     led = best.suit
@@ -245,7 +263,7 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
         if x.suit is led and x.rank > best.rank:
             winner, best = s, x
         total += points[x.index]
-        if x.bit & r.penalty_mask:
+        if x.bit & penalty_mask:
             penalty = True
     # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
     takes_kitty = penalty and bool(hand.kitty) and not hand.kitty_taken
@@ -257,7 +275,7 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
         total += points[x.index]
     events: list[e.Event] = [
         played,
-        e.TrickTaken(len(hand.tricks) + 1, winner, plays, total, kitty),
+        _TrickTaken(len(hand.tricks) + 1, winner, plays, total, kitty),
     ]
     if last_trick:
         after = fold(events, state)
@@ -485,11 +503,16 @@ def _resumed(game: GameState, event: e.SeatResumed) -> None:
 
 def _dealt(game: GameState, event: e.HandDealt) -> None:
     n = game.players
-    dealt = HandState(
+    # The new hand's attributes as one dict set whole (domain/immutable.py), the fields not
+    # given here at their defaults: what HandState(...) would hold, without its frozen __init__'s
+    # twenty object.__setattr__ calls (every deal runs this; the hand is then read and changed
+    # ~70 times before the next deal).
+    attributes = _HAND_DEFAULTS.copy()
+    attributes.update(
         number=event.hand_number,
         dealer=event.dealer,
         pass_direction=event.pass_direction,
-        cards=sum(mask_of(h) << (52 * s) for s, h in enumerate(event.hands)),
+        cards=sum([mask_of(h) << (52 * s) for s, h in enumerate(event.hands)]),
         kitty=event.kitty,
         seed=event.seed,
         seed_commitment=event.seed_commitment,
@@ -499,9 +522,7 @@ def _dealt(game: GameState, event: e.HandDealt) -> None:
         passed=(None,) * n,
         taken=((),) * n,
     )
-    # A copy whose attributes are one dict set whole, as every state's are (domain/immutable.py):
-    # this hand is read and changed ~70 times before the next deal.
-    hand = _build(HandState, {**dealt.__dict__})
+    hand = _build(HandState, attributes)
     changes = game.__dict__
     changes["hand_number"] = event.hand_number
     changes["hand"] = hand
@@ -511,6 +532,13 @@ def _dealt(game: GameState, event: e.HandDealt) -> None:
         _start_play(game, hand)
     else:
         changes["phase"] = Phase.PASSING
+
+
+# Every field of HandState in its order, at its default (None where it has none: _dealt sets
+# those), so a dealt hand's dict has the same keys in the same order as one built by __init__.
+_HAND_DEFAULTS: dict[str, Any] = {
+    f.name: None if f.default is MISSING else f.default for f in fields(HandState)
+}
 
 
 def _start_play(game: GameState, hand: HandState) -> None:
@@ -553,11 +581,13 @@ def _played(game: GameState, event: e.CardPlayed) -> None:
     rules = game.rules
     card: Card = event.card
     seat = event.seat
+    # Read and written in the draft's own dict: the hand is a plain-attribute dataclass, so
+    # this is what its attribute reads would do, without looking for a descriptor first.
     changes = hand.__dict__
-    changes["cards"] = hand.cards & ~(card.bit << (52 * seat))
-    changes["trick"] = hand.trick + ((seat, card),)
+    changes["cards"] = changes["cards"] & ~(card.bit << (52 * seat))
+    changes["trick"] = changes["trick"] + ((seat, card),)
     changes["turn"] = (seat + 1) % rules.players
-    if not hand.hearts_broken and (
+    if not changes["hearts_broken"] and (
         card.suit is rules.penalty_suit or (card is QUEEN_OF_SPADES and rules.queen_breaks_hearts)
     ):
         changes["hearts_broken"] = True
@@ -580,12 +610,12 @@ def _trick_taken(game: GameState, event: e.TrickTaken) -> None:
             "kitty": kitty,
         },
     )
-    taken = hand.taken
-    won = taken[winner] + tuple([card for _, card in plays]) + kitty
-    hand_over = not hand.cards
     changes = hand.__dict__
+    taken = changes["taken"]
+    won = taken[winner] + tuple([card for _, card in plays]) + kitty
+    hand_over = not changes["cards"]
     changes["trick"] = ()
-    changes["tricks"] = hand.tricks + (done,)
+    changes["tricks"] = changes["tricks"] + (done,)
     changes["taken"] = taken[:winner] + (won,) + taken[winner + 1 :]
     if kitty:
         changes["kitty_taken"] = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from enum import Enum
 from typing import Any, ClassVar, Union
 
@@ -235,7 +235,8 @@ def _to_json(value: Any) -> Any:
 Convert = Callable[[Any], Any]
 
 
-def _card_from_json(value: Any, _interned: dict[str, Card] = Card._interned) -> Card:
+def card_from_json(value: Any, _interned: dict[str, Card] = Card._interned) -> Card:
+    """The card a payload holds (InvalidCard, a ValueError, if none)."""
     # A stored card is in its canonical spelling, so this is one dict lookup; anything else goes
     # through Card(), which reads other spellings and raises InvalidCard (a ValueError).
     try:
@@ -247,7 +248,7 @@ def _card_from_json(value: Any, _interned: dict[str, Card] = Card._interned) -> 
 def _converter(tp: Any) -> Convert | None:
     """What turns a field's JSON value into its value; None where the JSON value is the value."""
     if tp is Card:
-        return _card_from_json
+        return card_from_json
     if tp is RuleOptions:
         return RuleOptions.from_dict
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -300,11 +301,16 @@ def _decoder(cls: type) -> Callable[[dict[str, Any]], Any]:
     arguments = []
     for i, f in enumerate(fields(cls)):
         convert = _converter(hints[f.name])
-        if convert is None:
-            arguments.append(f"payload[{f.name!r}]")
-        else:
+        value = f"payload[{f.name!r}]"
+        if convert is not None:
             namespace[f"c{i}"] = convert
-            arguments.append(f"c{i}(payload[{f.name!r}])")
+            value = f"c{i}({value})"
+        if f.default is not MISSING:
+            # A field with a default may be left out, as a dataclass's constructor allows: the
+            # typed decoder of a load (service/app/typed_envelopes.py) reads payloads so too.
+            namespace[f"d{i}"] = f.default
+            value = f"({value} if {f.name!r} in payload else d{i})"
+        arguments.append(value)
     source = (
         "def decode(payload):\n"
         "    try:\n"

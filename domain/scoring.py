@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .cards import Card
 from .events import Play
 from .rules import ExactLimitReset, MoonScoring, RuleOptions, TieBreak
+from .tablerules import table_rules
 
 
 def trick_winner(plays: Sequence[Play]) -> int:
@@ -19,13 +20,21 @@ def trick_winner(plays: Sequence[Play]) -> int:
     return winner
 
 
+# Every hand's scoring reads each taken card's points twice: from the options compiled once
+# (domain/tablerules.py: ``points`` is ``card_points`` per card, ``penalty_mask`` the cards
+# ``is_penalty_card`` accepts) rather than two method calls per card.
+
+
 def points_of(rules: RuleOptions, cards: Iterable[Card]) -> int:
-    return sum(rules.card_points(c) for c in cards)
+    points = table_rules(rules).points
+    return sum([points[c.index] for c in cards])
 
 
 def penalty_points_of(rules: RuleOptions, cards: Iterable[Card]) -> int:
     """Points of the penalty cards only (the Omnibus bonus left out)."""
-    return sum(rules.card_points(c) for c in cards if rules.is_penalty_card(c))
+    r = table_rules(rules)
+    points, penalty = r.points, r.penalty_mask
+    return sum([points[c.index] for c in cards if c.bit & penalty])
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +50,12 @@ def find_shot(
     rules: RuleOptions, taken: Sequence[Sequence[Card]], tricks_won: Sequence[int]
 ) -> Shot | None:
     total_tricks = sum(tricks_won)
-    moon_points = rules.moon_points  # derived from the options each time it is read
-    if rules.shoot_the_sun:
+    r = table_rules(rules)
+    moon_points = r.moon_points  # rules.moon_points, compiled once
+    if r.shoot_the_sun:
         for seat, won in enumerate(tricks_won):
             if won == total_tricks:
-                return Shot(seat, "sun", rules.sun_points)
+                return Shot(seat, "sun", r.sun_points)
     for seat, cards in enumerate(taken):
         if penalty_points_of(rules, cards) == moon_points:
             return Shot(seat, "moon", moon_points)

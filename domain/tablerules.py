@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cards import DECK, QUEEN_OF_SPADES, SUIT_MASKS, mask_of
+from .cards import DECK, QUEEN_OF_SPADES, SUIT_MASKS, Card, mask_of
 from .rules import FirstLead, HeartsLead, RuleOptions
 
 QS_BIT = QUEEN_OF_SPADES.bit
@@ -23,6 +23,7 @@ class TableRules:
     players: int
     hand_size: int
     in_play: int  # every card dealt to a seat or the kitty
+    in_play_cards: tuple[Card, ...]  # the same cards in deck order: what a deal shuffles
     penalty_suit: int
     penalty_suit_mask: int
     penalty_mask: int  # the penalty suit and the queen of spades
@@ -43,16 +44,29 @@ class TableRules:
 # Keyed by the options' id (hashing 21 fields would cost more than the lookup saves); the entry
 # keeps the options alive, so an id is never reused while its entry is here.
 _COMPILED: dict[int, tuple[RuleOptions, TableRules]] = {}
+# The last options asked for and their compilation, one tuple (read and replaced whole, so a
+# thread never sees one without the other): a game's moves ask for the same options in a row.
+_LAST: tuple[RuleOptions | None, TableRules | None] = (None, None)
 
 
 def table_rules(rules: RuleOptions) -> TableRules:
+    last = _LAST
+    if last[0] is rules:
+        return last[1]  # type: ignore[return-value]
+    return _lookup(rules)
+
+
+def _lookup(rules: RuleOptions) -> TableRules:
+    global _LAST
     entry = _COMPILED.get(id(rules))
     if entry is not None and entry[0] is rules:
-        return entry[1]
-    compiled = _compile(rules)
-    if len(_COMPILED) >= 256:
-        _COMPILED.clear()  # bounded: clients choose the options
-    _COMPILED[id(rules)] = (rules, compiled)
+        compiled = entry[1]
+    else:
+        compiled = _compile(rules)
+        if len(_COMPILED) >= 256:
+            _COMPILED.clear()  # bounded: clients choose the options
+        _COMPILED[id(rules)] = (rules, compiled)
+    _LAST = (rules, compiled)
     return compiled
 
 
@@ -60,10 +74,12 @@ def _compile(rules: RuleOptions) -> TableRules:
     from .dealing import cards_in_play  # dealing imports the rules this module compiles
 
     penalty_suit = rules.penalty_suit.order
+    in_play = cards_in_play(rules)
     return TableRules(
         players=rules.players,
         hand_size=rules.hand_size,
-        in_play=mask_of(cards_in_play(rules)),
+        in_play=mask_of(in_play),
+        in_play_cards=in_play,
         penalty_suit=penalty_suit,
         penalty_suit_mask=SUIT_MASKS[penalty_suit],
         penalty_mask=SUIT_MASKS[penalty_suit] | QS_BIT,

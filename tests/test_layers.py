@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.python_source import parse_python
+
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("domain", "bots", "projections", "service", "bench", "tests")
 
@@ -23,7 +25,7 @@ ENVIRON_PENDING: set[str] = set()  # modules allowed to read os.environ for now:
 
 def _imports(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_python(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -17,9 +17,11 @@ from domain.events import (
 )
 from domain.state import INITIAL_STATE, GameState
 from service.app import game_log
-from service.app.deal_plan import DealPlan, SeedCommitted
+from service.app.deal_plan import SERVICE_RECORDS, DealPlan, SeedCommitted
 from service.app.errors import CorruptGame
-from service.store.envelope import NewEvent, RecordedEvent
+from service.app.typed_envelopes import decode_page
+from service.store.envelope import NewEvent
+from service.store.event_store import RedisEventStore, StateCache
 from service.store.upcasting import UpcasterRegistry
 
 
@@ -56,14 +58,20 @@ class StoredGame:
         return replace(self, clock=clock)
 
 
+def game_cache(store: RedisEventStore, max_games: int = 1024) -> StateCache[StoredGame]:
+    """The service's cache of folded games: a miss reads the log with the typed page decoder
+    (service/app/typed_envelopes.py) and folds it with :func:`fold_records`."""
+    return StateCache(store, fold_records, StoredGame, max_games=max_games, fast=decode_page)
+
+
 def fold_records(
     table: StoredGame,
-    events: Sequence[RecordedEvent],
+    events: Sequence[game_log.Stored],
     upcasters: UpcasterRegistry | None = None,
 ) -> StoredGame:
-    """``table`` after the stored ``events`` (consecutive seqs, decoded by the game log);
-    CorruptGame if they do not read or do not follow the rules' order (an event deleted or
-    altered by hand)."""
+    """``table`` after the stored ``events`` (consecutive seqs, as stored or typed by the game
+    log's decoder); CorruptGame if they do not read or do not follow the rules' order (an event
+    deleted or altered by hand)."""
     if not events:
         return table
     state, plan = draft(table.state), table.plan  # changed in place by each event, then kept
@@ -72,21 +80,28 @@ def fold_records(
     game_id = events[0].game_id
     first = events[0]
     imported = table.imported or (first.seq == 1 and first.command_id.startswith(game_log.IMPORTED))
-    for stored, record in game_log.typed(events, upcasters=upcasters):
-        if isinstance(record, DealPlan):
-            plan = record
-            continue
-        if isinstance(record, SeedCommitted):
-            committed = record
-            continue
-        try:
+    try:
+        for stored, record in game_log.typed(events, upcasters=upcasters):
+            kind = type(record)
+            if kind in _SERVICE_RECORDS:
+                if kind is DealPlan:
+                    plan = record
+                else:
+                    committed = record
+                continue
             apply(state, record)
-            if timed or (type(record) is GameCreated and record.rules.clocked):
+            if timed or (kind is GameCreated and record.rules.clocked):
                 clock = tick(clock, state, record, moment(stored.time))
                 timed = clock is not None
-        except Exception as exc:  # the rules cannot apply it: the log was damaged
-            raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
+    except CorruptGame:
+        raise
+    except Exception as exc:  # the rules cannot apply it: the log was damaged
+        raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
     return StoredGame(state, plan, imported, clock, committed)
+
+
+# The service's own records in a game's log (a frozenset: one lookup per event of every load).
+_SERVICE_RECORDS = frozenset(SERVICE_RECORDS)
 
 
 def new_event(event: Event) -> NewEvent:

@@ -31,6 +31,7 @@ from service.app.deal_plan import (
     SeedCommitted,
 )
 from service.app.errors import CorruptGame
+from service.app.typed_envelopes import TypedEnvelope, decode_page
 from service.store.envelope import RecordedEvent
 from service.store.event_store import LogEntry, RedisEventStore
 from service.store.upcasting import UpcasterRegistry, default_registry
@@ -40,6 +41,8 @@ from service.store.upcasting import UpcasterRegistry, default_registry
 IMPORTED = "import:"
 
 Record = Event | DealPlan | SeedCommitted
+# An envelope as the store read it: as stored, or decoded straight into its record.
+Stored = RecordedEvent | TypedEnvelope
 
 
 class Undecodable(ValueError):
@@ -93,13 +96,15 @@ def decode(recorded: RecordedEvent, upcasters: UpcasterRegistry | None = None) -
 
 
 def typed(
-    recorded: Iterable[RecordedEvent],
+    recorded: Iterable[Stored],
     game_id: str | None = None,
     after: int | None = None,
     upcasters: UpcasterRegistry | None = None,
-) -> Iterator[tuple[RecordedEvent, Record]]:
+) -> Iterator[tuple[Stored, Record]]:
     """Each envelope of ``recorded`` with its typed record: one game's events from seq
     ``after + 1`` on, in order (by default from the first one given, of the game it names).
+    An envelope read by :func:`~service.app.typed_envelopes.decode_page` holds its record
+    already (but for the few payloads it leaves to their readers).
 
     CorruptGame if a seq is missing (or repeated) or an event cannot be decoded. The lean form
     of :func:`entries`, for the fold every load does.
@@ -110,22 +115,24 @@ def typed(
             if expected is not None:
                 raise CorruptGame(game_id or r.game_id, f"seq {r.seq} where {expected} was due")
             expected = r.seq
-        reader = _READERS.get(r.type)
-        try:
-            # The common case inline (a current-version event): this runs on every load.
-            if reader is not None and r.schema_version == reader[0]:
-                record = reader[1](r.payload)
-            else:
-                record = decode(r, upcasters)
-        except Exception as exc:
-            why = exc if isinstance(exc, Undecodable) else f"undecodable {r.type} event: {exc}"
-            raise CorruptGame(game_id or r.game_id, f"seq {r.seq}: {why}") from None
+        record = r.payload
+        if type(r) is RecordedEvent or type(record) is dict:  # else decoded already, by type
+            reader = _READERS.get(r.type)
+            try:
+                # The common case inline (a current-version event): this runs on every load.
+                if reader is not None and r.schema_version == reader[0]:
+                    record = reader[1](record)
+                else:
+                    record = decode(r, upcasters)
+            except Exception as exc:
+                why = exc if isinstance(exc, Undecodable) else f"undecodable {r.type} event: {exc}"
+                raise CorruptGame(game_id or r.game_id, f"seq {r.seq}: {why}") from None
         yield r, record
         expected += 1
 
 
 def entries(
-    recorded: Iterable[RecordedEvent],
+    recorded: Iterable[Stored],
     game_id: str | None = None,
     after: int | None = None,
     upcasters: UpcasterRegistry | None = None,
@@ -152,7 +159,8 @@ def read(
     upcasters: UpcasterRegistry | None = None,
 ) -> list[Entry]:
     """The game's entries after seq ``after`` (at most ``limit``)."""
-    return list(entries(store.read(game_id, after, limit), game_id, after, upcasters))
+    events = store.read(game_id, after, limit, fast=decode_page)
+    return list(entries(events, game_id, after, upcasters))
 
 
 def follow(

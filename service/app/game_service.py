@@ -63,7 +63,7 @@ from service.app.errors import (
     TooManyConflicts,
     WritesUnavailable,
 )
-from service.app.game import StoredGame, fold_records, new_event
+from service.app.game import StoredGame, fold_records, game_cache, new_event
 from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import (
@@ -197,9 +197,7 @@ class GameService:
         self.bot_request_seconds = bot_request_ms / 1000
         self.fresh_seed = fresh_seed
         self.fresh_salt = fresh_salt
-        self.cache: StateCache[StoredGame] = StateCache(
-            store, fold_records, StoredGame, max_games=cache_games
-        )
+        self.cache: StateCache[StoredGame] = game_cache(store, max_games=cache_games)
         # The bot moves a request makes itself (its budget), and the background runner that
         # makes the rest (its thread is started by create_app, if at all).
         self.bots = BotRunner(

@@ -110,6 +110,10 @@ __all__ = [
 DEFAULT_IDEMPOTENCY_TTL = 86400
 READ_PAGE = 1000  # entries per XRANGE of a long read
 
+# A reader's own decoder of a page of stored envelopes (their bytes, in order), tried before the
+# store's: it may raise on anything it does not take, and the page is then decoded as stored.
+PageDecoder = Callable[[list[bytes]], list[Any]]
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _STREAM_ID = re.compile(r"^\d+-\d+$")
 
@@ -756,8 +760,18 @@ class RedisEventStore:
         except (ValueError, KeyError) as exc:
             raise CorruptStore(f"undecodable envelope: {exc}") from exc
 
-    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[RecordedEvent]:
-        """Events of the game with seq > ``after``, in order, at most ``limit``, as stored."""
+    def read(
+        self,
+        game_id: str,
+        after: int = 0,
+        limit: int | None = None,
+        *,
+        fast: PageDecoder | None = None,
+    ) -> list[Any]:
+        """Events of the game with seq > ``after``, in order, at most ``limit``, as stored
+        (``RecordedEvent``). With ``fast``, each page is first offered to that decoder (a
+        caller's own, e.g. one that types the payloads for a fold: service/app/typed_envelopes.py)
+        and decoded as stored only if it refuses."""
         _check_game_id(game_id)
         _check_count("after", after, 0)
         if limit is not None:
@@ -770,19 +784,30 @@ class RedisEventStore:
         while True:
             count = READ_PAGE if limit is None else min(READ_PAGE, limit - len(out))
             entries = self.redis.xrange(key, start, "+", count=count)
-            out += self._decode_page(entries)
+            out += self._decode_page(entries, fast)
             if len(entries) < count or (limit is not None and len(out) >= limit):
                 return out
             start = f"({_text(entries[-1][0])}"  # exclusive: after the page's last entry
             pause()
 
-    def _decode_page(self, entries: list[Any]) -> list[RecordedEvent]:
+    def _decode_page(self, entries: list[Any], fast: PageDecoder | None = None) -> list[Any]:
         try:  # the common case in one pass (a load's hot loop): bytes keys, envelopes msgspec reads
-            return decode_envelopes([fields[b"event"] for _, fields in entries])
-        except Exception:  # str keys, a missing field, an envelope msgspec refuses: one by one
+            data = [fields[b"event"] for _, fields in entries]
+        except Exception:  # str keys, a missing field: one by one
             return [self._decode(_field(fields, "event")) for _, fields in entries]
+        if fast is not None:
+            try:
+                return fast(data)
+            except Exception:  # whatever it refuses is decoded as stored, and judged so
+                pass
+        try:
+            return decode_envelopes(data)
+        except Exception:  # an envelope msgspec refuses: one by one, as the reference decides
+            return [self._decode(item) for item in data]
 
-    def read_since(self, game_id: str, version: int) -> tuple[str | None, list[RecordedEvent]]:
+    def read_since(
+        self, game_id: str, version: int, *, fast: PageDecoder | None = None
+    ) -> tuple[str | None, list[Any]]:
         """The hash recorded at ``version`` and the events after it, in one round trip.
 
         The hash is the entry's ``hash`` field (what the append script checks as the chain
@@ -806,7 +831,7 @@ class RedisEventStore:
         if length < last:
             raise CorruptStore(f"game {game_id!r}: {length} events stored, the last is seq {last}")
         head = _text(_field(entries[0][1], "hash"))
-        return head, [self._decode(_field(fields, "event")) for _, fields in entries[1:]]
+        return head, self._decode_page(entries[1:], fast)
 
     def follow(self, game_id: str, after: int, block_ms: int) -> list[RecordedEvent]:
         """The game's events after seq ``after``, waiting up to ``block_ms`` for the first one
@@ -1000,13 +1025,15 @@ class StateCache(Generic[S]):
     def __init__(
         self,
         store: RedisEventStore,
-        fold: Callable[[S, list[RecordedEvent]], S],
+        fold: Callable[[S, list[Any]], S],
         initial: Callable[[], S],
         max_games: int = 1024,
+        fast: PageDecoder | None = None,
     ) -> None:
         _check_count("max_games", max_games, 1)
         self.store = store
         self.fold = fold
+        self.fast = fast  # the fold's own page decoder, if it has one (see RedisEventStore.read)
         self.initial = initial
         self.max_games = max_games
         self._entries: OrderedDict[str, Snapshot[S]] = OrderedDict()
@@ -1018,7 +1045,7 @@ class StateCache(Generic[S]):
             cached = self._entries.get(game_id)
         snapshot = self._refresh(game_id, cached) if cached is not None else None
         if snapshot is None:
-            events = self.store.read(game_id)
+            events = self.store.read(game_id, fast=self.fast)
             snapshot = self._fold_from(game_id, 0, GENESIS_HASH, self.initial(), events)
         if snapshot.version > 0:
             self.remember(game_id, snapshot)
@@ -1034,7 +1061,7 @@ class StateCache(Generic[S]):
             return self._entries.get(game_id)
 
     def _refresh(self, game_id: str, cached: Snapshot[S]) -> Snapshot[S] | None:
-        head, events = self.store.read_since(game_id, cached.version)
+        head, events = self.store.read_since(game_id, cached.version, fast=self.fast)
         if head != cached.last_hash:
             return None
         if not events:
@@ -1042,7 +1069,7 @@ class StateCache(Generic[S]):
         return self._fold_from(game_id, cached.version, cached.last_hash, cached.state, events)
 
     def _fold_from(
-        self, game_id: str, version: int, last_hash: str, state: S, events: list[RecordedEvent]
+        self, game_id: str, version: int, last_hash: str, state: S, events: list[Any]
     ) -> Snapshot[S]:
         if not events:
             return Snapshot(version, last_hash, state)

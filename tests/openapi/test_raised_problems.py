@@ -30,6 +30,7 @@ import pytest
 from service.api import problems
 from service.api.factory import create_app
 from service.settings import Settings
+from tests.python_source import parse_python
 
 OURS = ("service", "domain", "bots", "projections")
 
@@ -85,7 +86,7 @@ class Analysis:
             source = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError):
             return frozenset()
-        node = ast.parse(source).body[0]
+        node = parse_python(source).body[0]
         if owner is None:
             owner = self._owner(fn)
         scope = _Scope(self, fn, owner, node)
@@ -263,7 +264,7 @@ def _attribute_type(cls: type, name: str) -> Any:
                 source = textwrap.dedent(inspect.getsource(init))
             except (OSError, TypeError):
                 continue
-            tree = ast.parse(source).body[0]
+            tree = parse_python(source).body[0]
             assert isinstance(tree, ast.FunctionDef)
             params = {a.arg: a.annotation for a in tree.args.args + tree.args.kwonlyargs}
             for sub in ast.walk(tree):

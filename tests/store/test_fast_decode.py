@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import typing
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any
 
 import pytest
@@ -273,11 +273,12 @@ def reference_decoder(cls: type) -> Any:
     """The decoder the generated ones replaced: a loop over the fields (kept here as the
     reference)."""
     hints = typing.get_type_hints(cls)
-    plan = [(f.name, _converter(hints[f.name])) for f in fields(cls)]
+    plan = [(f.name, _converter(hints[f.name]) or (lambda v: v), f.default) for f in fields(cls)]
 
     def decode(payload: dict[str, Any]) -> Any:
         try:
-            return cls(*[payload[n] if c is None else c(payload[n]) for n, c in plan])
+            # A field with a default may be left out (as the constructor allows).
+            return cls(*[c(payload[n]) if d is MISSING or n in payload else d for n, c, d in plan])
         except KeyError as missing:
             raise ValueError(f"{cls.__name__} payload lacks {missing}") from None
 

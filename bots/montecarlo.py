@@ -155,12 +155,7 @@ def best_card(
             _value(_play_out(world.copy(), me, card), me, budget.others_weight)
             for card in candidates
         ]
-        base_value = values[d]
-        for j, v in enumerate(values):
-            totals[j] += v
-            gap = v - base_value
-            gaps[j] += gap
-            squares[j] += gap * gap
+        _add_deal(values, values[d], totals, gaps, squares)
         done += 1
         if (
             budget.settle_z > 0
@@ -175,6 +170,19 @@ def best_card(
     if totals[best] < base - budget.margin * done:
         return candidates[best]
     return default
+
+
+def _add_deal(
+    values: list[float], base: float, totals: list[float], gaps: list[float], squares: list[float]
+) -> None:
+    """One sampled deal's values of the candidates added in: totals, and the sums of each one's
+    gap to ``base`` (the default candidate's value in that deal) and of its square, for the
+    paired test of :func:`_settled`."""
+    for j, v in enumerate(values):
+        totals[j] += v
+        gap = v - base
+        gaps[j] += gap
+        squares[j] += gap * gap
 
 
 def _settled(
@@ -310,12 +318,7 @@ def best_pass(
                 seat = st.turn
                 play(st, seat, choose_card(st, seat, legal_mask(st, seat)))
             values.append(_value(st, me, budget.others_weight))
-        base_value = values[0]
-        for j, v in enumerate(values):
-            totals[j] += v
-            gap = v - base_value
-            gaps[j] += gap
-            squares[j] += gap * gap
+        _add_deal(values, values[0], totals, gaps, squares)
         done += 1
         if (
             budget.settle_z > 0

@@ -23,7 +23,7 @@ from service.app.errors import CorruptGame
 from service.app.game import StoredGame, fold_records, game_cache
 from service.app.typed_envelopes import TypedEnvelope, decode_page
 from service.store.envelope import GENESIS_HASH, NewEvent, decode_envelope, envelope_json, seal
-from tests.store.test_fast_decode import EXAMPLES, json_values
+from tests.store.test_fast_decode import EXAMPLES, damaged, json_values
 
 T0 = "2026-01-01T00:00:00.000000Z"
 FACTS = ("type", "schema_version", "game_id", "seq", "time", "command_id", "hash")
@@ -86,14 +86,7 @@ def test_a_damaged_or_old_envelope_is_refused_or_read_as_the_reference_reads_it(
     record, damage, version
 ):
     new = of(record)
-    payload = dict(new.payload)
-    keys = list(payload)
-    for action, at, value in damage:
-        key = keys[at % len(keys)]
-        if action == "drop":
-            payload.pop(key, None)
-        else:
-            payload[key] = value
+    payload = damaged(new.payload, damage)
     try:
         data = envelope(
             NewEvent(new.type, new.schema_version if version is None else version, payload)

@@ -20,8 +20,9 @@ Load (with ``--redis``, the default): a 10-hand game appended through
 ``service.store.event_store``'s ``RedisEventStore`` (on a throwaway redis-server started here, never
 the shared one) is read back and folded: ``store.read`` + ``event_from_dict`` + ``fold``, and as
 the service loads a game it has not cached (a miss of its cache, ``service.app.game.game_cache``:
-the typed page decoder of service/app/typed_envelopes.py reads each envelope straight into its
-event, the game log checks the seqs, then ``fold_records`` folds). Baseline: a raw ``XRANGE`` of the
+the page decoder of service/app/typed_envelopes.py reads each envelope with its payload left
+raw, the cache checks the seqs, then ``fold_records`` reads the payloads the state needs and
+folds them: not those of the events the last deal supersedes). Baseline: a raw ``XRANGE`` of the
 same stream with redis-py, returning the entries undecoded. Target: the service's load
 (``load_service_ratio_to_baseline``) within 2x of it.
 """

@@ -20,6 +20,7 @@ from .decider import (
     first_leader,
     fold,
     is_terminal,
+    needed,
 )
 from .errors import RuleViolation
 from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict, event_type
@@ -66,6 +67,7 @@ __all__ = [
     "first_leader",
     "fold",
     "legal_plays",
+    "needed",
     "parse_cards",
     "play_violation",
     "public_view",

@@ -7,7 +7,7 @@ a trick also takes it; the last trick also scores the hand, and the hand may end
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import MISSING, fields
 from typing import Any
 
@@ -70,6 +70,35 @@ def fold(events: Iterable[e.Event], state: GameState = INITIAL_STATE) -> GameSta
     for event in events:
         appliers[type(event)](new, event)
     return new
+
+
+# The events whose every change the next HandDealt makes afresh: the hand (its cards, passes,
+# tricks), the hand's number, the phase, the moon choice (HandScored clears it before the next
+# deal) and the seed contributions. Before a game's last deal they change nothing its state shows,
+# so a fold may leave them out (``needed``): a load of a long game folds its scores, its seats and
+# its last hand, not every play (service/app/game.py). A new event type that only changes the hand
+# belongs here; tests/domain/test_properties.py checks the claim on random games of every option.
+SUPERSEDED_BY_DEAL: frozenset[type[e.Event]] = frozenset(
+    {
+        e.HandDealt,
+        e.CardsPassed,
+        e.PassesExchanged,
+        e.CardPlayed,
+        e.TrickTaken,
+        e.MoonScoringChosen,
+        e.SeedContributed,
+        e.SeatTimedOut,  # changes nothing at the table (a clock counts it: see _timed_out)
+    }
+)
+
+
+def needed(events: Sequence[e.Event]) -> list[e.Event]:
+    """The events of ``events`` that a fold needs: ``fold(needed(events), s) == fold(events, s)``
+    for any state ``s`` they follow. Those of :data:`SUPERSEDED_BY_DEAL` before the last
+    ``HandDealt`` are left out. (Not for a clock: it counts every move's time, domain/clock.py.)"""
+    last = next((i for i in range(len(events) - 1, -1, -1) if type(events[i]) is e.HandDealt), 0)
+    superseded = SUPERSEDED_BY_DEAL
+    return [event for event in events[:last] if type(event) not in superseded] + list(events[last:])
 
 
 def is_terminal(state: GameState) -> bool:

@@ -250,7 +250,7 @@ def _converter(tp: Any) -> Convert | None:
     if tp is Card:
         return card_from_json
     if tp is RuleOptions:
-        return RuleOptions.from_dict
+        return _rules_from_json
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp
     origin = typing.get_origin(tp)
@@ -278,6 +278,12 @@ def _converter(tp: Any) -> Convert | None:
             return pair
         return lambda value: tuple([c(v) for c, v in zip(items, value, strict=True)])
     return None
+
+
+def _rules_from_json(value: Any) -> RuleOptions:
+    # Options already read are taken as they are: a reader that keeps the options it read from
+    # the same JSON text passes them in (service/app/typed_envelopes.py); JSON never holds one.
+    return value if type(value) is RuleOptions else RuleOptions.from_dict(value)
 
 
 def _same(value: Any) -> Any:

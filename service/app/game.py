@@ -11,11 +11,12 @@ from domain.events import (
     EVENT_TYPES,
     Event,
     GameCreated,
+    HandDealt,
     event_from_dict,
     event_to_dict,
     event_type,
 )
-from domain.state import INITIAL_STATE, GameState
+from domain.state import INITIAL_STATE, GameState, Phase
 from service.app import game_log
 from service.app.deal_plan import SERVICE_RECORDS, DealPlan, SeedCommitted
 from service.app.errors import CorruptGame
@@ -61,19 +62,57 @@ class StoredGame:
 def game_cache(store: RedisEventStore, max_games: int = 1024) -> StateCache[StoredGame]:
     """The service's cache of folded games: a miss reads the log with the typed page decoder
     (service/app/typed_envelopes.py) and folds it with :func:`fold_records`."""
-    return StateCache(store, fold_records, StoredGame, max_games=max_games, fast=decode_page)
+    return StateCache(store, _fold_consecutive, StoredGame, max_games=max_games, fast=decode_page)
+
+
+def _fold_consecutive(table: StoredGame, events: Sequence[game_log.Stored]) -> StoredGame:
+    # The cache has checked the seqs follow each other (StateCache): not again, on every load.
+    return fold_records(table, events, consecutive=True)
 
 
 def fold_records(
     table: StoredGame,
     events: Sequence[game_log.Stored],
     upcasters: UpcasterRegistry | None = None,
+    *,
+    consecutive: bool = False,
 ) -> StoredGame:
-    """``table`` after the stored ``events`` (consecutive seqs, as stored or typed by the game
+    """``table`` after the stored ``events`` (consecutive seqs, as stored or read by the game
     log's decoder); CorruptGame if they do not read or do not follow the rules' order (an event
-    deleted or altered by hand)."""
+    deleted or altered by hand). ``consecutive``: the caller has checked their seqs.
+
+    Only what the state needs is read: before the last deal among ``events``, the events that
+    deal supersedes (the plays of earlier hands, ``domain.decider.needed``) are skipped, unless
+    the game has a turn clock, which counts every move's time."""
     if not events:
         return table
+    if table.state.phase is Phase.NEW:  # its first event, GameCreated, says if it has a clock
+        table = _fold(table, events[:1], upcasters, consecutive)
+        if len(events) == 1:
+            return table
+        after, events = events[0].seq, events[1:]
+    else:
+        after = None
+    superseded = 0 if table.clock is not None else _last_deal(events)
+    return _fold(table, events, upcasters, consecutive, after, superseded)
+
+
+def _last_deal(events: Sequence[game_log.Stored]) -> int:
+    """The index of the last HandDealt of ``events`` (0 if none)."""
+    for i in range(len(events) - 1, 0, -1):
+        if events[i].type == _DEALT:
+            return i
+    return 0
+
+
+def _fold(
+    table: StoredGame,
+    events: Sequence[game_log.Stored],
+    upcasters: UpcasterRegistry | None = None,
+    consecutive: bool = False,
+    after: int | None = None,
+    superseded: int = 0,
+) -> StoredGame:
     state, plan = draft(table.state), table.plan  # changed in place by each event, then kept
     clock, committed = table.clock, table.committed
     timed = clock is not None  # most games have no clock: their loads never parse a time
@@ -81,7 +120,9 @@ def fold_records(
     first = events[0]
     imported = table.imported or (first.seq == 1 and first.command_id.startswith(game_log.IMPORTED))
     try:
-        for stored, record in game_log.typed(events, upcasters=upcasters):
+        for stored, record in game_log.typed(
+            events, game_id, after, upcasters, superseded, consecutive
+        ):
             kind = type(record)
             if kind in _SERVICE_RECORDS:
                 if kind is DealPlan:
@@ -102,6 +143,7 @@ def fold_records(
 
 # The service's own records in a game's log (a frozenset: one lookup per event of every load).
 _SERVICE_RECORDS = frozenset(SERVICE_RECORDS)
+_DEALT = HandDealt.__name__
 
 
 def new_event(event: Event) -> NewEvent:

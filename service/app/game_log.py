@@ -16,9 +16,10 @@ a log to the end, and it uses :func:`decode` event by event to report each defec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+from domain.decider import SUPERSEDED_BY_DEAL
 from domain.events import EVENT_TYPES, Event, event_decoder, event_to_dict
 from projections.scoreboard import RELEVANT, SourceEvent
 from service.app.deal_plan import (
@@ -31,7 +32,7 @@ from service.app.deal_plan import (
     SeedCommitted,
 )
 from service.app.errors import CorruptGame
-from service.app.typed_envelopes import TypedEnvelope, decode_page
+from service.app.typed_envelopes import LazyEnvelope, decode_page, record_of, stored_payload
 from service.store.envelope import RecordedEvent
 from service.store.event_store import LogEntry, RedisEventStore
 from service.store.upcasting import UpcasterRegistry, default_registry
@@ -42,7 +43,7 @@ IMPORTED = "import:"
 
 Record = Event | DealPlan | SeedCommitted
 # An envelope as the store read it: as stored, or decoded straight into its record.
-Stored = RecordedEvent | TypedEnvelope
+Stored = RecordedEvent | LazyEnvelope
 
 
 class Undecodable(ValueError):
@@ -77,62 +78,100 @@ _READERS: dict[str, tuple[int, Callable[[dict[str, Any]], Record]]] = {
 
 def decode(recorded: RecordedEvent, upcasters: UpcasterRegistry | None = None) -> Record:
     """The typed record of one envelope (as stored or already upcast); Undecodable if none."""
-    reader = _READERS.get(recorded.type)
+    return _decode(recorded.type, recorded.schema_version, recorded.payload, upcasters)
+
+
+def _decode(
+    kind: str, version: int, payload: Any, upcasters: UpcasterRegistry | None = None
+) -> Record:
+    reader = _READERS.get(kind)
     if reader is None:
-        raise Undecodable(f"unknown event type {recorded.type!r}")
+        raise Undecodable(f"unknown event type {kind!r}")
     current, read = reader
-    payload = recorded.payload
     try:
-        if recorded.schema_version != current:  # stored by an older version: upcast it
+        if version != current:  # stored by an older version: upcast it
             registry = upcasters if upcasters is not None else default_registry
-            version, payload = registry.upcast(recorded.type, recorded.schema_version, payload)
+            version, payload = registry.upcast(kind, version, payload)
             if version != current:
                 raise Undecodable(f"schema version {version}, current is {current}")
         return read(payload)
     except Undecodable:
         raise
     except Exception as exc:  # any malformed payload: one error type for every reader
-        raise Undecodable(f"undecodable {recorded.type} event: {exc}") from exc
+        raise Undecodable(f"undecodable {kind} event: {exc}") from exc
 
 
 def typed(
-    recorded: Iterable[Stored],
+    recorded: Sequence[Stored],
     game_id: str | None = None,
     after: int | None = None,
     upcasters: UpcasterRegistry | None = None,
+    superseded: int = 0,
+    consecutive: bool = False,
 ) -> Iterator[tuple[Stored, Record]]:
     """Each envelope of ``recorded`` with its typed record: one game's events from seq
     ``after + 1`` on, in order (by default from the first one given, of the game it names).
-    An envelope read by :func:`~service.app.typed_envelopes.decode_page` holds its record
-    already (but for the few payloads it leaves to their readers).
+    An envelope read by :func:`~service.app.typed_envelopes.decode_page` has its payload read
+    by msgspec where it can be, else as stored.
 
-    CorruptGame if a seq is missing (or repeated) or an event cannot be decoded. The lean form
-    of :func:`entries`, for the fold every load does.
+    Of the first ``superseded`` envelopes, those of an event a later deal supersedes
+    (``domain.decider.SUPERSEDED_BY_DEAL``) are checked for their seq and nothing more: neither
+    read nor yielded (a fold from a last deal among the ``superseded`` first passes its index).
+
+    CorruptGame if a seq is missing (or repeated), unless the caller has checked them
+    (``consecutive``), or an event cannot be decoded. The lean form of :func:`entries`, for the
+    fold every load does.
     """
-    expected = None if after is None else after + 1
-    for r in recorded:
-        if r.seq != expected:
-            if expected is not None:
-                raise CorruptGame(game_id or r.game_id, f"seq {r.seq} where {expected} was due")
-            expected = r.seq
-        record = r.payload
-        if type(r) is RecordedEvent or type(record) is dict:  # else decoded already, by type
-            reader = _READERS.get(r.type)
-            try:
-                # The common case inline (a current-version event): this runs on every load.
-                if reader is not None and r.schema_version == reader[0]:
-                    record = reader[1](record)
-                else:
-                    record = decode(r, upcasters)
-            except Exception as exc:
-                why = exc if isinstance(exc, Undecodable) else f"undecodable {r.type} event: {exc}"
-                raise CorruptGame(game_id or r.game_id, f"seq {r.seq}: {why}") from None
+    if not recorded:
+        return
+    gap = None if consecutive else _first_gap(recorded, after)
+    todo = recorded if gap is None else recorded[:gap]  # the entries before a gap are yielded
+    if superseded:
+        skipped = _SUPERSEDED
+        todo = [r for r in todo[:superseded] if r.type not in skipped] + list(todo[superseded:])
+    for r in todo:
+        kind = r.type
+        if type(r) is LazyEnvelope:
+            record = record_of(r)
+            if record is not None:
+                yield r, record
+                continue
+        try:
+            payload = r.payload if type(r) is RecordedEvent else stored_payload(r)
+            reader = _READERS.get(kind)
+            # The common case inline (a current-version event): this runs on every load.
+            if reader is not None and r.schema_version == reader[0]:
+                record = reader[1](payload)
+            else:
+                record = _decode(kind, r.schema_version, payload, upcasters)
+        except Exception as exc:
+            why = exc if isinstance(exc, Undecodable) else f"undecodable {kind} event: {exc}"
+            raise CorruptGame(game_id or r.game_id, f"seq {r.seq}: {why}") from None
         yield r, record
-        expected += 1
+    if gap is not None:
+        r = recorded[gap]
+        due = "a number" if type(r.seq) is not int else _first(recorded, after) + gap
+        raise CorruptGame(game_id or r.game_id, f"seq {r.seq!r} where {due} was due")
+
+
+def _first(recorded: Sequence[Stored], after: int | None) -> int:
+    return recorded[0].seq if after is None else after + 1
+
+
+def _first_gap(recorded: Sequence[Stored], after: int | None) -> int | None:
+    """The index of the first envelope of ``recorded`` whose seq does not follow the one before
+    it (from ``after + 1`` if given), or None if they all do."""
+    first = _first(recorded, after)
+    seqs = [r.seq for r in recorded]  # one comparison of lists: this runs on every load
+    if type(first) is not int:
+        return 0
+    if seqs == list(range(first, first + len(seqs))):
+        return None
+    return next(i for i, seq in enumerate(seqs) if type(seq) is not int or seq != first + i)
 
 
 def entries(
-    recorded: Iterable[Stored],
+    recorded: Sequence[Stored],
     game_id: str | None = None,
     after: int | None = None,
     upcasters: UpcasterRegistry | None = None,
@@ -235,6 +274,9 @@ def sources(
         out.append(SourceEvent(entry.game_id, entry.seq, record, r.time, entry.id, False, imported))
     return out
 
+
+# The stored types of the events a later deal supersedes (``typed``'s ``superseded``).
+_SUPERSEDED = frozenset(cls.__name__ for cls in SUPERSEDED_BY_DEAL)
 
 # Stored types the projections never look into (see projections.scoreboard.RELEVANT).
 _UNPROJECTED = frozenset(name for name, cls in EVENT_TYPES.items() if not issubclass(cls, RELEVANT))

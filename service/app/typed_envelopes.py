@@ -1,79 +1,66 @@
-"""A page of stored envelopes decoded straight into typed records, in C: the cold load's decoder.
+"""A page of stored envelopes decoded in C, each payload read only when asked: the loads' decoder.
 
-Every cache miss, replay and analysis folds a whole game, so each of its envelopes is decoded
-and its payload turned into a domain event. Done as JSON -> ``RecordedEvent`` (payload a dict)
--> event, that is two passes and a Python call per event; here msgspec reads each envelope into
-a struct whose ``payload`` is already the event (a tagged union on the envelope's ``type``), so
-the only Python left per event is the card hook (bench/README.md, "cold load").
+Every cache miss, replay and analysis reads a whole game. Here msgspec reads each envelope of a
+page in one pass into a :class:`LazyEnvelope`, its payload kept as the raw JSON it was stored as
+(checked to be JSON, not yet read); :func:`record_of` then reads a payload straight into its
+domain event, in C but for the card hook. A fold reads only the payloads it needs: a load skips
+the plays of every hand before the last (``domain.decider.needed``), most of a long game's log
+(bench/README.md, "cold load").
 
-Only envelopes of the current schema versions qualify (``schema_version`` is a ``Literal``):
-anything else, or anything msgspec refuses (a value of the wrong JSON type, a card that is no
-card, a malformed text), fails the whole page, and the store decodes that page the reference way
-(``RecordedEvent``, then :func:`service.app.game_log.decode` with its upcasting), which decides
-as it always did. Where this decoder succeeds it gives what that path gives
-(tests/app/test_typed_envelopes.py). The options of ``GameCreated`` and the service's own
-records are few per game and have their own readers: their payloads stay dicts here, and
-:func:`service.app.game_log.typed` reads them.
+Anything msgspec refuses in an envelope (a missing field, a value of the wrong JSON type,
+malformed text) fails the whole page, and the store decodes that page the reference way
+(``RecordedEvent``). A payload it does not read (an old schema version, a type without a
+decoder here, or one msgspec refuses: a card that is no card) is read by the game log's own
+readers, with their upcasting and their errors (:func:`service.app.game_log.typed`). Where this
+decoder reads a record it is the record those readers give (tests/replay/test_typed_envelopes.py).
+The options of ``GameCreated`` and the service's own records are few per game and have their
+own readers: they are left to them.
 
-A typed envelope carries what a load uses (type, schema version, game id, seq, time, command
-id, hash) but not ``prev_hash``, and its payload is not the stored JSON: it is never hashed or
-exported (those read ``RecordedEvent``).
+A lazy envelope carries what the stored one does, but its payload is not the JSON text the hash
+chain covers (it is the stored bytes, not re-serialized): it is never hashed or exported (those
+read ``RecordedEvent``).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Union
+from collections.abc import Callable
+from typing import Any, Literal
 
 import msgspec
 
 from domain.cards import Card
-from domain.events import EVENT_TYPES, GameCreated, card_from_json
-from service.app.deal_plan import (
-    DEAL_PLAN,
-    DEAL_PLAN_SCHEMA_VERSION,
-    SEED_COMMITTED,
-    SEED_COMMITTED_SCHEMA_VERSION,
-)
+from domain.events import EVENT_TYPES, Event, GameCreated, card_from_json, event_decoder
+from domain.rules import RuleOptions
+from service.app.deal_plan import DEAL_PLAN, SEED_COMMITTED
 
-# Payloads read by their own readers (game_log._READERS), not decoded here.
-_DICT_PAYLOADS: dict[str, int] = {
-    GameCreated.__name__: GameCreated.schema_version,  # RuleOptions has a JSON form of its own
-    DEAL_PLAN: DEAL_PLAN_SCHEMA_VERSION,
-    SEED_COMMITTED: SEED_COMMITTED_SCHEMA_VERSION,
-}
+# Every type a game's log may hold: read as a Literal, each envelope's ``type`` is the one string
+# object below (its hash computed once), not a new string per envelope; an unknown type refuses
+# the page, and the reference path says what it is.
+_StoredType = Literal[tuple([*EVENT_TYPES, DEAL_PLAN, SEED_COMMITTED])]  # type: ignore[valid-type]
 
 
-class TypedEnvelope(msgspec.Struct, frozen=True, gc=False):
-    """What every typed envelope has; each stored type's subclass adds its ``schema_version``
-    (the current one, or the page fails) and its ``payload``, and names its ``type``.
+class LazyEnvelope(msgspec.Struct, frozen=True, gc=False):
+    """A stored envelope, its payload still the stored JSON (:func:`record_of` reads it).
 
-    ``gc=False``: an envelope holds strings and its payload, never itself, so it cannot be part
-    of a cycle; left untracked, a load's hundreds of envelopes do not trigger collections."""
+    ``gc=False``: an envelope holds strings and bytes, never itself, so it cannot be part of a
+    cycle; left untracked, a load's hundreds of envelopes do not trigger collections."""
 
-    type: ClassVar[str]
+    # In the stored order (sorted, as the canonical form writes them): msgspec matches each key
+    # against the field after the last one first, so this order is one comparison a key.
+    command_id: str
     game_id: str
+    hash: str
+    payload: msgspec.Raw
+    prev_hash: str
+    schema_version: int
     seq: int
     time: str
-    command_id: str
-    hash: str
-
-
-def _envelope_class(name: str, payload: Any, version: int) -> type[TypedEnvelope]:
-    return msgspec.defstruct(
-        f"{name}Envelope",
-        [("schema_version", Literal[version]), ("payload", payload)],  # type: ignore[valid-type]
-        bases=(TypedEnvelope,),
-        tag_field="type",
-        tag=name,
-        namespace={"type": name},  # the tag, readable as on a RecordedEvent
-        frozen=True,
-        gc=False,
-    )
+    type: _StoredType
 
 
 def _decode_hook(tp: type, value: Any, _interned: dict[str, Card] = Card._interned) -> Any:
-    # Called for every card (about 1,700 in a 10-hand game): the stored, canonical spelling is
-    # one dict lookup; anything else is judged by card_from_json (InvalidCard refuses the page).
+    # Called for every card read: the stored, canonical spelling is one dict lookup; anything
+    # else is judged by card_from_json (InvalidCard: the payload goes to the reference reader).
     try:
         return _interned[value]
     except (KeyError, TypeError):
@@ -82,16 +69,61 @@ def _decode_hook(tp: type, value: Any, _interned: dict[str, Card] = Card._intern
         raise NotImplementedError(f"no decoder for {tp!r}") from None
 
 
-_CLASSES = [
-    _envelope_class(name, cls, cls.schema_version)
+_ENVELOPES = msgspec.json.Decoder(LazyEnvelope)
+
+_read_game_created = event_decoder(GameCreated.__name__)
+# The options read per JSON text of them (as stored: the same options, the same text). Reading
+# them checks every option (~30 us, a tenth of a cold load's decoding); most games share a few.
+_RULES_READ: dict[bytes, RuleOptions] = {}
+_RULES_KEPT = 256
+
+
+def _game_created(payload: msgspec.Raw) -> GameCreated:
+    # RuleOptions has a JSON form of its own (presets, named cycles): its own reader reads it.
+    data = msgspec.json.decode(payload)
+    text = msgspec.json.encode(data["rules"])
+    rules = _RULES_READ.get(text)
+    if rules is None:
+        rules = RuleOptions.from_dict(data["rules"])
+        if len(_RULES_READ) >= _RULES_KEPT:
+            _RULES_READ.clear()
+        _RULES_READ[text] = rules
+    data["rules"] = rules
+    return _read_game_created(data)
+
+
+# Per domain event type: its current schema version and the reader of such a payload (msgspec's,
+# straight into the event, but for GameCreated).
+_PAYLOADS: dict[str, tuple[int, Callable[[msgspec.Raw], Event]]] = {
+    name: (
+        cls.schema_version,
+        _game_created
+        if cls is GameCreated
+        else msgspec.json.Decoder(cls, dec_hook=_decode_hook).decode,
+    )
     for name, cls in EVENT_TYPES.items()
-    if name not in _DICT_PAYLOADS
-] + [_envelope_class(name, dict[str, Any], v) for name, v in _DICT_PAYLOADS.items()]
-
-_DECODER = msgspec.json.Decoder(Union[tuple(_CLASSES)], dec_hook=_decode_hook)  # noqa: UP007
+}
 
 
-def decode_page(data: list[bytes]) -> list[Any]:
-    """Each stored envelope of ``data`` as a typed envelope, in one pass; any error (whatever
+def decode_page(data: list[bytes]) -> list[LazyEnvelope]:
+    """Each stored envelope of ``data`` as a lazy envelope, in one pass; any error (whatever
     msgspec refuses) and the caller decodes the page the reference way."""
-    return list(map(_DECODER.decode, data))
+    return list(map(_ENVELOPES.decode, data))
+
+
+def record_of(envelope: LazyEnvelope) -> Event | None:
+    """The envelope's domain event read by msgspec, or None if this reader does not take it (an
+    old schema version, a type it has no reader for, a payload it refuses): the game log's own
+    readers decide those."""
+    reader = _PAYLOADS.get(envelope.type)
+    if reader is None or envelope.schema_version != reader[0]:
+        return None
+    try:
+        return reader[1](envelope.payload)
+    except Exception:  # refused (a card that is no card, a bad enum, a missing field)
+        return None
+
+
+def stored_payload(envelope: LazyEnvelope) -> Any:
+    """The envelope's payload as the stored JSON reads (a dict, for a well-formed one)."""
+    return msgspec.json.decode(envelope.payload)

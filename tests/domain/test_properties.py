@@ -41,6 +41,7 @@ from domain import (
     evolve,
     fold,
     legal_plays,
+    needed,
     seat_view,
     sort_cards,
 )
@@ -280,10 +281,17 @@ def check_scoring(rules: RuleOptions, log: list[Event]) -> None:
 
 
 def check_fold(game: Game) -> None:
-    """Folding the log (whole, or up to any point) gives the state lived through."""
+    """Folding the log (whole, or up to any point) gives the state lived through; so does folding
+    only the events it needs (``needed``: not those a later deal supersedes), from the start or
+    from any state lived through."""
     assert fold(game.log) == game.state
+    assert fold(needed(game.log)) == game.state
+    if sum(isinstance(event, HandDealt) for event in game.log) > 1:  # earlier hands left out
+        assert len(needed(game.log)) < len(game.log)
     for length, lived in game.rng.sample(game.lived, min(8, len(game.lived))):
         assert fold(game.log[:length]) == lived
+        assert fold(needed(game.log[:length])) == lived
+        assert fold(needed(game.log[length:]), lived) == game.state
 
 
 def check_round_trip(log: list[Event]) -> None:

@@ -225,11 +225,15 @@ class AnalysisJobs:
         return self._status(game_id, number)
 
     def _status(self, game_id: str, number: int) -> dict[str, Any] | None:
+        # The job's status first, then the result: a worker stores the result before it drops
+        # the job, so a job gone between the two reads has its result found by the second. In
+        # the other order a job finishing between them read as neither (None: "not started").
+        job = self.kept.get_job(self._job_key(game_id, number))
         kept = self.kept.get(game_id, number, ANALYSIS_VERSION, self.budget.samples)
         if kept is not None:
             total = len(kept["decisions"])
             return {"state": "done", "done": total, "total": total, "result": kept}
-        return self.kept.get_job(self._job_key(game_id, number))
+        return job
 
     def work(self, game_id: str, number: int, renew: Callable[[], None] = lambda: None) -> None:
         """Run the job of hand ``number`` here (an analyst's: ``renew`` at each decision)."""

@@ -187,6 +187,8 @@ def _before() -> None:
     hygiene.check_head()  # 414/431, as gunicorn in front would (service/api/hygiene.py)
     if request.method not in JSON_METHODS or not request.path.startswith("/api/"):
         return
+    if request.routing_exception is not None:
+        return  # no such route, or not for this method: its 404 or 405 (with Allow), not a 415
     limit = request.max_content_length
     if limit is not None and request.content_length is not None and request.content_length > limit:
         raise Problem("body-too-large", f"request bodies are limited to {limit} bytes", status=413)

@@ -101,6 +101,12 @@ def test_http_errors(hearts: Hearts, client, table):
     response = client.delete(base)
     assert_problem(response, 405, "method-not-allowed")
     assert "GET" in response.headers["Allow"]
+    # A method that carries a body, without one: the route's answer (405, 404), not a 415
+    # for the body it would have needed.
+    response = client.put(f"{base}/state")
+    assert_problem(response, 405, "method-not-allowed")
+    assert response.headers["Allow"].split(", ").count("GET") == 1
+    assert_problem(client.post("/api/v1/nothing-here"), 404, "not-found")
     # 412: If-Match with a stale version.
     stale = play(hearts, game_id, tokens[0], "2C", **{"If-Match": f'"{before - 1}"'})
     assert_problem(stale, 412, "precondition-failed")

@@ -104,10 +104,16 @@ def render(game_id: str, analysis: dict[str, Any]) -> str:
     for s in analysis["seats"]:
         lines.append(
             f"seat {s['seat']}: accuracy {s['accuracy']:.0f}% over {s['decisions']} choices "
-            f"({s['forced']} forced), loss {s['total_loss']:.1f}, {s['inaccuracies']} "
-            f"inaccuracies, {s['mistakes']} mistakes, {s['blunders']} blunders"
+            f"({s['forced']} forced), loss {s['total_loss']:.1f}, "
+            f"{_count(s['inaccuracies'], 'inaccuracy', 'inaccuracies')}, "
+            f"{_count(s['mistakes'], 'mistake', 'mistakes')}, "
+            f"{_count(s['blunders'], 'blunder', 'blunders')}"
         )
     return "\n".join(lines)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _line(d: dict[str, Any]) -> str:

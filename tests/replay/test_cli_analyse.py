@@ -78,6 +78,14 @@ def test_the_command_prints_text_or_json_and_refuses_a_hand_in_play(store, game,
     captured = capsys.readouterr()
     assert "seat 0: accuracy" in captured.out and "trick 13" in captured.out
     assert captured.err == ""
+    # Each seat's line counts its marks as the JSON does, one mark in the singular.
+    for seat, line in zip(document["seats"], _seat_lines(captured.out), strict=True):
+        for key, one in (("inaccuracies", "inaccuracy"), ("mistakes", "mistake")):
+            n = seat[key]
+            assert f"{n} {one if n == 1 else key}," in line
+        n = seat["blunders"]
+        assert line.endswith(f"{n} blunder" + ("" if n == 1 else "s"))
+
     assert main(["analyse", game, "1", "--samples", "4"]) == 0  # kept from the first run
     captured = capsys.readouterr()
     assert "kept from an earlier analysis" in captured.err
@@ -89,3 +97,7 @@ def test_the_command_prints_text_or_json_and_refuses_a_hand_in_play(store, game,
     assert "no hand 9" in capsys.readouterr().err
     assert main(["analyse", "no-such-game", "1", "--quiet"]) == 2
     assert "no game" in capsys.readouterr().err
+
+
+def _seat_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("seat ")]

@@ -21,6 +21,10 @@ from service.store.event_store import Snapshot
 
 API_PREFIX = "/api/v1"
 MAX_IDEMPOTENCY_KEY = 255
+# What a key may hold, in one place for the check and the document: printable ASCII (a header
+# value's bytes; WSGI reads anything else as Latin-1, which a client may not have meant).
+IDEMPOTENCY_KEY_PATTERN = "^[\\x20-\\x7E]+$"
+_IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 # A seat's view is tagged with its seat too ("12.s0"): the same version looks different to
 # each viewer, so a cache must not answer one viewer's If-None-Match with another's copy.
 _ETAG = re.compile(r'^(?:W/)?"?(\d{1,18})(?:\.s\d{1,2})?"?$')
@@ -29,7 +33,12 @@ IDEMPOTENCY_DOC = {
     "in": "header",
     "name": "Idempotency-Key",
     "required": False,
-    "schema": {"type": "string", "maxLength": MAX_IDEMPOTENCY_KEY},
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_IDEMPOTENCY_KEY,
+        "pattern": IDEMPOTENCY_KEY_PATTERN,
+    },
     "description": "A retry with the same key and body returns the first response and appends "
     "nothing; the same key with another body is 422. Remembered 24 h.",
 }
@@ -82,10 +91,10 @@ def idempotency(game_id: str, tok: str | None) -> Idempotency | None:
     key = request.headers.get("Idempotency-Key")
     if key is None:
         return None
-    if not key or len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
+    if len(key) > MAX_IDEMPOTENCY_KEY or not _IDEMPOTENCY_KEY.fullmatch(key):
         raise Problem(
             "bad-request",
-            f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable characters",
+            f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters",
             status=400,
         )
     return idempotency_for(

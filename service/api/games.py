@@ -53,13 +53,13 @@ def create_game(body: dict[str, Any]):
     plan = DealPlan(body["seed"], deals)
     key = request.headers.get("Idempotency-Key")
     # A created game's id comes from the key, so a retry lands on the same game and record.
-    game_id = game_id_for_key(key) if key else new_game_id()
+    game_id = game_id_for_key(key) if key is not None else new_game_id()
     outcome = service().create(
         game_id,
         rules=body["rules"],
         seats=body["seats"],
         plan=plan,
-        idempotency=idempotency(game_id, None) if key else None,
+        idempotency=idempotency(game_id, None),  # None without a key; a bad key is 400
     )
     state = outcome.state
     created = {

@@ -120,3 +120,10 @@ def test_a_malformed_key_is_400(hearts: Hearts, client):
         f"/api/v1/games/{game['id']}/seats", json={"name": "a"}, headers=key("x" * 300)
     )
     assert_problem(response, 400, "bad-request")
+    # Printable ASCII only (as the document's pattern says): none, a control or a Latin-1 byte
+    # is refused before anything is created.
+    for bad in ("", "tab\there", "caf\xe9", "del\x7f"):
+        response = client.post("/api/v1/games", json={"seats": [None] * 4}, headers=key(bad))
+        assert_problem(response, 400, "bad-request")
+    good = client.post("/api/v1/games", json={"seats": [None] * 4}, headers=key("a b~!"))
+    assert good.status_code == 201

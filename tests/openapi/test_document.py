@@ -7,6 +7,7 @@ import fakeredis
 import pytest
 
 from domain.rules import OPTIONS, PRESETS, TIME_CONTROLS, OptionKind
+from service.api.common import IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY
 from service.api.factory import create_app
 from service.settings import Settings
 
@@ -83,3 +84,36 @@ def test_links_lead_from_create_to_join_to_moves(document):
     assert created["Join"]["operationRef"].endswith("~1seats/post")
     assert joined["Pass"]["operationRef"].endswith("~1pass/post")
     assert moved["Play"]["operationRef"].endswith("~1play/post")
+
+
+def _schemas(node):
+    """Every schema object in the document (anything that may hold an anyOf)."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _schemas(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _schemas(value)
+
+
+def test_a_nested_schema_that_may_be_null_admits_null_and_nothing_else(document):
+    # apispec's OpenAPI 3.0 form adds a branch {"type": "object", "nullable": true}, which any
+    # object matches: the document then accepted bodies the schema refuses.
+    branches = [b for s in _schemas(document) for b in s.get("anyOf", ()) if "$ref" not in b]
+    assert branches  # the view's clock, a seek's rating range, a hand's moon choice ...
+    for branch in branches:
+        if branch.get("nullable"):
+            assert branch.get("enum") == [None], branch
+    seek = document["components"]["schemas"]["Seek"]["properties"]["rating_range"]
+    assert {"$ref": "#/components/schemas/RatingRange"} in seek["anyOf"]
+
+
+def test_idempotency_keys_are_declared_as_they_are_checked(document):
+    for name, operation in operations(document):
+        for parameter in operation.get("parameters", ()):
+            if parameter.get("name") == "Idempotency-Key":
+                schema = parameter["schema"]
+                assert schema["maxLength"] == MAX_IDEMPOTENCY_KEY, name
+                assert schema["minLength"] >= 1, name
+                assert schema["pattern"] in (IDEMPOTENCY_KEY_PATTERN, "^[A-Za-z0-9_=-]+$"), name

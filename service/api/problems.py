@@ -456,6 +456,18 @@ _UNAVAILABLE = (
 )
 
 
+# Where webargs found what failed its schema, as the problem's detail names it.
+_LOCATIONS = {"json": "the body", "query": "the query", "headers": "a header", "path": "the path"}
+
+
+def _located(messages: object) -> str:
+    places = (
+        [_LOCATIONS.get(str(k), str(k)) for k in messages] if isinstance(messages, dict) else []
+    )
+    places = places or ["the body"]
+    return f"{' and '.join(places)} {'does' if len(places) == 1 else 'do'} not match"
+
+
 def _from_http(error: HTTPException) -> Problem:
     status = error.code or 500
     data = getattr(error, "data", None) or {}
@@ -465,7 +477,7 @@ def _from_http(error: HTTPException) -> Problem:
         errors = messages.get("json", messages) if isinstance(messages, dict) else messages
         if status == 400:
             return Problem("malformed-json", "the body is not valid JSON", status=400)
-        return Problem("validation-error", "the body does not match the schema", errors=errors)
+        return Problem("validation-error", f"{_located(messages)} the schema", errors=errors)
     code = _HTTP_CODES.get(status, "internal-error" if status >= 500 else "bad-request")
     detail = error.description or CATALOGUE[code].title
     headers = {}

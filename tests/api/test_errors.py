@@ -125,7 +125,9 @@ def test_http_errors(hearts: Hearts, client, table):
     )
     # 422: schema errors, unknown cards.
     missing = assert_problem(hearts.post(f"{base}/play", {}, tokens[0]), 422, "validation-error")
-    assert "card" in missing["errors"]
+    assert "card" in missing["errors"] and missing["detail"].startswith("the body ")
+    query = assert_problem(client.get(f"{base}/events?limit=0"), 422, "validation-error")
+    assert query["detail"].startswith("the query ") and "limit" in query["errors"]["query"]
     extra = hearts.post(f"{base}/play", {"card": "2C", "colour": "red"}, tokens[0])
     assert "colour" in assert_problem(extra, 422, "validation-error")["errors"]
     assert_problem(play(hearts, game_id, tokens[0], "ZZ"), 422, "invalid-card")

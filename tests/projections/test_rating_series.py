@@ -4,11 +4,15 @@ rating rises above the weaker ones'.
 Four programs register accounts and join each game with their keys (the application layer's
 join, as ``POST /games/{id}/seats`` with ``Authorization: Bearer`` does); each plays its seat
 from that seat's view only (``bots.bot_command``), one a small-budget Monte Carlo bot, three
-random. The deals are the service's own (not arranged), so every game is rated.
+random. The deals are the service's own (not arranged), so every game is rated; the service's
+seeds are drawn from a fixed sequence here (``GameService.fresh_seed``), so that a run is the same
+games every time: with fresh random seeds, six games left a random player above the Monte Carlo
+one now and then (CI saw it once).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -38,6 +42,8 @@ def app(real_redis, key_prefix):
 
 def test_a_montecarlo_bot_player_rates_above_random_bot_players(app):
     games = app.extensions["hearts"]
+    seeds = itertools.count()
+    games.fresh_seed = lambda: f"series-seed-{next(seeds)}"
     players = app.extensions["hearts.players"]
     strong = MonteCarloBot(Budget(plays=300, min_samples=4))
     weak = get_bot("random")

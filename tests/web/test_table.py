@@ -341,6 +341,10 @@ def test_three_five_and_six_player_tables_seat_everyone_and_play_a_hand(
             expect(page.locator(".hand .card")).to_have_count(size - played)
         assert played == size
         expect(page.locator(".lasthand")).to_contain_text("Hand 1 over")
+        # And after a reload: the game is over, so its last hand is the one summed up.
+        page.reload()
+        expect(page.locator("#table")).to_have_attribute("data-phase", "finished")
+        expect(page.locator(".lasthand")).to_contain_text("Hand 1 over")
         # The replay draws every seat's dealt hand.
         page.get_by_role("link", name="Replay the last hand").click()
         expect(page.locator("#replay")).to_have_attribute("data-step", "0")

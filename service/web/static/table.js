@@ -117,7 +117,13 @@ export async function showTable(root, gameId, { watch }) {
   }
 
   function onItem(item) {
-    if (item.type === "HandScored") lastHand = item.payload;
+    if (item.type === "HandScored") {
+      lastHand = item.payload;
+      // A refresh for an earlier event may have fetched a view past this one already: then no
+      // refresh follows, so the hand's summary is drawn now (else it showed only on the next move,
+      // and never once the game was over).
+      if (view && item.seq <= view.version && !busy) draw();
+    }
     if (!view || item.seq > view.version) refresh();
   }
 
@@ -356,8 +362,10 @@ export async function showTable(root, gameId, { watch }) {
   });
 
   accept(await load());
-  if (view.hand_number > 1 && !lastHand) {
-    const previous = await attempt(() => api.hand(gameId, view.hand_number - 1));
+  // The last scored hand: the one before this, or this one once the game is over.
+  const scored = view.phase === "finished" ? view.hand_number : view.hand_number - 1;
+  if (scored >= 1 && !lastHand) {
+    const previous = await attempt(() => api.hand(gameId, scored));
     if (previous) {
       lastHand = previous;
       draw();

@@ -413,6 +413,14 @@ class EventSchema(Schema):
     command_id = fields.String()
     payload = fields.Dict()
     redacted = fields.Boolean(metadata={"description": "Whether hidden cards were left out"})
+    revealed_hand = fields.Nested(
+        "HandSchema",
+        allow_none=True,
+        metadata={
+            "description": "On a HandScored event: the finished hand's record, as GET "
+            "/games/{game_id}/hands/{number} gives it (without id and version)"
+        },
+    )
 
 
 class CommandResultSchema(Schema):

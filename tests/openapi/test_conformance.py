@@ -250,3 +250,39 @@ def test_every_method_a_path_does_not_declare_is_405_with_allow(app):
             assert response.mimetype == "application/problem+json", (method, path)
             allowed = set(response.headers["Allow"].split(", "))
             assert declared <= allowed, (method, path, allowed)
+
+
+def test_a_finished_hands_events_and_record_conform(app):
+    # The fuzzing above reads games in their first hand: the HandScored event, which carries
+    # the finished hand's record (revealed_hand), was left out of the document unnoticed.
+    from openapi_schema_validator import OAS30Validator, validate
+
+    client = app.test_client()
+    document = client.get("/api/v1/openapi.json").json
+    bots = [{"bot": "random"}] * 3
+    game = client.post("/api/v1/games", json={"seats": [None, *bots], "rules": {"score_limit": 1}})
+    base = f"/api/v1/games/{game.json['id']}"
+    auth = {
+        "Authorization": f"Bearer {client.post(f'{base}/seats', json={'name': 'al'}).json['token']}"
+    }
+    while (view := client.get(base, headers=auth).json)["phase"] != "finished":
+        if view["phase"] == "passing":
+            move = client.post(f"{base}/pass", json={"cards": view["hand"][:3]}, headers=auth)
+        else:
+            move = client.post(f"{base}/play", json={"card": view["legal_cards"][0]}, headers=auth)
+        assert move.status_code == 200, move.get_data(as_text=True)
+
+    def conforms(path: str, url: str) -> dict:
+        answer = client.get(url, headers=auth)
+        assert answer.status_code == 200
+        schema = document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+        validate(
+            answer.json,
+            {"components": document["components"], **schema["schema"]},
+            cls=OAS30Validator,
+        )
+        return answer.json
+
+    page = conforms("/api/v1/games/{game_id}/events", f"{base}/events?limit=1000")
+    assert [e["type"] for e in page["events"] if e.get("revealed_hand")] == ["HandScored"]
+    conforms("/api/v1/games/{game_id}/hands/{number}", f"{base}/hands/1")

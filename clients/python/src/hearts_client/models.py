@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 Phase = Literal["waiting", "dealing", "passing", "playing", "moon_choice", "finished", "expired"]
 MoonChoice = Literal["add_to_others", "subtract_from_shooter"]
@@ -117,6 +117,8 @@ class Event(TypedDict):
     command_id: str
     payload: dict[str, Any]
     redacted: bool
+    # Only on a HandScored event: the finished hand's record (as ``HeartsClient.hand`` gives it).
+    revealed_hand: NotRequired[dict[str, Any] | None]
 
 
 class CommandResult(TypedDict):

@@ -29,9 +29,11 @@ import time
 from bench.common import Report, alternate, median, parser
 from bench.randomplay import new_game, play_hand
 from bots import bot_command
+from bots.simulation import PlayState, legal_mask, outcome, play, table_rules
 from domain.commands import Deal
 from domain.decider import decide, evolve
-from domain.rules import PRESETS, RuleOptions
+from domain.passing import pass_target
+from domain.rules import PRESETS, FirstLead, PassDirection, RuleOptions
 from domain.state import GameState, Phase
 
 TARGET_HANDS_PER_SECOND = 2000
@@ -187,6 +189,65 @@ class OpenSpielTable:
         return hands / (time.process_time() - start)
 
 
+class ModelTable:
+    """Random hands on the bots' play-out model (bots/simulation.py: card masks, mutable, the
+    domain's own legal-play rule): what the montecarlo bot and the analysis play thousands of a
+    decision. No events, commands or seeded deal: a Mersenne shuffle, the pass by masks, 52
+    random legal plays, the outcome. For information beside the domain's rate: the issue 23
+    target asks the domain to be fast so that these get cheaper, and these run without it."""
+
+    def __init__(self, rules: RuleOptions, seed: int) -> None:
+        self.rules = rules
+        self.tables = table_rules(rules)
+        self.rng = random.Random(seed)
+        self.hands = 0
+
+    @staticmethod
+    def fits(rules: RuleOptions) -> bool:
+        """The hands this table deals: four players, a whole deck, no kitty, 2C leads."""
+        return (
+            rules.players == 4
+            and not rules.kitty
+            and rules.removed_cards is None
+            and rules.first_lead is FirstLead.LOWEST_CLUB
+        )
+
+    def play(self, hands: int) -> float:
+        start = time.process_time()
+        for _ in range(hands):
+            self.hands += 1
+            self._hand(self.hands)
+        return hands / (time.process_time() - start)
+
+    def _hand(self, number: int) -> None:
+        rng = self.rng
+        deck = list(range(52))
+        rng.shuffle(deck)
+        masks = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
+        direction = self.rules.pass_direction(number)
+        if direction in (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.ACROSS):
+            count = self.rules.cards_to_pass(direction)
+            passed = [sum(1 << c for c in rng.sample(_bits(m), count)) for m in masks]
+            kept = [m & ~p for m, p in zip(masks, passed, strict=True)]
+            for s in range(4):
+                kept[pass_target(direction, s, 4)] |= passed[s]
+            masks = kept
+        st = PlayState(self.tables, masks, turn=next(s for s in range(4) if masks[s] & 1))
+        for _ in range(52):
+            seat = st.turn
+            play(st, seat, rng.choice(_bits(legal_mask(st, seat))))
+        outcome(st)
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
 def open_spiel_table(seed: int) -> OpenSpielTable | None:
     try:
         return OpenSpielTable(seed)
@@ -226,6 +287,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.bot_hands:
         bots = BotTable(rules, args.seed)
         runs["bots"] = lambda: bots.play(args.bot_hands)
+    model = ModelTable(rules, args.seed) if ModelTable.fits(rules) else None
+    if model is not None:
+        runs["model"] = lambda: model.play(args.hands)
     domain.play(max(1, args.hands // 10))  # warm up: imports, caches
     rates = alternate(runs, args.rounds, args.budget)
 
@@ -250,6 +314,11 @@ def main(argv: list[str] | None = None) -> None:
         report.note("OpenSpiel not installed (pip install open_spiel): no OpenSpiel baseline")
     if args.bot_hands:
         report.add("via_bots_hands_per_second", median(rates["bots"]), "hands/s")
+    if model is not None:
+        # Not the target's figure: the bots' play-out model, which plays without the domain.
+        report.add("playout_model_hands_per_second", median(rates["model"]), "hands/s")
+        if spiel is not None:
+            report.add("playout_model_ratio_to_open_spiel", median(rates["model"]) / theirs)
     report.add("rounds", len(rates["domain"]))
     report.add("hands_played", domain.hands)
     report.add("games_played", domain.games)

@@ -45,6 +45,9 @@ from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import AppendResult, ConcurrencyConflict, RedisEventStore, Snapshot
 
 log = logging.getLogger(__name__)
+# The shortest sleep between looks at the queue: a game due "now" that another runner took
+# first is not polled in a busy loop.
+_LEAST_SLEEP = 0.005
 
 # The game service's two steps a bot move needs: load a game, and append decided events at a
 # snapshot's version (adding a deal if one is due). Passed in, so the runner and the service do
@@ -238,6 +241,15 @@ class BackgroundBots:
             turns += 1
         return turns
 
+    def idle_seconds(self) -> float:
+        """How long to sleep once no game is due: until the first queued game is (a paced game's
+        next move, a lease's end), but at most ``poll_seconds`` (games handed over elsewhere).
+        Without this a paced game moved once a poll, not once a pace."""
+        due_ms = self.queue.next_due_ms()
+        if due_ms is None:
+            return self.poll_seconds
+        return min(self.poll_seconds, max(due_ms / 1000, _LEAST_SLEEP))
+
     def turn(self, game_id: str) -> None:
         self.turns += 1
         cause = f"bots-{self.owner}-{uuid.uuid4().hex[:12]}"
@@ -290,15 +302,17 @@ def _drive_forever(
         if bots is None:
             return
         wake.clear()
+        sleep = poll_seconds
         try:
             bots.drive_due()
+            sleep = bots.idle_seconds()
             failures = 0
         except Exception:  # Redis away: try again later, backing off
             if failures == 0:
                 log.exception("bots: cannot read the queue of games due")
             failures += 1
         del bots
-        wake.wait(poll_seconds * 2 ** min(failures, 5))
+        wake.wait(sleep * 2 ** min(failures, 5))
 
 
 def sweep(store: RedisEventStore, runner: BotRunner, hand_over: Callable[[str], None]) -> int:

@@ -45,6 +45,16 @@ _REQUEUE_LUA = (
     _NOW_MS + "return redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])"
 )
 
+# KEYS[1] due set. Milliseconds until the first game is due (0: due now), or nil if none is queued.
+_NEXT_DUE_LUA = (
+    _NOW_MS
+    + """
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #first == 0 then return false end
+return math.max(0, tonumber(first[2]) - now)
+"""
+)
+
 
 class BotQueue:
     """Games due for bot moves, with a lease per game (see the module docstring)."""
@@ -55,6 +65,7 @@ class BotQueue:
         self._hand_over = redis.register_script(_HAND_OVER_LUA)
         self._take = redis.register_script(_TAKE_LUA)
         self._requeue = redis.register_script(_REQUEUE_LUA)
+        self._next_due = redis.register_script(_NEXT_DUE_LUA)
 
     def hand_over(self, game_id: str) -> None:
         self._hand_over(keys=[self.key], args=[game_id])
@@ -69,6 +80,12 @@ class BotQueue:
     def requeue(self, game_id: str, delay_ms: int = 0) -> None:
         """Due again ``delay_ms`` from now (0: at once), behind the games due before then."""
         self._requeue(keys=[self.key], args=[game_id, max(0, int(delay_ms))])
+
+    def next_due_ms(self) -> int | None:
+        """Milliseconds until the first game is due (a requeued game's delay, a lease's end; 0:
+        due now), or None if the queue is empty."""
+        due = self._next_due(keys=[self.key])
+        return None if due is None else int(due)
 
     def done(self, game_id: str) -> None:
         self.redis.zrem(self.key, game_id)

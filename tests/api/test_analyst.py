@@ -101,8 +101,10 @@ def test_an_external_worker_api_queues_and_runs_nothing(key_prefix) -> None:
         play_game(store, GAMES[0], seed="x", stop_after=100)
         client = app.test_client()
         url = f"/api/v1/games/{GAMES[0]}/hands/1/analysis"
-        assert client.post(url, json={}).json["state"] == "queued"
+        assert client.get(url).status_code == 404  # not started (and the jobs are set up)
         jobs = app.extensions["hearts.analyses"]
+        jobs.budget = AnalysisBudget(samples=4)  # the service's budget here: a quick analysis
+        assert client.post(url, json={}).json["state"] == "queued"
         assert jobs.runner.thread is None  # no in-process runner was ever started
         assert client.get(url).json["state"] == "queued"
         assert isinstance(jobs.queue, AnalysisQueue)

@@ -29,6 +29,7 @@ import time
 from bench.common import Report, alternate, median, parser
 from bench.randomplay import new_game, play_hand
 from bots import bot_command
+from bots.cardbits import bits
 from bots.simulation import PlayState, legal_mask, outcome, play, table_rules
 from domain.commands import Deal
 from domain.decider import decide, evolve
@@ -227,7 +228,7 @@ class ModelTable:
         direction = self.rules.pass_direction(number)
         if direction in (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.ACROSS):
             count = self.rules.cards_to_pass(direction)
-            passed = [sum(1 << c for c in rng.sample(_bits(m), count)) for m in masks]
+            passed = [sum(1 << c for c in rng.sample(list(bits(m)), count)) for m in masks]
             kept = [m & ~p for m, p in zip(masks, passed, strict=True)]
             for s in range(4):
                 kept[pass_target(direction, s, 4)] |= passed[s]
@@ -235,17 +236,8 @@ class ModelTable:
         st = PlayState(self.tables, masks, turn=next(s for s in range(4) if masks[s] & 1))
         for _ in range(52):
             seat = st.turn
-            play(st, seat, rng.choice(_bits(legal_mask(st, seat))))
+            play(st, seat, rng.choice(list(bits(legal_mask(st, seat)))))
         outcome(st)
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def open_spiel_table(seed: int) -> OpenSpielTable | None:

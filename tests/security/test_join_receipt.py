@@ -60,11 +60,19 @@ def test_the_attack_a_guessable_join_key_is_refused_and_nothing_is_written(
     assert "token" not in again.get_json()
 
 
-@pytest.mark.parametrize(
-    "strong",
-    [secrets.token_urlsafe(16), str(uuid.uuid4()), uuid.uuid4().hex, secrets.token_hex(16)],
-)
-def test_unguessable_keys_are_accepted_and_replay_for_their_holder(hearts: Hearts, client, strong):
+# Each kind of key a client would make, drawn in the test: a parameter drawn at collection
+# would differ between pytest-xdist's workers, which refuse a run whose tests they name apart.
+STRONG_KEYS = {
+    "token_urlsafe": lambda: secrets.token_urlsafe(16),
+    "uuid4": lambda: str(uuid.uuid4()),
+    "uuid4_hex": lambda: uuid.uuid4().hex,
+    "token_hex": lambda: secrets.token_hex(16),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STRONG_KEYS))
+def test_unguessable_keys_are_accepted_and_replay_for_their_holder(hearts: Hearts, client, kind):
+    strong = STRONG_KEYS[kind]()
     assert unguessable_key(strong)
     game = hearts.create([None] * 4)
     first = join(client, game["id"], "ann", strong)

@@ -82,7 +82,13 @@ def _title(code: str) -> str:
 
 
 _HTTP = [
-    ProblemType("malformed-json", 400, "Malformed JSON", "The body is not valid JSON."),
+    ProblemType(
+        "malformed-json",
+        400,
+        "Malformed JSON",
+        "The body is not valid JSON, or not JSON that every reader reads alike (RFC 7493): a "
+        "name twice in one object, NaN or Infinity, a number past a double's range.",
+    ),
     ProblemType("bad-request", 400, "Bad request", "The request is malformed."),
     # Input hygiene (service/api/hygiene.py): refused before any view reads the request.
     ProblemType(

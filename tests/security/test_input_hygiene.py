@@ -15,6 +15,7 @@ import pytest
 from domain.rules import OPTIONS
 from service.api import hygiene
 from service.api.factory import create_app
+from service.api.problems import Problem
 from service.api.schemas import MAX_DEALS, MAX_HAND, MAX_SEATS
 from service.api.security_headers import HEADERS
 from service.cli import refusals
@@ -135,6 +136,53 @@ def test_the_deepest_body_the_api_takes_is_well_within_the_limit(client):
     exported = client.get(f"{url}/export")
     assert exported.status_code == 200
     assert hygiene.json_depth(exported.get_data()) <= 6 < hygiene.MAX_JSON_DEPTH
+
+
+# -- JSON as every reader reads it (RFC 8259, I-JSON): 400 malformed-json -------------------------
+
+NOT_I_JSON = [
+    ('{"seed": "a", "seed": "b"}', 'the name "seed" appears twice'),
+    ('{"rules": {"score_limit": 50, "score_limit": 100}}', 'the name "score_limit" appears twice'),
+    ('{"seats": [{"bot": "random", "bot": "heuristic"}, null, null, null]}', '"bot" appears twice'),
+    ('{"rules": {"score_limit": NaN}}', "NaN is not a JSON number"),
+    ('{"rules": {"score_limit": Infinity}}', "Infinity is not a JSON number"),
+    ('{"rules": {"score_limit": -Infinity}}', "-Infinity is not a JSON number"),
+    ('{"rules": {"score_limit": 1e999}}', "1e999 is past the range of a JSON number"),
+]
+
+
+@pytest.mark.parametrize("path", ["/api/v1/games", "/api/v1/games/import"])
+@pytest.mark.parametrize(("raw", "detail"), NOT_I_JSON)
+def test_what_readers_would_read_apart_is_a_400(client, path, raw, detail):
+    body = problem(post_raw(client, path, raw), 400, "malformed-json")
+    assert detail in body["detail"]
+
+
+def test_a_command_with_a_member_twice_is_refused_and_appends_nothing(client):
+    game = client.post("/api/v1/games", json={"seats": [None] + [{"bot": "random"}] * 3})
+    game_id = game.get_json()["id"]
+    joined = client.post(f"/api/v1/games/{game_id}/seats", json={"name": "ann"})
+    token = joined.get_json()["token"]
+    before = client.get(f"/api/v1/games/{game_id}/events").get_json()
+    hand = joined.get_json()["view"]["hand"]
+    raw = json.dumps({"cards": hand[:3]})[:-1] + ', "cards": ' + json.dumps(hand[3:6]) + "}"
+    response = client.post(
+        f"/api/v1/games/{game_id}/pass",
+        data=raw,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    problem(response, 400, "malformed-json")
+    assert client.get(f"/api/v1/games/{game_id}/events").get_json() == before
+
+
+def test_a_name_in_the_detail_is_escaped_and_cut_short():
+    name = '"' + "\\u202e" * 100 + '"'  # right-to-left overrides, written as JSON escapes
+    with pytest.raises(Problem) as refused:
+        hygiene.load_json(f"{{{name}: 1, {name}: 2}}".encode())
+    detail = refused.value.detail
+    assert "\u202e" not in detail  # never the character itself, only its escape
+    assert detail.count("\\u202e") == 40
 
 
 # -- long request lines and headers: documented problems -----------------------------------------

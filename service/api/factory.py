@@ -218,6 +218,8 @@ def _before() -> None:
             status=415,
         )
     data = request.get_data(cache=True)  # werkzeug enforces the size limit here (413)
+    if request.content_length is None and limit is not None and len(data) >= limit:
+        _refuse_a_longer_stream(limit)
     if request.path == long_work.IMPORT_PATH and long_work.in_child():
         return  # the child process parses and checks it (an export is megabytes)
     body = hygiene.load_json(data)  # depth (400) before parsing, then Unicode (422)
@@ -229,6 +231,15 @@ def _before() -> None:
             status=422,
             errors={"_schema": ["a JSON object is required"]},
         )
+
+
+def _refuse_a_longer_stream(limit: int) -> None:
+    """A body without a Content-Length (chunked) is read up to the limit and no further:
+    werkzeug stops there without a word, and the cut-off body would be refused as malformed
+    JSON, or worse, read as a shorter one. One byte more from the server's stream says whether
+    it went on."""
+    if request.environ["wsgi.input"].read(1):
+        raise Problem("body-too-large", f"request bodies are limited to {limit} bytes", status=413)
 
 
 def _after(response):

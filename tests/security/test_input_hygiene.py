@@ -6,6 +6,7 @@ problems."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 
@@ -16,6 +17,7 @@ from domain.rules import OPTIONS
 from service.api import hygiene
 from service.api.factory import create_app
 from service.api.problems import Problem
+from service.api.replay import MAX_IMPORT_BYTES
 from service.api.schemas import MAX_DEALS, MAX_HAND, MAX_SEATS
 from service.api.security_headers import HEADERS
 from service.cli import refusals
@@ -183,6 +185,46 @@ def test_a_name_in_the_detail_is_escaped_and_cut_short():
     detail = refused.value.detail
     assert "\u202e" not in detail  # never the character itself, only its escape
     assert detail.count("\\u202e") == 40
+
+
+# -- a body without a Content-Length (chunked): the same limit, a 413, never a cut-off body -------
+
+
+def post_chunked(client, path: str, raw: bytes):
+    # What a server such as gunicorn hands the app for ``Transfer-Encoding: chunked``: the
+    # decoded body as a stream that ends, and no CONTENT_LENGTH.
+    return client.post(
+        path,
+        input_stream=io.BytesIO(raw),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+
+
+def padded(size: int, prefix: str = '{"seed": "') -> bytes:
+    return (prefix + "a" * (size - len(prefix) - 2) + '"}').encode()
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"), [("/api/v1/games", 65_536), ("/api/v1/games/import", MAX_IMPORT_BYTES)]
+)
+def test_a_chunked_body_past_the_limit_is_a_413_not_a_cut_off_body(client, path, limit):
+    body = problem(post_chunked(client, path, padded(limit + 1)), 413, "body-too-large")
+    assert str(limit) in body["detail"]
+    problem(post_chunked(client, path, padded(limit * 3)), 413, "body-too-large")
+
+
+def test_a_chunked_body_whose_first_64_kb_are_json_is_not_acted_on(client):
+    # Cut at the limit, this was a whole JSON object, and the game was created (201).
+    raw = b'{"seed": "cut"}' + b" " * 70_000 + b"and the rest"
+    problem(post_chunked(client, "/api/v1/games", raw), 413, "body-too-large")
+
+
+def test_a_chunked_body_up_to_the_limit_is_read_whole(client):
+    created = post_chunked(client, "/api/v1/games", b'{"seed": "chunked"}')
+    assert created.status_code == 201, created.get_json()
+    # Exactly the limit: read, then refused for what it says (a seed that long), not its size.
+    problem(post_chunked(client, "/api/v1/games", padded(65_536)), 422, "validation-error")
 
 
 # -- long request lines and headers: documented problems -----------------------------------------

@@ -130,3 +130,26 @@ def test_a_forged_proof_or_head_is_refused(client, finished, tmp_path) -> None:
     with pytest.raises(ValueError):
         Verifier.parse(other_key)  # a key id that is not the key's
     assert not hv.check_proof(document, proof, key, [], 1)[0].ok  # a witness required, none
+
+
+def test_an_export_with_a_name_twice_is_refused_not_read_one_way(
+    client, finished, tmp_path, capsys
+):
+    game_id, _, log_key = finished
+    export(client, game_id, tmp_path / "game.json")
+    text = (tmp_path / "game.json").read_text()
+    # The true card stays last, where Python reads it: the chain would check out, while a
+    # reader that keeps the first of two names would show another card played.
+    at = text.index('"card": "')
+    (tmp_path / "game.json").write_text(text[:at] + '"card": "AS", ' + text[at:])
+    assert run(tmp_path, log_key) == 2
+    assert 'the name "card" appears twice in one object' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a": NaN}', '{"a": [Infinity]}', '{"a": 1, "b": {"c": 1, "c": 1}}']
+)
+def test_json_that_readers_read_apart_is_refused(text):
+    with pytest.raises(hv.AmbiguousJson):
+        hv.read_json(text)
+    assert hv.read_json('{"a": 1.5, "b": {"c": [1, "c"]}}') == {"a": 1.5, "b": {"c": [1, "c"]}}

@@ -62,6 +62,30 @@ class Finding:
         return f"{'ok  ' if self.ok else 'FAIL'} {self.check}: {self.message}"
 
 
+class AmbiguousJson(ValueError):
+    """JSON that two readers may read apart (I-JSON, RFC 7493): refused, never guessed at."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        names = [name for name, _ in pairs]
+        twice = next(name for i, name in enumerate(names) if name in names[:i])
+        raise AmbiguousJson(f"the name {json.dumps(twice[:40])} appears twice in one object")
+    return members
+
+
+def _not_json(constant: str) -> Any:
+    raise AmbiguousJson(f"{constant} is not a JSON number")
+
+
+def read_json(text: str) -> Any:
+    """An export or a proof, read as every JSON reader reads it. Python keeps the last of a
+    name given twice, other readers the first: an event with ``"card": "AS", "card": "2C"``
+    would hash-chain here as the 2C and show as the AS elsewhere, so such a file is refused."""
+    return json.loads(text, object_pairs_hook=_object, parse_constant=_not_json)
+
+
 def _canonical(obj: Any) -> bytes:
     return json.dumps(
         obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -335,8 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--salt", help="the game's head salt (else the --proof's head_salt)")
     args = parser.parse_args(argv)
     try:
-        document = json.loads(args.export.read_text(encoding="utf-8"))
-        proof = json.loads(args.proof.read_text(encoding="utf-8")) if args.proof else None
+        document = read_json(args.export.read_text(encoding="utf-8"))
+        proof = read_json(args.proof.read_text(encoding="utf-8")) if args.proof else None
         log_key = Verifier.parse(args.log_key)
         witnesses = [Verifier.parse(w) for w in args.witness]
         heads = _heads(args.head)

@@ -9,10 +9,8 @@
   1,000), 400 ``json-too-deep``; and every string in it (keys too) valid Unicode scalar values:
   JSON may write a lone surrogate as ``"\\ud800"``, which no encoder can store, 422
   ``invalid-unicode`` naming the field. And JSON as RFC 8259 and I-JSON (RFC 7493) have it, not
-  as Python's parser takes it, 400 ``malformed-json``: no ``NaN`` or ``Infinity`` (not JSON), no
-  number past a double's range (``1e999``, which Python reads as infinity), and no name twice in
-  one object (``{"card": "2C", "card": "QS"}`` means whatever each reader's parser picks: a proxy
-  or a log that reads the first would disagree with us, who would read the last).
+  as Python's parser takes it (service/app/strict_json.py), 400 ``malformed-json``: no ``NaN``
+  or ``Infinity``, no number past a double's range, no name twice in one object.
 
 Query strings, paths and headers need no surrogate check: werkzeug decodes them from bytes
 (invalid UTF-8 becomes U+FFFD), so only a JSON escape can make a surrogate.
@@ -20,8 +18,6 @@ Query strings, paths and headers need no surrogate check: werkzeug decodes them 
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +25,7 @@ from urllib.parse import quote
 from flask import request
 
 from service.api.problems import Problem
+from service.app import strict_json
 
 MAX_JSON_DEPTH = 32  # our deepest body (an export) nests 6 levels
 # gunicorn's own bounds (its maximum request line, its default header size and count): the app
@@ -101,10 +98,8 @@ def load_json(data: bytes) -> Any:
             status=400,
         )
     try:
-        body = json.loads(
-            data, parse_constant=_not_json, parse_float=_finite, object_pairs_hook=_object
-        )
-    except _NotIJson as error:
+        body = strict_json.loads(data)
+    except strict_json.AmbiguousJson as error:
         raise Problem(
             "malformed-json", f"the body is not valid JSON: {error}", status=400
         ) from None
@@ -120,33 +115,6 @@ def load_json(data: bytes) -> Any:
                 errors={path: ["not valid Unicode text: a lone surrogate"] for path in bad},
             )
     return body
-
-
-class _NotIJson(ValueError):
-    """Parsed by Python's json, but not JSON that every reader reads alike (RFC 7493)."""
-
-
-def _not_json(constant: str) -> Any:
-    raise _NotIJson(f"{constant} is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):  # 1e999: JSON, but past every double (RFC 7493, 2.2)
-        raise _NotIJson(f"{text[:40]} is past the range of a JSON number")
-    return number
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    members = dict(pairs)
-    if len(members) != len(pairs):
-        seen: set[str] = set()
-        for name, _ in pairs:
-            if name in seen:
-                shown = json.dumps(name[:40])  # escaped, and short: it is the client's text
-                raise _NotIJson(f"the name {shown} appears twice in one object")
-            seen.add(name)
-    return members
 
 
 def not_unicode(body: Any) -> list[str]:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from service.app import strict_json
 from service.app.safe_text import escape_controls, json_text
 from service.cli.connection import UNUSABLE, open_store
 from service.cli.progress import fail
@@ -119,7 +120,7 @@ def run_audit(args: argparse.Namespace) -> int:
     path = Path(args.game)
     if args.game.endswith(".json") or path.is_file():
         try:
-            records = parse_events(json.loads(path.read_text(encoding="utf-8")))
+            records = parse_events(strict_json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as error:
             print(f"hearts: cannot read {args.game}: {error}", file=sys.stderr)
             return UNUSABLE
@@ -168,7 +169,7 @@ def run_import(args: argparse.Namespace) -> int:
 
     try:
         raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-        document = json.loads(raw)
+        document = strict_json.loads(raw)  # read as every reader would, or not at all
     except (OSError, ValueError) as error:
         print(f"hearts: cannot read {args.file}: {error}", file=sys.stderr)
         return UNUSABLE

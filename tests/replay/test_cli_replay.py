@@ -96,6 +96,23 @@ def test_export_import_and_audit_a_file(store, game, tmp_path, capsys):
     assert main(["import", str(path)]) == 2
 
 
+def test_an_export_that_readers_would_read_apart_is_not_audited_nor_imported(
+    store, game, tmp_path, capsys
+):
+    path = tmp_path / "game.json"
+    assert main(["export", game, "-o", str(path)]) == 0
+    text = path.read_text()
+    # The true card last, where Python reads it: it would audit clean, while a reader keeping
+    # the first of two names sees another card played.
+    at = text.index('"card": "')
+    path.write_text(text[:at] + '"card": "AS", ' + text[at:])
+    capsys.readouterr()
+    assert main(["audit", str(path)]) == 2
+    assert 'the name "card" appears twice in one object' in capsys.readouterr().err
+    assert main(["import", str(path)]) == 2
+    assert 'the name "card" appears twice in one object' in capsys.readouterr().err
+
+
 def test_replay_prints_hands_trick_by_trick(store, game, capsys):
     assert main(["replay", game, "--hand", "2"]) == 0
     out = capsys.readouterr().out

@@ -209,7 +209,7 @@ def _before() -> None:
         return  # no such route, or not for this method: its 404 or 405 (with Allow), not a 415
     limit = request.max_content_length
     if limit is not None and request.content_length is not None and request.content_length > limit:
-        raise Problem("body-too-large", f"request bodies are limited to {limit} bytes", status=413)
+        raise _body_too_large(limit)
     mimetype = request.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise Problem(
@@ -233,13 +233,17 @@ def _before() -> None:
         )
 
 
+def _body_too_large(limit: int) -> Problem:
+    return Problem("body-too-large", f"request bodies are limited to {limit} bytes", status=413)
+
+
 def _refuse_a_longer_stream(limit: int) -> None:
     """A body without a Content-Length (chunked) is read up to the limit and no further:
     werkzeug stops there without a word, and the cut-off body would be refused as malformed
     JSON, or worse, read as a shorter one. One byte more from the server's stream says whether
     it went on."""
     if request.environ["wsgi.input"].read(1):
-        raise Problem("body-too-large", f"request bodies are limited to {limit} bytes", status=413)
+        raise _body_too_large(limit)
 
 
 def _after(response):

@@ -199,11 +199,16 @@ class GameService:
         self.fresh_salt = fresh_salt
         self.cache: StateCache[StoredGame] = game_cache(store, max_games=cache_games)
         # The bot moves a request makes itself (its budget), and the background runner that
-        # makes the rest (its thread is started by create_app, if at all).
+        # makes the rest (its thread is started by create_app, if at all). A request gives way
+        # at its first conflict: another writer has the game (a person, or the background
+        # runner), and the moves after it are that writer's. So a response reports one unbroken
+        # run of its own command's events, which is what an idempotent replay rebuilds from the
+        # log (outcome_of); playing on past the conflict, a response held the other writer's
+        # events and its replay did not.
         self.bots = BotRunner(
             self.cache.get,
             self.append_decided,
-            conflict_limit=conflict_retries * 4,
+            conflict_limit=0,
             moves_per_run=bot_moves_per_request,
         )
         self.background = BackgroundBots(
@@ -646,19 +651,13 @@ class GameService:
             paced = table_pace(final.state.state, self.background.away_pace_seconds) > 0
             if bot_moves and not paced:
                 deadline = time.monotonic() + self.bot_request_seconds
+                # Appended one after another from this append's version, up to the first
+                # conflict (self.bots gives way there): the run stays unbroken, as redaction
+                # needs (to know each event's hand), and the view is at its end.
                 bot_events, final = self.bots.run(game_id, command_id, final, deadline=deadline)
-                seqs = list(range(result.version + 1, final.version + 1))
-                if [e.seq for e in bot_events] == seqs:
-                    events += bot_events  # nothing else came in between: no need to read them
+                events += bot_events
             if self.bots.must_act(final.state.state):
                 self.hand_over(game_id)
-        if events[-1].seq != final.version:
-            # Everything from this command on, without gaps: the bots' moves and anything another
-            # request appended in between. Redaction needs the run unbroken (to know each
-            # event's hand), and the view is at the end of it.
-            events = list(result.events) + game_log.stored(
-                self.store, game_id, result.version, final.version - result.version
-            )
         return Outcome(
             game_id,
             final.version,

@@ -44,6 +44,40 @@ def test_a_retried_command_returns_the_first_response_and_appends_nothing(
     assert service.store.version(game_id) == version
 
 
+def test_a_command_whose_bots_meet_another_writer_replays_its_first_response(
+    hearts: Hearts, client, service
+):
+    # The race CI met: while a request played the bots its command woke, the background runner
+    # moved in the same game. The request gives way at the conflict, so its response is one run
+    # of its own command's events, and the replay, rebuilt from the log, is that response.
+    deal = [[str(c) for c in DECK[(seat - 1) % 4 :: 4]] for seat in range(4)]
+    game_id, tokens = hearts.new_game(1, deals=[deal])  # three bots, all passing after seat 0
+    view = hearts.view(game_id, tokens[0], 0)
+    request_append = service.bots.append
+    calls = []
+
+    def another_writer_first(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:  # before the request's second bot move: the background runner's
+            service.background.runner.run(game_id, "elsewhere", deadline=0, at_least_one=True)
+        return request_append(*args, **kwargs)
+
+    service.bots.append = another_writer_first
+    url = f"/api/v1/games/{game_id}/pass"
+    headers = {**auth(tokens[0]), **key("pass-race")}
+    first = client.post(url, json={"cards": view["legal_cards"][:3]}, headers=headers)
+    service.bots.append = request_append
+    assert first.status_code == 200, first.get_json()
+    mine = first.get_json()["events"]
+    assert [e["seq"] for e in mine] == list(range(mine[0]["seq"], mine[-1]["seq"] + 1))
+    assert all(e["command_id"].startswith(mine[0]["command_id"]) for e in mine)
+    assert any(e.command_id.startswith("elsewhere+bot") for e in service.store.read(game_id))
+    hearts.wait_for_humans(game_id, tokens)
+    again = client.post(url, json={"cards": view["legal_cards"][:3]}, headers=headers)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+
+
 def test_a_retried_join_gets_the_same_seat_and_token(
     hearts: Hearts, client, service, redis_client, key_prefix
 ):

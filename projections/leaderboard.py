@@ -2,8 +2,11 @@
 
 Players are ordered by one figure, best first by default (most wins, lowest average score ...),
 then by name. A player with no value for the figure (an average before any finished game) comes
-last whatever the direction. A page's cursor names the last row's (value, name), so the next page
-starts right after it even if players were added in between.
+last whatever the direction. Ranked by rating, the board lists established ratings only: a
+provisional rating (too few games, or too few opponents: :mod:`projections.ratings`) ranks
+nobody, so a handful of games among a handful of accounts puts no one on it. A page's cursor
+names the last row's (value, name), so the next page starts right after it even if players were
+added in between.
 """
 
 from __future__ import annotations
@@ -74,8 +77,16 @@ def _key(order: Order, value: int | float | None, name: str) -> tuple:
     return (0, -value if order.descending else value, name)
 
 
+def listed(player: PlayerStats, order: Order) -> bool:
+    """Whether the player has a row: by rating, only an established rating has one."""
+    if order.sort != "rating":
+        return True
+    return player.rating is not None and not player.rating.provisional
+
+
 def ordered(players: Iterable[PlayerStats], order: Order) -> list[PlayerStats]:
-    return sorted(players, key=lambda p: _key(order, p.figure(order.sort), p.name))
+    rows = (p for p in players if listed(p, order))
+    return sorted(rows, key=lambda p: _key(order, p.figure(order.sort), p.name))
 
 
 @dataclass(frozen=True, slots=True)

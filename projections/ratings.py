@@ -6,66 +6,101 @@ places (two seats tied first, the third place moves as much as they do; openskil
 #155 and #173, fix proposed in PR #176), and equal totals are common in Hearts. Switching back
 is one line (``_MODEL``) and a rebuild, once a release fixes it.
 
-A finished game is *rated* when every seat was joined with a registered player's key (each seat
-a different player), the game was played here (not imported) and its deals were not arranged by
-its creator (a seed or explicit deals). A game with a guest or a bot seat (a seat the game
-created for a bot; a registered program that plays as a bot is a player) is not rated for
-anyone: a rating says how one did against other rated players, and a table of strategy bots
-would be a free source of points. A seat a player left to a bot still counts for the player.
+What is rated, and why (every rule here, so one module says it; docs/projections.md too):
 
-The projector records each rated game once (:class:`RatedGame`, its finish time and each seat's
-player and final total); the ratings are a fold of those records in one deterministic order
-(finish time, then game id), so a rebuild of the read models gives the same ratings as the live
-projector, whatever order the partitions were applied in. In Hearts the lowest total wins:
-the totals are the ranks given to the model (lower is better), so tied totals are ties.
+- **The table.** A finished game is *rated* when every seat was joined with a registered
+  player's key (each seat a different player), the game was played here (not imported), its
+  deals were not arranged by its creator (a seed or explicit deals), and its score limit is at
+  least :data:`MIN_RATED_SCORE_LIMIT` (a game of one hand is luck, and a quick one is a cheap
+  source of games: the farm of issue 32 played seven a minute at a limit of 1). A game with a
+  guest or a seat created for a bot is not rated for anyone: a table of strategy bots would be
+  a free source of points. A registered program that plays with its key is a player.
+- **A seat handed to a bot has left.** A player who hands their seat to a bot (at any moment,
+  even if they take it back) is ranked last in that game, whatever the bot scored (the
+  Lichess rule for leaving a rated game: the game counts, as a loss). Several who left share
+  the last place. A game every seat left is unrated (nobody played it), and a game only one
+  player played out moves only the leavers: a win over players who left is no win, or three
+  throw-away accounts leaving to a bot would hand the fourth a win a game.
+- **Repeated tables stop counting.** A game in which two of the players already shared
+  :data:`PAIR_LIMIT` counted games in the :data:`PAIR_WINDOW_US` before it moves nobody: a
+  ring of accounts feeding one of them runs dry (per pair, so rotating which accounts sit
+  does not reset it).
+- **Provisional.** A rating is *provisional* until the player has :data:`PROVISIONAL_GAMES`
+  counted games against :data:`PROVISIONAL_OPPONENTS` distinct opponents who played them out;
+  the leaderboard ranks established ratings only (Lichess lists established players only).
+
+The projector records each rated table once (:class:`RatedGame`: its finish time, each seat's
+player and final total, who left); everything else above is decided by :func:`fold`, a fold of
+those records in one deterministic order (finish time, then game id), so a rebuild of the read
+models gives the same ratings as the live projector, whatever order the partitions were applied
+in. In Hearts the lowest total wins: the totals are the ranks given to the model (lower is
+better), so tied totals are ties.
 
 The figure shown and ranked by is the conservative rating ``mu - 3 sigma`` (OpenSkill's
 ``ordinal``): about 0 for a newcomer (mu 25, sigma 25/3), rising as games make the model surer.
-A rating is *provisional* until the player has :data:`PROVISIONAL_GAMES` rated games.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from openskill.models import BradleyTerryFull
 
-PROVISIONAL_GAMES = 10
+# The rules of what counts (see the module's docstring for why). Changing one changes the
+# ratings of games already played: rebuild the read models after (hearts projections rebuild).
+MIN_RATED_SCORE_LIMIT = 50  # a game with a lower score limit is unrated
+PROVISIONAL_GAMES = 10  # counted games before a rating is established...
+PROVISIONAL_OPPONENTS = 5  # ...against at least this many distinct opponents
+PAIR_LIMIT = 5  # counted games two players may share within PAIR_WINDOW_US...
+PAIR_WINDOW_US = 24 * 3600 * 1_000_000  # ...a day: later ones move nobody
+
 _MODEL = BradleyTerryFull()  # defaults: mu 25, sigma 25/3, beta 25/6, tau 25/300
+
+
+def rated_table(
+    player_ids: Sequence[str | None], score_limit: int, *, arranged: bool, imported: bool
+) -> bool:
+    """Whether a finished game's table is rated: every seat a different registered player, a
+    score limit of at least :data:`MIN_RATED_SCORE_LIMIT`, played here on the service's deals."""
+    if arranged or imported or score_limit < MIN_RATED_SCORE_LIMIT:
+        return False
+    return None not in player_ids and len(set(player_ids)) == len(player_ids) >= 2
 
 
 @dataclass(frozen=True, slots=True)
 class RatedGame:
-    """A finished rated game as the ratings need it."""
+    """A finished rated table as the ratings need it."""
 
     game_id: str
     finished_us: int  # the finish time, microseconds since the Unix epoch (the fold's order)
     finished_at: str  # the same, as recorded (ISO-8601 UTC)
     seats: tuple[tuple[str, int], ...]  # per seat: (player id, final total)
+    left: frozenset[str] = frozenset()  # the players who handed their seat to a bot
 
     @property
     def order(self) -> tuple[int, str]:
         return (self.finished_us, self.game_id)
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"g": self.game_id, "t": self.finished_at, "s": [list(s) for s in self.seats]},
-            separators=(",", ":"),
-            ensure_ascii=False,
-        )
+        data: dict = {"g": self.game_id, "t": self.finished_at, "s": [list(s) for s in self.seats]}
+        if self.left:  # absent when nobody left: such records read as they did before
+            data["l"] = sorted(self.left)
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, raw: str, finished_us: int) -> RatedGame:
         data = json.loads(raw)
         seats = tuple((str(p), int(t)) for p, t in data["s"])
-        return cls(data["g"], finished_us, data["t"], seats)
+        left = frozenset(str(p) for p in data.get("l", ()))
+        return cls(data["g"], finished_us, data["t"], seats, left)
 
 
 @dataclass(frozen=True, slots=True)
 class RatingPoint:
-    """A player's rating right after one rated game."""
+    """A player's rating right after one counted game."""
 
     game_id: str
     finished_at: str
@@ -73,6 +108,10 @@ class RatingPoint:
     sigma: float
     rank: int  # the player's place in that game (1 = lowest total; ties share a place)
     players: int
+    finished_us: int = 0
+    table: tuple[str, ...] = ()  # every player of the game (the pair limit counts these)
+    opponents: tuple[str, ...] = ()  # the others who played it out (provisional counts these)
+    left: bool = False  # this player left it to a bot (ranked last)
 
     @property
     def rating(self) -> float:
@@ -84,7 +123,7 @@ class PlayerRating:
     player_id: str
     mu: float
     sigma: float
-    games: int  # rated games
+    games: int  # counted rated games
     history: tuple[RatingPoint, ...] = field(default=(), repr=False)
 
     @property
@@ -93,8 +132,13 @@ class PlayerRating:
         return conservative(self.mu, self.sigma)
 
     @property
+    def opponents(self) -> int:
+        """Distinct opponents who played a counted game out with the player."""
+        return len({other for point in self.history for other in point.opponents})
+
+    @property
     def provisional(self) -> bool:
-        return self.games < PROVISIONAL_GAMES
+        return self.games < PROVISIONAL_GAMES or self.opponents < PROVISIONAL_OPPONENTS
 
 
 def conservative(mu: float, sigma: float) -> float:
@@ -104,6 +148,30 @@ def conservative(mu: float, sigma: float) -> float:
 def places(totals: tuple[int, ...]) -> list[int]:
     """Each seat's place: 1 for the lowest total, tied totals share the better place."""
     return [1 + sum(1 for other in totals if other < total) for total in totals]
+
+
+def standings(game: RatedGame) -> tuple[int, ...]:
+    """What each seat is ranked by: its total, or for a seat that left, a total worse than
+    every seat that stayed (those who left tie for last)."""
+    stayed = [total for player, total in game.seats if player not in game.left]
+    last = max(stayed, default=0) + 1
+    return tuple(last if player in game.left else total for player, total in game.seats)
+
+
+def _over_pair_limit(game: RatedGame, history: dict[str, list[RatingPoint]]) -> bool:
+    """Whether two of the game's players already shared PAIR_LIMIT counted games in the window
+    before it (read from both players' histories: a game may have moved only one of them)."""
+    since = game.finished_us - PAIR_WINDOW_US
+    ids = [player for player, _ in game.seats]
+    shared: dict[frozenset[str], set[str]] = defaultdict(set)
+    for player in ids:
+        for point in reversed(history.get(player, ())):
+            if point.finished_us <= since:
+                break  # the history is in fold order: everything before is older
+            for other in point.table:
+                if other != player and other in ids:
+                    shared[frozenset((player, other))].add(point.game_id)
+    return any(len(games) >= PAIR_LIMIT for games in shared.values())
 
 
 def fold(
@@ -117,19 +185,36 @@ def fold(
     for game in sorted(games, key=lambda g: g.order):
         ids = [player for player, _ in game.seats]
         if len(set(ids)) != len(ids) or len(ids) < 2:
-            continue  # not a rated game (the projector records none such; be safe)
+            continue  # not a rated table (the projector records none such; be safe)
+        stayed = [p for p in ids if p not in game.left]
+        if not stayed or _over_pair_limit(game, history):
+            continue  # nobody played it, or these players met too often lately
+        # One player played it out: only the leavers' losses count (a win over them is none).
+        moved = set(ids) if len(stayed) >= 2 else set(game.left)
         before = [ratings.get(p) for p in ids]
         teams = [
             [_MODEL.rating() if r is None else _MODEL.rating(mu=r.mu, sigma=r.sigma)]
             for r in before
         ]
-        totals = tuple(total for _, total in game.seats)
-        after = _MODEL.rate(teams, ranks=[float(t) for t in totals])
-        ranks = places(totals)
+        ranked = standings(game)
+        after = _MODEL.rate(teams, ranks=[float(t) for t in ranked])
+        ranks = places(ranked)
+        table = tuple(ids)
         for i, (player, old) in enumerate(zip(ids, before, strict=True)):
+            if player not in moved:
+                continue
             new = after[i][0]
             point = RatingPoint(
-                game.game_id, game.finished_at, new.mu, new.sigma, ranks[i], len(ids)
+                game.game_id,
+                game.finished_at,
+                new.mu,
+                new.sigma,
+                ranks[i],
+                len(ids),
+                game.finished_us,
+                table,
+                tuple(p for p in stayed if p != player),
+                player in game.left,
             )
             history.setdefault(player, []).append(point)
             played = old.games if old is not None else 0

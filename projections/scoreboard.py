@@ -7,7 +7,8 @@ projector stores all three in one atomic step; folding a game's events from the 
 :func:`fold_game` gives the same result.
 
 A seat's player is the name that joined it, or, for a seat created as a bot, the bot's strategy
-name. A seat later handed to a bot still counts for the player who joined it. The statistics are
+name. A seat later handed to a bot still counts for the player who joined it in the statistics
+(for the ratings the player left it: :attr:`SeatRecord.left`). The statistics are
 kept per *who* (:func:`projections.stats.who`): a registered player's seats (joined with its key)
 count under its player id, a guest's and a bot's under the name, so a guest typing a registered
 player's name never writes that player's figures. A finished rated game is also recorded for the
@@ -36,7 +37,7 @@ from domain.events import (
 )
 from domain.immutable import replacer
 
-from .ratings import RatedGame
+from .ratings import RatedGame, rated_table
 from .stats import StatDelta, who
 
 STATUS_WAITING = "waiting"  # seats still open, or no hand dealt yet
@@ -103,6 +104,9 @@ class SeatRecord:
     name: str | None  # None: open
     bot: str | None  # the strategy playing the seat now, if a bot does
     player_id: str | None = None  # the registered player who joined it with its key
+    # The person who joined it handed it to a bot at some moment (taking it back or not): for
+    # the ratings, they left the game (projections.ratings).
+    left: bool = False
 
     @property
     def who(self) -> str | None:
@@ -110,7 +114,13 @@ class SeatRecord:
         return None if self.name is None else who(self.name, self.player_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "name": self.name, "bot": self.bot, "player_id": self.player_id}
+        return {
+            "seat": self.seat,
+            "name": self.name,
+            "bot": self.bot,
+            "player_id": self.player_id,
+            "left": self.left,
+        }
 
 
 @dataclass(frozen=True)  # no slots: domain.immutable.replacer copies its __dict__
@@ -246,7 +256,7 @@ class Scoreboard:
             rules=data["rules"],
             penalty_suit=data["penalty_suit"],
             seats=tuple(
-                SeatRecord(s["seat"], s["name"], s["bot"], s.get("player_id"))
+                SeatRecord(s["seat"], s["name"], s["bot"], s.get("player_id"), s.get("left", False))
                 for s in data["seats"]
             ),
             hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),
@@ -299,16 +309,21 @@ def apply(board: Scoreboard | None, event: SourceEvent, count_arranged: bool = F
 
 
 def rated_game(board: Scoreboard, finished_at: str) -> RatedGame | None:
-    """The record of a finished game for the ratings, if it is rated (see
-    :mod:`projections.ratings`: every seat a different registered player, played here, its
-    deals not arranged)."""
-    if board.status != STATUS_FINISHED or board.arranged or board.imported:
-        return None
+    """The record of a finished game for the ratings, if its table is rated
+    (:func:`projections.ratings.rated_table`) and somebody played it out: the fold decides
+    the rest (who left, repeated tables)."""
     ids = [s.player_id for s in board.seats]
-    if any(p is None for p in ids) or len(set(ids)) != len(ids):
+    rated = rated_table(
+        ids,
+        int(board.rules.get("score_limit", 0)),
+        arranged=board.arranged,
+        imported=board.imported,
+    )
+    if board.status != STATUS_FINISHED or not rated or all(s.left for s in board.seats):
         return None
     seats = tuple((str(p), total) for p, total in zip(ids, board.totals, strict=True))
-    return RatedGame(board.game_id, time_score(finished_at), finished_at, seats)
+    left = frozenset(str(s.player_id) for s in board.seats if s.left)
+    return RatedGame(board.game_id, time_score(finished_at), finished_at, seats, left)
 
 
 def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
@@ -334,6 +349,8 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return Applied(_seat(board, seat, name=domain_event.name, player_id=domain_event.player_id))
     if isinstance(domain_event, SeatControlChanged):
         record = board.seats[domain_event.seat]
+        # A person's seat (no bot played it) handed to a bot: its player left.
+        left = record.left or (domain_event.bot is not None and record.bot is None)
         return Applied(
             _seat(
                 board,
@@ -341,6 +358,7 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
                 name=record.name,
                 bot=domain_event.bot,
                 player_id=record.player_id,
+                left=left,
             )
         )
     if isinstance(domain_event, HandDealt):
@@ -429,9 +447,10 @@ def _seat(
     name: str | None,
     bot: str | None = None,
     player_id: str | None = None,
+    left: bool = False,
 ) -> Scoreboard:
     seats = list(board.seats)
-    seats[seat] = SeatRecord(seat, name, bot, player_id)
+    seats[seat] = SeatRecord(seat, name, bot, player_id, left)
     return _board(board, seats=tuple(seats))
 
 

@@ -114,6 +114,7 @@ class PlayerStats:
             "mu": rating.mu if rating is not None else None,
             "sigma": rating.sigma if rating is not None else None,
             "rated_games": rating.games if rating is not None else 0,
+            "rated_opponents": rating.opponents if rating is not None else 0,
             "provisional": rating.provisional if rating is not None else True,
         }
 

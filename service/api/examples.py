@@ -25,6 +25,8 @@ from typing import Any
 
 from apispec import BasePlugin
 
+from projections.ratings import MIN_RATED_SCORE_LIMIT
+
 EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 MAX_ITEMS = 13  # a hand: longer lists (a log's events) are cut in an example
 JSON = "application/json"
@@ -175,7 +177,7 @@ def record() -> dict[str, dict[str, Any]]:
     _moon(r)
     _back(r)
     _seeks(r)
-    rated = _rated(r)
+    rated, rated_player = _rated(r)
     deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
     while r.client.get(f"{game}/scoreboard").status_code != 200 or (
         r.client.get(f"{rated}/scoreboard").json.get("status") != "finished"
@@ -184,10 +186,11 @@ def record() -> dict[str, dict[str, Any]]:
             raise RuntimeError("the projector did not reach the example game")
         time.sleep(0.05)
     r.call("getScoreboard", "GET", f"{game}/scoreboard")
-    board = r.call("getLeaderboard", "GET", "/api/v1/leaderboard?limit=3")
-    top = board["players"][0]  # a rated player (the leaderboard ranks by rating)
-    r.call("getPlayer", "GET", f"/api/v1/players/{top['name']}?recent=2")
-    r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{top['player_id']}")
+    # By games played: ranked by rating, the board lists established ratings only (ten games
+    # and more against five opponents or more), which a fresh recording has none of.
+    r.call("getLeaderboard", "GET", "/api/v1/leaderboard?sort=games_played&limit=3")
+    r.call("getPlayer", "GET", "/api/v1/players/Kit?recent=2")
+    r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{rated_player}")
     _public_log(r, game, token, witness)
     app.extensions["hearts.projector_stop"].set()
     return dict(sorted(r.examples.items()))
@@ -255,14 +258,17 @@ def _player(r: _Recorder) -> None:
     r.call("revokePlayerKey", "DELETE", "/api/v1/players/me/key", token=new["key"])
 
 
-def _rated(r: _Recorder) -> str:
+def _rated(r: _Recorder) -> tuple[str, str]:
     """A rated game: four registered players join with their keys and play it out (first legal
-    moves), on the service's own deals (a seed would make it arranged, so not rated)."""
-    keys = [
-        r.client.post("/api/v1/players", json={"name": name}).json["key"]
+    moves), on the service's own deals (a seed would make it arranged, so not rated), at the
+    shortest rated score limit. The game's path and Kit's player id."""
+    registered = [
+        r.client.post("/api/v1/players", json={"name": name}).json
         for name in ("Kit", "Lou", "Max", "Ned")
     ]
-    created = r.client.post("/api/v1/games", json={"rules": {"score_limit": 20}}).json
+    keys = [player["key"] for player in registered]
+    rules = {"score_limit": MIN_RATED_SCORE_LIMIT}
+    created = r.client.post("/api/v1/games", json={"rules": rules}).json
     game = f"/api/v1/games/{created['id']}"
     tokens = {}
     for key in keys:
@@ -271,7 +277,7 @@ def _rated(r: _Recorder) -> str:
     for _ in range(5000):
         public = r.client.get(game).json
         if public["phase"] == "finished":
-            return game
+            return game, registered[0]["id"]
         for seat in public["awaiting"]:
             view = r.client.get(game, headers=tokens[seat]).json
             if view["phase"] == "passing":

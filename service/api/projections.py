@@ -259,9 +259,10 @@ def _scoreboard_with_checkpoint(
 @blp.response(200, LeaderboardSchema)
 @documented(blp, 400)
 def leaderboard():
-    """Players ranked by one figure (by default the conservative rating, mu - 3 sigma: unrated
-    players last), paginated with an opaque cursor. Registered players, guests and bots each
-    have their own rows (``kind``)."""
+    """Players ranked by one figure (by default the conservative rating, mu - 3 sigma, of
+    established players only: a provisional or no rating has no row in that ranking),
+    paginated with an opaque cursor. Registered players, guests and bots each have their own
+    rows (``kind``)."""
     args = request.args
     try:
         order = parse_order(args.get("sort"), args.get("order"))
@@ -341,9 +342,11 @@ _PLAYER_ID = re.compile(r"p[0-9a-f]{20}")
 @blp.response(200, PlayerRatingsSchema)
 @documented(blp, 404)
 def player_ratings(player_id: str):
-    """A registered player's rating (OpenSkill Plackett-Luce; ``rating`` is mu - 3 sigma) and
-    its history, one point per rated game, oldest first. A game is rated when every seat was
-    joined with a registered player's key, and it was neither arranged nor imported."""
+    """A registered player's rating (OpenSkill Bradley-Terry; ``rating`` is mu - 3 sigma) and
+    its history, one point per rated game that counted for it, oldest first. A game is rated
+    when every seat was joined with a registered player's key, its score limit is at least the
+    rated minimum, and it was neither arranged nor imported; a seat handed to a bot is ranked
+    last; ``provisional`` until enough games against enough opponents (docs/projections.md)."""
     names = _accounts().names([player_id]) if _PLAYER_ID.fullmatch(player_id) else {}
     if player_id not in names:
         raise Problem("player-not-found", f"no registered player {player_id!r}", status=404)
@@ -357,6 +360,7 @@ def player_ratings(player_id: str):
         "mu": found.mu if found is not None else None,
         "sigma": found.sigma if found is not None else None,
         "rated_games": found.games if found is not None else 0,
+        "rated_opponents": found.opponents if found is not None else 0,
         "provisional": found.provisional if found is not None else True,
         "history": [
             {
@@ -367,6 +371,7 @@ def player_ratings(player_id: str):
                 "sigma": point.sigma,
                 "rank": point.rank,
                 "players": point.players,
+                "left": point.left,
             }
             for point in (found.history if found is not None else ())
         ],

@@ -20,6 +20,7 @@ from domain.rules import (
     PassDirection,
     RuleOptions,
 )
+from projections.ratings import PROVISIONAL_GAMES, PROVISIONAL_OPPONENTS
 from projections.stats import FIGURES
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
@@ -501,6 +502,12 @@ class ScoreboardSeatSchema(SeatSummarySchema):
         allow_none=True,
         metadata={"description": "The registered player who joined the seat with its key"},
     )
+    left = fields.Boolean(
+        metadata={
+            "description": "The person who joined the seat handed it to a bot during the game: "
+            "for the ratings they left it (ranked last)"
+        }
+    )
 
 
 class ScoreboardSchema(Schema):
@@ -535,6 +542,12 @@ def _figure_fields() -> dict[str, fields.Field]:
     }
 
 
+_PROVISIONAL = (
+    f"Fewer than {PROVISIONAL_GAMES} rated games, or fewer than {PROVISIONAL_OPPONENTS} distinct "
+    "opponents in them: the rating is young, and off the leaderboard's rating ranks"
+)
+
+
 def _identity_fields() -> dict[str, fields.Field]:
     return {
         "name": fields.String(),
@@ -552,9 +565,10 @@ def _identity_fields() -> dict[str, fields.Field]:
         "mu": fields.Float(allow_none=True, metadata={"description": "OpenSkill mean"}),
         "sigma": fields.Float(allow_none=True, metadata={"description": "OpenSkill deviation"}),
         "rated_games": fields.Integer(),
-        "provisional": fields.Boolean(
-            metadata={"description": "Fewer than 10 rated games (or none): the rating is young"}
+        "rated_opponents": fields.Integer(
+            metadata={"description": "Distinct opponents who played a rated game out with them"}
         ),
+        "provisional": fields.Boolean(metadata={"description": _PROVISIONAL}),
     }
 
 
@@ -570,8 +584,13 @@ class RatingPointSchema(Schema):
     rating = fields.Float(metadata={"description": "mu - 3 sigma after the game"})
     mu = fields.Float()
     sigma = fields.Float()
-    rank = fields.Integer(metadata={"description": "The player's place (1: lowest total)"})
+    rank = fields.Integer(
+        metadata={"description": "The player's place (1: lowest total; who left: last)"}
+    )
     players = fields.Integer()
+    left = fields.Boolean(
+        metadata={"description": "The player handed the seat to a bot: counted as leaving"}
+    )
 
 
 class PlayerRatingsSchema(Schema):
@@ -583,7 +602,10 @@ class PlayerRatingsSchema(Schema):
     mu = fields.Float(allow_none=True)
     sigma = fields.Float(allow_none=True)
     rated_games = fields.Integer()
-    provisional = fields.Boolean()
+    rated_opponents = fields.Integer(
+        metadata={"description": "Distinct opponents who played a rated game out with them"}
+    )
+    provisional = fields.Boolean(metadata={"description": _PROVISIONAL})
     history = fields.List(fields.Nested(RatingPointSchema))
     as_of = fields.Nested(AsOfSchema)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -31,6 +32,7 @@ from projections.leaderboard import (
     parse_limit,
     parse_order,
 )
+from projections.ratings import RatedGame, fold
 from projections.scoreboard import (
     ProjectionGap,
     Scoreboard,
@@ -203,20 +205,51 @@ def test_ordering_best_first_by_default_names_break_ties_and_missing_values_go_l
     assert [p.name for p in ordered(players, parse_order("win_rate", "asc"))][-1] == "cy"
 
 
+def _rated(players: list[PlayerStats]) -> list[PlayerStats]:
+    """The players, the first seven of them rated (a day apart, so no pair limit): twenty-four
+    games among the first six establish them, the seventh played one (provisional)."""
+    rng = random.Random(3)
+    ids = [p.name for p in players[:7]]
+    day = 24 * 3600 * 1_000_000
+    tables = [rng.sample(ids[:6], 4) for _ in range(24)] + [ids[3:7]]
+    games = [
+        RatedGame(f"g{i}", i * day, f"t{i}", tuple((p, rng.randrange(90)) for p in table))
+        for i, table in enumerate(tables)
+    ]
+    ratings = fold(games)
+    return [replace(p, rating=ratings.get(p.name)) for p in players]
+
+
+def test_ranked_by_rating_the_board_lists_established_ratings_only():
+    players = _rated(_players() + [PlayerStats(f"p{i}", {"wins": i % 3}) for i in range(7)])
+    established = [p.name for p in players if p.rating is not None and not p.rating.provisional]
+    provisional = [p.name for p in players if p.rating is not None and p.rating.provisional]
+    assert established and provisional  # both kinds are there
+    rows = ordered(players, parse_order("rating", None))
+    assert sorted(p.name for p in rows) == sorted(established)
+    assert [p.conservative_rating for p in rows] == sorted(
+        (p.conservative_rating for p in rows), reverse=True
+    )
+    # Ranked by any other figure, everyone has a row (the rating shown, provisional or not).
+    assert len(ordered(players, parse_order("wins", None))) == len(players)
+
+
 @pytest.mark.parametrize("sort", list(FIGURES))
 @pytest.mark.parametrize("direction", ["asc", "desc", None])
 def test_paging_with_cursors_walks_the_whole_order_once(sort, direction):
-    players = _players() + [PlayerStats(f"p{i}", {"wins": i % 3}) for i in range(7)]
+    players = _rated(_players() + [PlayerStats(f"p{i}", {"wins": i % 3}) for i in range(7)])
     order = parse_order(sort, direction)
+    listed = ordered(players, order)
+    assert listed
     seen, cursor = [], None
     while True:
         result = page(players, order, 3, cursor)
-        assert result.start == len(seen) and result.total == len(players)
+        assert result.start == len(seen) and result.total == len(listed)
         seen += [p.name for p in result.rows]
         cursor = result.next_cursor
         if cursor is None:
             break
-    assert seen == [p.name for p in ordered(players, order)]
+    assert seen == [p.name for p in listed]
 
 
 def test_bad_queries_name_the_rule_broken():

@@ -21,6 +21,7 @@ from bots import bot_command, get_bot
 from bots.montecarlo import Budget, MonteCarloBot
 from domain import Phase
 from domain.views import awaiting
+from projections.ratings import MIN_RATED_SCORE_LIMIT, PAIR_LIMIT
 from service.api.factory import create_app
 from service.api.projections import projections as app_projections
 from service.api.projections import rating_book
@@ -29,8 +30,10 @@ from service.app.projector import Projector
 from service.settings import Settings
 from tests.projections.helpers import drain
 
-GAMES = 6
-RULES = {"score_limit": 40}
+# The same four accounts count PAIR_LIMIT games a day (projections.ratings), at the shortest
+# rated score limit.
+GAMES = PAIR_LIMIT
+RULES = {"score_limit": MIN_RATED_SCORE_LIMIT}
 
 
 @pytest.fixture

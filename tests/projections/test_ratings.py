@@ -1,5 +1,7 @@
 """Ratings (issue 20): which games are rated, the fold's order and ties, and the projection
-through a projector killed mid-way equal to a rebuild."""
+through a projector killed mid-way equal to a rebuild. Issue 32 (rating farming): a seat handed
+to a bot has left, a short game is unrated, repeated tables stop counting, and a rating is
+provisional until enough games against enough distinct opponents."""
 
 from __future__ import annotations
 
@@ -7,8 +9,17 @@ import random
 import signal
 
 from domain import RuleOptions
-from domain.events import event_decoder
-from projections.ratings import PROVISIONAL_GAMES, RatedGame, fold, places
+from domain.events import SeatControlChanged, event_decoder
+from projections.ratings import (
+    MIN_RATED_SCORE_LIMIT,
+    PAIR_LIMIT,
+    PAIR_WINDOW_US,
+    PROVISIONAL_GAMES,
+    PROVISIONAL_OPPONENTS,
+    RatedGame,
+    fold,
+    places,
+)
 from projections.scoreboard import SourceEvent, fold_game
 from service.app.projector import build_generation
 from service.store.read_models import ProjectionStore
@@ -19,8 +30,12 @@ PLAYERS = ("ann", "bob", "cy", "dee", "eve", "fay")
 IDS = {name: f"p{i:020x}" for i, name in enumerate(PLAYERS)}
 
 
-def _game(game_id: str, at: int, *seats: tuple[str, int]) -> RatedGame:
-    return RatedGame(game_id, at, f"t{at}", tuple(seats))
+DAY = PAIR_WINDOW_US
+RATED = RuleOptions(score_limit=MIN_RATED_SCORE_LIMIT)  # the shortest rated game
+
+
+def _game(game_id: str, at: int, *seats: tuple[str, int], left: str = "") -> RatedGame:
+    return RatedGame(game_id, at, f"t{at}", tuple(seats), frozenset(left))
 
 
 def test_the_lowest_total_is_first_and_tied_totals_share_a_place() -> None:
@@ -34,22 +49,31 @@ def test_the_lowest_total_is_first_and_tied_totals_share_a_place() -> None:
 
 def test_the_fold_order_is_finish_time_then_game_id_whatever_the_input_order() -> None:
     rng = random.Random(7)
-    games = [
-        _game(f"g{i}", rng.randrange(5), *((p, rng.randrange(100)) for p in rng.sample("abcde", 4)))
-        for i in range(30)
-    ]
+    # Over forty days (some games finish at the same moment: the game id orders those), with
+    # some seats left to a bot: too few games a day for the pair limit.
+    games = []
+    for i in range(30):
+        table = rng.sample("abcde", 4)
+        left = "".join(rng.sample(table, rng.choice([0, 0, 1, 2, 3])))
+        seats = ((p, rng.randrange(100)) for p in table)
+        games.append(_game(f"g{i}", rng.randrange(40) * DAY, *seats, left=left))
     reference = fold(games)
     for _ in range(5):
         rng.shuffle(games)
         assert fold(games) == reference
-    assert sum(r.games for r in reference.values()) == 4 * 30
     history = reference["a"].history
     assert [p.game_id for p in history] == [
         g.game_id
         for g in sorted(games, key=lambda g: (g.finished_us, g.game_id))
-        if "a" in dict(g.seats)
+        if "a" in dict(g.seats) and ("a" in g.left or len(g.left) < 3)
     ]
-    assert reference["a"].provisional is (reference["a"].games < PROVISIONAL_GAMES)
+    # Many games, but only four opponents to play: still provisional.
+    assert reference["a"].games >= PROVISIONAL_GAMES and reference["a"].opponents == 4
+    assert reference["a"].provisional
+    # A game only one player played out moved only the three who left.
+    assert sum(r.games for r in reference.values()) == sum(
+        3 if len(g.left) == 3 else 4 for g in games
+    )
     # Folding the later games onto the ratings after the earlier ones is the same fold.
     ordered = sorted(games, key=lambda g: g.order)
     assert fold(ordered[12:], fold(ordered[:12])) == reference
@@ -69,7 +93,7 @@ def _sources(plan, *, arranged: bool = False, imported: bool = False) -> list[So
 
 
 def test_only_games_of_registered_players_are_rated() -> None:
-    rules = RuleOptions(score_limit=20)
+    rules = RATED
     names = ["ann", "bob", "cy", "dee"]
     ids = [IDS[n] for n in names]
     plan = play_game("r", rules, random.Random(1), names=names, player_ids=ids)
@@ -94,7 +118,7 @@ def test_only_games_of_registered_players_are_rated() -> None:
 
 def test_ratings_after_a_projector_kill_equal_a_rebuild(redis_url, key_prefix, store, projections):
     rng = random.Random(20)
-    rules = RuleOptions(score_limit=20)
+    rules = RATED
     plans = []
     for i in range(6):
         names = rng.sample(PLAYERS, 4)
@@ -142,3 +166,100 @@ def test_ratings_after_a_projector_kill_equal_a_rebuild(redis_url, key_prefix, s
     stats = projections.players(projections.as_of(current))
     assert guest in stats and stats[guest].player_id is None
     assert {s.player_id for s in stats.values() if s.name != guest} <= set(IDS.values())
+
+
+def test_a_seat_left_to_a_bot_is_ranked_last_whatever_the_bot_scored() -> None:
+    # "a" left with the best total: ranked below everyone who played, as a loss.
+    ratings = fold([_game("g", 1, ("a", 0), ("b", 10), ("c", 20), ("d", 30), left="a")])
+    assert [ratings[p].history[0].rank for p in "abcd"] == [4, 1, 2, 3]
+    assert ratings["a"].history[0].left and not ratings["b"].history[0].left
+    assert ratings["a"].mu < ratings["d"].mu < ratings["c"].mu < ratings["b"].mu
+    # Two who left share the last place.
+    ratings = fold([_game("g", 1, ("a", 0), ("b", 10), ("c", 20), ("d", 5), left="ad")])
+    assert [ratings[p].history[0].rank for p in "abcd"] == [3, 1, 2, 3]
+    assert ratings["a"].mu == ratings["d"].mu
+
+
+def test_nobody_gains_from_a_game_only_one_player_played_out() -> None:
+    # Every seat left: unrated. One stayed: the leavers lose, the one who stayed gains nothing
+    # (the farm: three throw-away accounts leave, the fourth collects a win).
+    assert fold([_game("g", 1, ("a", 0), ("b", 1), ("c", 2), ("d", 3), left="abcd")]) == {}
+    ratings = fold([_game("g", 1, ("a", 0), ("b", 1), ("c", 2), ("d", 3), left="bcd")])
+    assert "a" not in ratings and {p: r.games for p, r in ratings.items()} == dict.fromkeys(
+        "bcd", 1
+    )
+    assert all(
+        r.history[0].rank == 2 and r.history[0].opponents == ("a",) for r in ratings.values()
+    )
+
+
+def test_repeated_tables_stop_counting_after_the_pair_limit_within_a_day() -> None:
+    table = ("a", "b", "c", "d")
+    day_one = [
+        _game(f"g{i:02}", i, *((p, (i + j) % 4) for j, p in enumerate(table))) for i in range(9)
+    ]
+    ratings = fold(day_one)
+    assert {r.games for r in ratings.values()} == {PAIR_LIMIT}
+    # Rotating one account out does not reset it: a and b (and c) still met PAIR_LIMIT times.
+    rotated = _game("rot", 20, ("a", 0), ("b", 1), ("c", 2), ("e", 3))
+    assert fold([*day_one, rotated]) == ratings
+    # A day after the first of them, one more counts again; a table of new pairs counts at once.
+    later = _game("later", DAY + 1, *((p, j) for j, p in enumerate(table)))
+    fresh = _game("fresh", 30, ("a", 0), ("e", 1), ("f", 2), ("g", 3))
+    after = fold([*day_one, later, fresh])
+    assert after["b"].games == PAIR_LIMIT + 1 and after["a"].games == PAIR_LIMIT + 2
+    # Folded in two parts (the cached ratings, then the newer games), the same.
+    assert fold([later, fresh], fold(day_one)) == after
+
+
+def test_a_rating_is_provisional_until_enough_games_against_enough_opponents() -> None:
+    # Many games a day apart among the same four: never established (three opponents).
+    table = ("a", "b", "c", "d")
+    four = [
+        _game(f"g{i:02}", i * DAY, *((p, (i + j) % 4) for j, p in enumerate(table)))
+        for i in range(PROVISIONAL_GAMES + 2)
+    ]
+    ratings = fold(four)
+    assert ratings["a"].games == PROVISIONAL_GAMES + 2 and ratings["a"].opponents == 3
+    assert ratings["a"].provisional
+    # One more game against two new opponents: five distinct, established.
+    more = _game("more", 99 * DAY, ("a", 0), ("b", 1), ("e", 2), ("f", 3))
+    ratings = fold([*four, more])
+    assert ratings["a"].opponents == PROVISIONAL_OPPONENTS and not ratings["a"].provisional
+    assert ratings["e"].provisional  # one game
+    # Opponents who left do not count as played against.
+    left = _game("left", 99 * DAY, ("a", 0), ("b", 1), ("e", 2), ("f", 3), left="ef")
+    ratings = fold([*four, left])
+    assert ratings["a"].games == PROVISIONAL_GAMES + 3 and ratings["a"].opponents == 3
+
+
+def _handed(sources: list[SourceEvent], seats: dict[int, str | None]) -> list[SourceEvent]:
+    """The game's events with seat-control changes (seat -> bot, None: taken back) right after
+    the joins (the fourth join is event 5), numbered on."""
+    changes = [SeatControlChanged(seat, bot) for seat, bot in seats.items()]
+    events = [s.event for s in sources[:5]] + changes + [s.event for s in sources[5:]]
+    time = sources[0].time
+    return [SourceEvent(sources[0].game_id, i + 1, e, time) for i, e in enumerate(events)]
+
+
+def test_the_scoreboard_records_who_left_and_short_games_are_unrated() -> None:
+    names = ["ann", "bob", "cy", "dee"]
+    ids = [IDS[n] for n in names]
+    plan = _sources(play_game("h", RATED, random.Random(4), names=names, player_ids=ids))
+    # Handed to a bot and taken back: left all the same.
+    done = fold_game(_handed(plan, {1: "random", 2: "heuristic"}))
+    assert [s.left for s in done.board.seats] == [False, True, True, False]
+    (rated,) = done.rated
+    assert rated.left == {ids[1], ids[2]}
+    back = _handed(plan, {1: "random"})
+    back.insert(6, SourceEvent("h", 7, SeatControlChanged(1, None), back[0].time))
+    back = [SourceEvent("h", i + 1, s.event, s.time) for i, s in enumerate(back)]
+    assert fold_game(back).rated[0].left == {ids[1]}
+    assert RatedGame.from_json(rated.to_json(), rated.finished_us) == rated
+    # Every seat left: not recorded at all.
+    assert fold_game(_handed(plan, dict.fromkeys(range(4), "random"))).rated == ()
+    # Below the rated score limit: unrated.
+    short = RuleOptions(score_limit=MIN_RATED_SCORE_LIMIT - 1)
+    quick = play_game("q", short, random.Random(4), names=names, player_ids=ids)
+    assert fold_game(_sources(quick)).board.status == "finished"
+    assert fold_game(_sources(quick)).rated == ()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from projections.ratings import MIN_RATED_SCORE_LIMIT
 from service.api.factory import create_app
 from service.api.projections import projections as app_projections
 from service.api.projections import rating_book
@@ -14,7 +15,8 @@ from tests.api.helpers import PROBLEM, Hearts, auth
 from tests.projections.helpers import drain
 
 BOT = {"bot": "random"}
-RULES = {"score_limit": 20}
+RULES = {"score_limit": MIN_RATED_SCORE_LIMIT}  # the shortest rated game
+QUICK = {"score_limit": 20}  # for games unrated anyway
 
 
 @pytest.fixture
@@ -48,20 +50,20 @@ def _project(app) -> None:
 
 
 def _rows(client, name: str) -> list[dict]:
-    rows = client.get("/api/v1/leaderboard?limit=100").get_json()["players"]
+    rows = client.get("/api/v1/leaderboard?sort=games_played&limit=100").get_json()["players"]
     return [r for r in rows if r["name"] == name]
 
 
 def test_a_keyed_seat_counts_under_the_player_and_a_guest_of_that_name_apart(app, client):
     hearts = Hearts(client)
     # A guest typed "ann" before anyone registered it: one finished game.
-    game = hearts.create([None, BOT, BOT, BOT], rules=RULES)["id"]
+    game = hearts.create([None, BOT, BOT, BOT], rules=QUICK)["id"]
     seat, token = hearts.join(game, "ann")
     hearts.play_out(game, {seat: token})
     # Then "Ann" is registered, and plays two games with her key: one against bots (not
     # rated), one against three other registered players (rated).
     ann = _register(client, "Ann")
-    game = hearts.create([None, BOT, BOT, BOT], rules=RULES)["id"]
+    game = hearts.create([None, BOT, BOT, BOT], rules=QUICK)["id"]
     seat, token = _join_with_key(client, game, ann["key"])
     hearts.play_out(game, {seat: token})
     others = [_register(client, name) for name in ("Bob", "Cy", "Dee")]
@@ -76,17 +78,19 @@ def test_a_keyed_seat_counts_under_the_player_and_a_guest_of_that_name_apart(app
     assert player["name"] == "Ann" and player["player_id"] == ann["id"]
     assert player["games_played"] == player["games_finished"] == 2
     assert player["rated_games"] == 1 and player["provisional"] is True
+    assert player["rated_opponents"] == 3
     assert player["rating"] is not None and player["mu"] is not None
     assert guest["name"] == "ann" and guest["player_id"] is None
     assert guest["games_played"] == 1 and guest["rating"] is None
-    # The default order is the rating: the four rated players first, the unrated after.
+    # The default order is the rating, of established ratings only: one rated game is
+    # provisional, so nobody is ranked yet; by another figure everyone has a row.
     board = client.get("/api/v1/leaderboard").get_json()
-    assert board["sort"] == "rating"
-    top = board["players"][:4]
-    assert {r["player_id"] for r in top} == {ann["id"], *(p["id"] for p in others)}
-    assert [r["rating"] for r in top] == sorted((r["rating"] for r in top), reverse=True)
-    assert all(r["rating"] is None for r in board["players"][4:])
-    assert {r["kind"] for r in board["players"][4:]} == {"guest", "bot"}
+    assert board["sort"] == "rating" and board["players"] == [] and board["total"] == 0
+    rows = client.get("/api/v1/leaderboard?sort=games_played&limit=100").get_json()["players"]
+    rated = [r for r in rows if r["rating"] is not None]
+    assert {r["player_id"] for r in rated} == {ann["id"], *(p["id"] for p in others)}
+    assert all(r["provisional"] for r in rated)
+    assert {r["kind"] for r in rows if r["rating"] is None} == {"guest", "bot"}
 
     # A registered name, in any spelling, names the player's figures.
     body = client.get("/api/v1/players/ANN").get_json()

@@ -16,11 +16,13 @@ What is rated, and why (every rule here, so one module says it; docs/projections
   guest or a seat created for a bot is not rated for anyone: a table of strategy bots would be
   a free source of points. A registered program that plays with its key is a player.
 - **A seat handed to a bot has left.** A player who hands their seat to a bot (at any moment,
-  even if they take it back) is ranked last in that game, whatever the bot scored (the
-  Lichess rule for leaving a rated game: the game counts, as a loss). Several who left share
-  the last place. A game every seat left is unrated (nobody played it), and a game only one
-  player played out moves only the leavers: a win over players who left is no win, or three
-  throw-away accounts leaving to a bot would hand the fourth a win a game.
+  even if they take it back), or whose seat the turn clock hands to its timeout bot (away after
+  ``timeouts_until_away`` timeouts in a row), is ranked last in that game, whatever the bot
+  scored (the Lichess rule for leaving a rated game, or running out of time: a loss).
+  Several who left share the last place. A game every seat left is unrated (nobody played
+  it), and a game only one player played out moves only the leavers: a win over players who
+  left is no win, or three throw-away accounts leaving to a bot would hand the fourth a win a
+  game.
 - **Repeated tables stop counting.** A game in which two of the players already shared
   :data:`PAIR_LIMIT` counted games in the :data:`PAIR_WINDOW_US` before it moves nobody: a
   ring of accounts feeding one of them runs dry (per pair, so rotating which accounts sit

@@ -349,7 +349,8 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return Applied(_seat(board, seat, name=domain_event.name, player_id=domain_event.player_id))
     if isinstance(domain_event, SeatControlChanged):
         record = board.seats[domain_event.seat]
-        # A person's seat (no bot played it) handed to a bot: its player left.
+        # A person's seat (no bot played it) handed to a bot, by its player or by the clock
+        # (away after timeouts in a row): its player left.
         left = record.left or (domain_event.bot is not None and record.bot is None)
         return Applied(
             _seat(

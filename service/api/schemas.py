@@ -504,8 +504,8 @@ class ScoreboardSeatSchema(SeatSummarySchema):
     )
     left = fields.Boolean(
         metadata={
-            "description": "The person who joined the seat handed it to a bot during the game: "
-            "for the ratings they left it (ranked last)"
+            "description": "The person who joined the seat handed it to a bot during the game (or "
+            "was away after timeouts in a row): for the ratings they left it (ranked last)"
         }
     )
 

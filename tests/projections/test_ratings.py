@@ -9,7 +9,7 @@ import random
 import signal
 
 from domain import RuleOptions
-from domain.events import SeatControlChanged, event_decoder
+from domain.events import SeatControlChanged, SeatTimedOut, event_decoder
 from projections.ratings import (
     MIN_RATED_SCORE_LIMIT,
     PAIR_LIMIT,
@@ -263,3 +263,20 @@ def test_the_scoreboard_records_who_left_and_short_games_are_unrated() -> None:
     quick = play_game("q", short, random.Random(4), names=names, player_ids=ids)
     assert fold_game(_sources(quick)).board.status == "finished"
     assert fold_game(_sources(quick)).rated == ()
+
+
+def test_a_seat_away_after_timeouts_in_a_row_has_left_too() -> None:
+    names = ["ann", "bob", "cy", "dee"]
+    ids = [IDS[n] for n in names]
+    plan = _sources(play_game("w", RATED, random.Random(5), names=names, player_ids=ids))
+    at = plan[0].time
+    # Seat 3 timed out three times in a row: the clock hands it to its timeout bot.
+    timed_out = [SeatTimedOut(3, at)] * 3 + [SeatControlChanged(3, "heuristic")]
+    events = [s.event for s in plan[:5]] + timed_out + [s.event for s in plan[5:]]
+    away = fold_game([SourceEvent("w", i + 1, e, at) for i, e in enumerate(events)])
+    assert [s.left for s in away.board.seats] == [False, False, False, True]
+    assert away.rated[0].left == {ids[3]}
+    # A timeout alone (the bot makes that one move) is no leaving.
+    events = [s.event for s in plan[:5]] + [SeatTimedOut(3, at)] + [s.event for s in plan[5:]]
+    once = fold_game([SourceEvent("w", i + 1, e, at) for i, e in enumerate(events)])
+    assert not any(s.left for s in once.board.seats) and once.rated[0].left == frozenset()

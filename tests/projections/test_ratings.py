@@ -5,8 +5,12 @@ provisional until enough games against enough distinct opponents."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import signal
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from domain import RuleOptions
 from domain.events import SeatControlChanged, SeatTimedOut, event_decoder
@@ -280,3 +284,52 @@ def test_a_seat_away_after_timeouts_in_a_row_has_left_too() -> None:
     events = [s.event for s in plan[:5]] + [SeatTimedOut(3, at)] + [s.event for s in plan[5:]]
     once = fold_game([SourceEvent("w", i + 1, e, at) for i, e in enumerate(events)])
     assert not any(s.left for s in once.board.seats) and once.rated[0].left == frozenset()
+
+
+_TABLES = st.lists(
+    st.tuples(
+        st.integers(0, 3 * DAY),  # finish time: many games within a day, to meet the pair limit
+        st.lists(st.sampled_from("abcdef"), min_size=3, max_size=4, unique=True),
+        st.lists(st.integers(0, 26), min_size=4, max_size=4),
+        st.sets(st.integers(0, 3)),  # the seats that left
+    ),
+    max_size=40,
+)
+
+
+@given(_TABLES, st.integers(0, 40), st.randoms(use_true_random=False))
+@settings(max_examples=60, deadline=None)
+def test_the_fold_is_the_same_in_any_order_and_from_any_cached_prefix(tables, cut, rng) -> None:
+    games = [
+        _game(
+            f"g{i:02}",
+            at,
+            *zip(table, totals, strict=False),
+            left="".join(p for s, p in enumerate(table) if s in left),
+        )
+        for i, (at, table, totals, left) in enumerate(tables)
+    ]
+    reference = fold(games)
+    rng.shuffle(games)
+    assert fold(games) == reference
+    ordered = sorted(games, key=lambda g: g.order)
+    assert fold(ordered[cut:], fold(ordered[:cut])) == reference
+    for rating in reference.values():
+        assert rating.games == len(rating.history)
+        assert rating.provisional is (
+            rating.games < PROVISIONAL_GAMES or rating.opponents < PROVISIONAL_OPPONENTS
+        )
+    # No two players share more than PAIR_LIMIT counted games within any window.
+    counted = {g.order: g for g in games if any(g.game_id in _ids(r) for r in reference.values())}
+    for at, game in counted.items():
+        for a, b in itertools.combinations(dict(game.seats), 2):
+            together = [
+                o
+                for o, g in counted.items()
+                if at[0] - PAIR_WINDOW_US < o[0] and o <= at and {a, b} <= set(dict(g.seats))
+            ]
+            assert len(together) <= PAIR_LIMIT
+
+
+def _ids(rating) -> set[str]:
+    return {point.game_id for point in rating.history}

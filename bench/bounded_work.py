@@ -63,7 +63,9 @@ def big_game(redis_url: str, events: int, seed: int) -> str:
     game_id = f"gbig{seed:016x}"
     # Scores grow about 6.5 points a hand and a hand is about 70 events.
     limit = min(10_000, max(100, int(events / 70 * 6.5 * 1.1)))
-    log = random_game(game_id, RuleOptions.from_dict({"score_limit": limit}), random.Random(seed))
+    # An uncapped game as before issue 33 (read back with the bounds of a recorded log).
+    rules = RuleOptions.from_dict({"score_limit": limit, "hand_limit": None}, recorded=True)
+    log = random_game(game_id, rules, random.Random(seed))
     store = RedisEventStore(client_for(redis_url), prefix="bench")
     store.append(game_id, 0, [new_event(e) for e in log], "bench-big-game")
     return game_id

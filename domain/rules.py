@@ -225,9 +225,10 @@ class RuleOptions:
             # The preset's clock, then any clock option given alongside it.
             per, reserve = TIME_CONTROLS[time_control]
             changes.update(seconds_per_decision=per, reserve_seconds=reserve)
-        if recorded and data.get("hand_limit") is None:
-            data.pop("hand_limit", None)
-            changes["hand_limit"] = None  # a game created before the hand limit: none
+        for name in _RECORDED_NULL if recorded else ():
+            if data.get(name) is None:  # a game created before the option: as it was then
+                data.pop(name, None)
+                changes[name] = None
         for name, raw in data.items():
             changes[name] = _parse_option(name, raw)
         if "pass_cycle" in data and isinstance(data["pass_cycle"], str):
@@ -316,6 +317,9 @@ class OptionSpec:
     # An integer's largest value in a recorded log (``from_dict(recorded=True)``), where the
     # bound for new games was tightened after games were created with more; None: ``maximum``.
     recorded_maximum: int | None = None
+    # An option added after games were created: absent (or null) in a recorded log, it is None,
+    # the rule before the option existed.
+    recorded_null: bool = False
 
 
 def _choices(enum: type[Enum]) -> tuple[str, ...]:
@@ -404,6 +408,7 @@ OPTIONS: dict[str, OptionSpec] = {
         "score wins, ties shared)",
         minimum=1,
         maximum=MAX_HAND_LIMIT,
+        recorded_null=True,  # none in games created before issue 33
     ),
     "exact_limit_reset": OptionSpec(
         OptionKind.CHOICE,
@@ -437,6 +442,9 @@ OPTIONS: dict[str, OptionSpec] = {
         TIMEOUT_BOTS,
     ),
 }
+
+
+_RECORDED_NULL = tuple(name for name, spec in OPTIONS.items() if spec.recorded_null)
 
 
 def _parse_option(name: str, raw: Any) -> Any:
@@ -502,8 +510,8 @@ def _validate(r: RuleOptions, recorded: bool = False) -> None:
         if spec.kind is not OptionKind.INTEGER:
             continue
         value = getattr(r, name)
-        if value is None and recorded and name == "hand_limit":
-            continue  # a game created before the hand limit
+        if value is None and recorded and spec.recorded_null:
+            continue  # a game created before the option
         most = spec.maximum
         if recorded and spec.recorded_maximum is not None:
             most = spec.recorded_maximum

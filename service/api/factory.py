@@ -126,6 +126,8 @@ def create_app(
             bot_poll_seconds=settings.bot_poll_seconds,
             bot_away_pace=settings.bot_away_pace,
             cache_games=settings.cache_games,
+            max_bot_games=settings.max_bot_games,
+            bot_game_seconds=settings.bot_game_seconds,
         )
     app.extensions["hearts"] = service
     # Registered players (issue 20): their accounts live beside the games, same Redis and prefix.

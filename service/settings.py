@@ -97,6 +97,10 @@ class Settings:
     # In a game with a turn clock where every person's seat is played by a bot (away, or handed
     # over), the bots move once per this many seconds, at a person's pace (bot_runner.table_pace).
     bot_away_pace: float = 2.0
+    # The most entries of a game's log one request reads in its worker: a read of more (an
+    # events page far into a game, a hand, a state at a seq, a stream's start, a head's check)
+    # is a long-work job, as an audit is (issue 33). Also the most events a page holds.
+    log_page: int = 1000
     # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
     long_requests_per_worker: int = 1
     # Where they run: "process" (a child of the worker at nice 19, service/offload.py; only when
@@ -342,6 +346,7 @@ _VARIABLES = (
     ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
     ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
     ("bot_away_pace", "HEARTS_BOT_AWAY_PACE", seconds),
+    ("log_page", "HEARTS_LOG_PAGE", positive),
     ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
     ("long_work", "HEARTS_LONG_WORK", long_work),
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),

@@ -152,7 +152,7 @@ def create_app(
     long_work.install(app, settings, service.store, url)
     # Live event streams wait in the hub (its readers start with the first stream) and are
     # counted by the slots: see service/store/live.py and docs/replay.md.
-    app.extensions["hearts.live"] = LiveHub(service.store, follows)
+    app.extensions["hearts.live"] = LiveHub(service.store, follows, page=settings.log_page)
     app.extensions["hearts.departures"] = Departures()
     app.extensions["hearts.stream_slots"] = StreamSlots(
         settings.sse_max_streams, settings.sse_max_streams_per_client

@@ -1,4 +1,9 @@
-"""The long requests (audit, export, import), run where they cannot slow the others down.
+"""The long requests (audit, export, import, and every read of more than a page of a game's
+log: issue 33), run where they cannot slow the others down.
+
+A request reads at most ``Settings.log_page`` entries of a log in its worker; an events page, a
+hand, a state at a seq, a live stream's start or a head's check that needs more is a job here
+(``service/api/replay.py`` and ``transparency.py`` decide, by the size of the read).
 
 Each is a job of this module: a function of the event store's arguments and plain values that
 returns plain values (JSON-ready bodies, bytes), so that it runs the same in the worker
@@ -22,10 +27,14 @@ from typing import Any
 
 from flask import Flask, current_app
 
+from domain.state import GameState
 from service.api import hygiene
 from service.api.problems import Problem
+from service.app.game import StoredGame
 from service.app.game_service import Idempotency, idempotency_for
-from service.app.replay import Replay
+from service.app.hand_records import HandRecord
+from service.app.replay import EventsPage, Replay, Stream
+from service.app.transparency import Chain, read_chain
 from service.offload import InlineOffload, Offload, ProcessOffload, serve_child
 from service.settings import Settings
 from service.store import redis_server
@@ -88,8 +97,42 @@ class LongWork:
         imported = self._replay.import_once(document, idem, self._idempotency_ttl)
         return imported.body, imported.replayed, imported.existing
 
+    # Reads of more than a page of a log (their results are plain dataclasses, pickled back).
+
+    def events(
+        self,
+        game_id: str,
+        viewer: int | None,
+        now: GameState,
+        after: int,
+        limit: int,
+        version: int,
+    ) -> EventsPage:
+        return self._replay.events(game_id, viewer, now, after, limit, version)
+
+    def stream(self, game_id: str, viewer: int | None, after: int, backlog: int) -> Stream | None:
+        return self._replay.stream(game_id, viewer, after, backlog)
+
+    def hand(self, game_id: str, number: int, viewer: int | None) -> tuple[int, HandRecord]:
+        return self._replay.hand(game_id, number, viewer)
+
+    def state_at(self, game_id: str, at: int) -> StoredGame:
+        return self._replay.state_at(game_id, at)
+
+    def chain(self, game_id: str, head_version: int) -> Chain:
+        return read_chain(self._replay.store, game_id, head_version)
+
     def jobs(self) -> dict[str, Callable[..., Any]]:
-        return {"audit": self.audit, "export": self.export, "import_": self.import_}
+        return {
+            "audit": self.audit,
+            "export": self.export,
+            "import_": self.import_,
+            "events": self.events,
+            "stream": self.stream,
+            "hand": self.hand,
+            "state_at": self.state_at,
+            "chain": self.chain,
+        }
 
 
 class _StandIn:
@@ -138,6 +181,12 @@ def in_child() -> bool:
 
 def offload_of(app: Flask) -> Offload:
     return app.extensions[EXTENSION].offload
+
+
+def page() -> int:
+    """The most entries of a log a request reads in its worker (``Settings.log_page``)."""
+    settings: Settings = current_app.extensions["hearts.settings"]
+    return settings.log_page
 
 
 def work() -> LongWork:

@@ -30,15 +30,15 @@ from flask import Flask, current_app
 from domain.state import GameState
 from service.api import hygiene
 from service.api.problems import Problem
-from service.app.game import StoredGame
+from service.app.game import StoredGame, game_cache
 from service.app.game_service import Idempotency, idempotency_for
 from service.app.hand_records import HandRecord
 from service.app.replay import EventsPage, Replay, Stream
 from service.app.transparency import Chain, read_chain
-from service.offload import InlineOffload, Offload, ProcessOffload, serve_child
+from service.offload import InlineOffload, Offload, OffloadFailed, ProcessOffload, serve_child
 from service.settings import Settings
 from service.store import redis_server
-from service.store.event_store import RedisEventStore
+from service.store.event_store import RedisEventStore, Snapshot
 
 EXTENSION = "hearts.long_work"
 IMPORT_PATH = "/api/v1/games/import"
@@ -122,6 +122,10 @@ class LongWork:
     def chain(self, game_id: str, head_version: int) -> Chain:
         return read_chain(self._replay.store, game_id, head_version)
 
+    def fold(self, game_id: str) -> Snapshot[StoredGame]:
+        """The game folded from its whole log (a cache miss of a long game's, see ``install``)."""
+        return game_cache(self._replay.store, max_games=1).get(game_id)
+
     def jobs(self) -> dict[str, Callable[..., Any]]:
         return {
             "audit": self.audit,
@@ -132,6 +136,7 @@ class LongWork:
             "hand": self.hand,
             "state_at": self.state_at,
             "chain": self.chain,
+            "fold": self.fold,
         }
 
 
@@ -172,6 +177,27 @@ def install(app: Flask, settings: Settings, store: RedisEventStore, url: str | N
             settings.long_requests_per_worker,
         )
     app.extensions[EXTENSION] = _StandIn(offload)
+    if isinstance(offload, ProcessOffload):
+        cache = app.extensions["hearts"].cache
+        cache.cold = _cold_fold(offload, store, settings.log_page)
+
+
+def _cold_fold(
+    offload: Offload, store: RedisEventStore, page: int
+) -> Callable[[str], Snapshot[StoredGame] | None]:
+    """A worker's cache miss of a game longer than a page is folded in the child (the game's
+    state comes back pickled), so that no request reads more than a page of a log in the
+    worker, nor a background thread of it (issue 33); a shorter one is folded in the worker."""
+
+    def cold(game_id: str) -> Snapshot[StoredGame] | None:
+        if store.version(game_id) <= page:
+            return None
+        try:
+            return offload.call("fold", game_id)
+        except OffloadFailed:  # the child died: fold here, as before
+            return None
+
+    return cold
 
 
 def in_child() -> bool:

@@ -196,3 +196,25 @@ def test_an_events_page_holds_at_most_a_page_and_pages_through_the_whole_log(app
     deep = client.get(f"{GAMES}/{game_id}/events?after={version - 20}&limit=20").get_json()
     assert [e["seq"] for e in inline["events"]] == list(range(11, 31))
     assert [e["seq"] for e in deep["events"]] == list(range(version - 19, version + 1))
+
+
+def test_a_worker_that_has_not_cached_a_long_game_folds_it_in_its_child(app, redis_server):
+    game_id = "gbounded000000003"
+    version = long_game(app, game_id, hands=6)
+    settings = app.extensions["hearts.settings"]
+    cold = create_app(settings)  # another worker: nothing cached
+    try:
+        counter = ReadCounter(cold.extensions["hearts"].store)
+        with counter.request():
+            seen = cold.test_client().get(f"{GAMES}/{game_id}")
+        assert seen.status_code == 200 and seen.get_json()["version"] == version
+        assert counter.read <= PAGE, counter.calls
+        # The same view the worker that folded it itself gives.
+        assert seen.get_json() == app.test_client().get(f"{GAMES}/{game_id}").get_json()
+        # Cached now: the next request checks one entry and reads nothing more.
+        with counter.request():
+            assert cold.test_client().get(f"{GAMES}/{game_id}").status_code == 200
+        assert counter.read == 0 and counter.checks == 1
+    finally:
+        cold.extensions["hearts.stop"]()
+        offload_of(cold).close()

@@ -395,7 +395,7 @@ class GameService:
         # A new game is decided once, on the empty game: losing the race means it exists.
         # Its bots (a game of bots only) play in the background, never in this request.
         try:
-            return self._execute(
+            outcome = self._execute(
                 game_id,
                 decide_create,
                 idempotency,
@@ -404,9 +404,12 @@ class GameService:
                 bot_moves=False,
             )
         except BaseException:
-            if claimed:  # not created: it does not count (a replayed create keeps its place)
+            if claimed:  # not created: it does not count
                 self.bot_games.release(game_id)
             raise
+        if claimed and outcome.replayed and self.snapshot(game_id).state.state.phase in _OVER:
+            self.bot_games.release(game_id)  # a retry of a create whose game has ended since
+        return outcome
 
     def _claim_bot_game(self, game_id: str, seats: Sequence[str | None] | None) -> bool:
         """Count a game of bots only (every seat a bot) among those in play, or BotGamesFull

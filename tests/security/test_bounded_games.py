@@ -146,3 +146,20 @@ def test_a_place_left_by_a_crash_drops_out_after_its_lifetime(kind, redis_server
     assert games.claim("g2", 1, lifetime_ms=200).claimed and games.count() == 1
     games.release("g2")
     assert games.count() == 0
+
+
+def test_a_retried_create_of_a_game_that_ended_takes_no_place(redis_client, key_prefix):
+    settings = Settings(key_prefix=key_prefix, max_bot_games=1, bot_poll_seconds=0.05)
+    app = create_app(settings, redis=redis_client)
+    client = app.test_client()
+    body = {"seats": BOTS, "rules": {"hand_limit": 1}}
+    key = {"Idempotency-Key": "bounded-games-retry-0001"}
+    first = client.post(GAMES, json=body, headers=key)
+    assert first.status_code == 201
+    Hearts(client).wait_for(first.get_json()["id"], lambda v: v["phase"] == "finished")
+    assert service_of(app).bot_games.count() == 0
+    again = client.post(GAMES, json=body, headers=key)
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json()["id"] == first.get_json()["id"]
+    assert service_of(app).bot_games.count() == 0  # the one place is free
+    assert client.post(GAMES, json=body).status_code == 201

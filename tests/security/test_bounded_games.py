@@ -9,6 +9,7 @@ at once on the whole server (503 ``bot-games-full``, counted in Redis by an inde
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 
@@ -17,8 +18,10 @@ import pytest
 import redis
 from flask import Flask
 
-from domain.rules import MAX_HAND_LIMIT, MAX_SCORE_LIMIT
+from bench.randomplay import random_game
+from domain.rules import MAX_HAND_LIMIT, MAX_SCORE_LIMIT, RuleOptions
 from service.api import factory
+from service.app.game import new_event
 from service.app.game_service import GameService
 from service.settings import Settings
 from service.store.bot_games import BotGames
@@ -163,3 +166,24 @@ def test_a_retried_create_of_a_game_that_ended_takes_no_place(redis_client, key_
     assert again.get_json()["id"] == first.get_json()["id"]
     assert service_of(app).bot_games.count() == 0  # the one place is free
     assert client.post(GAMES, json=body).status_code == 201
+
+
+def test_a_game_created_before_the_bounds_replays_and_audits_as_it_was_played(
+    redis_client, key_prefix
+):
+    # An old log: a score limit of 10,000 and no hand_limit in its GameCreated's rules, 12
+    # hands played (more than a new game with hand_limit 11 could have).
+    rules = RuleOptions.from_dict({"score_limit": 10_000}, recorded=True)
+    log = random_game("gold0000000000001", rules, random.Random(5), max_hands=12)
+    records = [new_event(e) for e in log]
+    assert records[0].type == "GameCreated"
+    records[0].payload["rules"].pop("hand_limit")  # as written before the option existed
+    app = create_app(Settings(key_prefix=key_prefix, bot_runner=False), redis=redis_client)
+    service_of(app).store.append("gold0000000000001", 0, records, "old-game")
+    client = app.test_client()
+    view = client.get(f"{GAMES}/gold0000000000001").get_json()
+    assert view["rules"]["score_limit"] == 10_000 and view["rules"]["hand_limit"] is None
+    assert view["hand_number"] == 12 and view["phase"] != "finished"
+    assert client.get(f"{GAMES}/gold0000000000001/audit").get_json()["ok"]
+    hand = client.get(f"{GAMES}/gold0000000000001/hands/12")
+    assert hand.status_code == 200

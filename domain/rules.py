@@ -516,7 +516,7 @@ def _validate(r: RuleOptions, recorded: bool = False) -> None:
         if recorded and spec.recorded_maximum is not None:
             most = spec.recorded_maximum
         if value is None or not spec.minimum <= value <= most:
-            refuse(f"{name} must be {spec.minimum} to {spec.maximum}")
+            refuse(f"{name} must be {spec.minimum} to {most}")
     if r.penalty_suit not in (Suit.HEARTS, Suit.DIAMONDS):
         refuse("the penalty suit is hearts or diamonds (never spades or clubs)")
     if r.kitty and r.removed_cards:

@@ -375,6 +375,8 @@ def test_a_recorded_game_from_before_the_bounds_reads_and_plays_as_it_did() -> N
     # A GameCreated of before issue 33: score_limit up to 10,000 and no hand limit.
     with pytest.raises(InvalidRules, match="score_limit must be 1 to 500"):
         RuleOptions.from_dict({"score_limit": 10_000})
+    with pytest.raises(InvalidRules, match="score_limit must be 1 to 10000"):
+        RuleOptions.from_dict({"score_limit": 10_001}, recorded=True)  # nor were they then
     old = RuleOptions.from_dict({"score_limit": 10_000}, recorded=True)
     assert old.hand_limit is None and old.score_limit == 10_000
     assert RuleOptions.from_dict(old.to_dict(), recorded=True) == old

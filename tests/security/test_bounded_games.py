@@ -10,8 +10,9 @@ at once on the whole server (503 ``bot-games-full``, counted in Redis by an inde
 from __future__ import annotations
 
 import random
-import sys
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import fakeredis
 import pytest
@@ -20,7 +21,7 @@ from flask import Flask
 
 from bench.randomplay import random_game
 from domain.rules import MAX_HAND_LIMIT, MAX_SCORE_LIMIT, RuleOptions
-from service.api import factory
+from service.api.factory import create_app
 from service.app.game import new_event
 from service.app.game_service import GameService
 from service.settings import Settings
@@ -32,32 +33,26 @@ GAMES = "/api/v1/games"
 BOTS = [{"bot": "random"}] * 4
 
 
-@pytest.fixture(autouse=True)
-def stop_runners(monkeypatch):
-    """Every app a test builds stops its background threads when the test ends."""
-    apps: list[Flask] = []
+@pytest.fixture
+def build() -> Iterator[Callable[..., Flask]]:
+    """``create_app``, each app built stopping its background threads when the test ends."""
+    built: list[Flask] = []
 
-    def tracked(*args, **kwargs):
-        app = factory.create_app(*args, **kwargs)
-        apps.append(app)
-        return app
+    def make(*args: Any, **kwargs: Any) -> Flask:
+        built.append(create_app(*args, **kwargs))
+        return built[-1]
 
-    monkeypatch.setattr(sys.modules[__name__], "create_app", tracked)
-    yield
-    for app in apps:
+    yield make
+    for app in built:
         app.extensions["hearts.stop"]()
-
-
-def create_app(*args, **kwargs) -> Flask:  # replaced by the fixture's tracked version
-    return factory.create_app(*args, **kwargs)
 
 
 def service_of(app: Flask) -> GameService:
     return app.extensions["hearts"]
 
 
-def test_a_score_limit_of_10000_with_four_bots_is_refused_naming_the_maximum(key_prefix):
-    app = create_app(Settings(key_prefix=key_prefix), redis=fakeredis.FakeRedis())
+def test_a_score_limit_of_10000_with_four_bots_is_refused_naming_the_maximum(build, key_prefix):
+    app = build(Settings(key_prefix=key_prefix), redis=fakeredis.FakeRedis())
     client = app.test_client()
     answer = client.post(GAMES, json={"seats": BOTS, "rules": {"score_limit": 10_000}})
     assert answer.status_code == 422 and answer.mimetype == PROBLEM
@@ -81,9 +76,9 @@ def _create_rules_schema(document: dict) -> dict:
     return schema["properties"]["rules"]["properties"]
 
 
-def test_a_game_of_bots_ends_at_its_hand_limit_and_audits_clean(redis_client, key_prefix):
+def test_a_game_of_bots_ends_at_its_hand_limit_and_audits_clean(build, redis_client, key_prefix):
     settings = Settings(key_prefix=key_prefix, bot_poll_seconds=0.05)
-    app = create_app(settings, redis=redis_client)
+    app = build(settings, redis=redis_client)
     hearts = Hearts(app.test_client())
     rules = {"score_limit": MAX_SCORE_LIMIT, "hand_limit": 2}
     game = hearts.create(BOTS, rules=rules)
@@ -108,10 +103,10 @@ def test_games_of_bots_only_are_limited_per_address(key_prefix):
     assert there.status_code == 201
 
 
-def test_games_of_bots_only_are_capped_in_play_at_once(redis_server, key_prefix):
+def test_games_of_bots_only_are_capped_in_play_at_once(build, redis_server, key_prefix):
     # Two processes on one Redis: the cap is the deployment's, counted in Redis.
     settings = Settings(key_prefix=key_prefix, max_bot_games=2, bot_runner=False)
-    apps = [create_app(settings, redis=redis.Redis.from_url(redis_server)) for _ in range(2)]
+    apps = [build(settings, redis=redis.Redis.from_url(redis_server)) for _ in range(2)]
     clients = [app.test_client() for app in apps]
     short = {"hand_limit": 1}
     games = [clients[i].post(GAMES, json={"seats": BOTS, "rules": short}) for i in range(2)]
@@ -126,7 +121,7 @@ def test_games_of_bots_only_are_capped_in_play_at_once(redis_server, key_prefix)
     assert service_of(apps[0]).bot_games.count() == 2
 
     # A runner plays the two games to their end: their places are free again.
-    runner = create_app(
+    runner = build(
         Settings(key_prefix=key_prefix, max_bot_games=2, bot_poll_seconds=0.05),
         redis=redis.Redis.from_url(redis_server),
     )
@@ -151,9 +146,9 @@ def test_a_place_left_by_a_crash_drops_out_after_its_lifetime(kind, redis_server
     assert games.count() == 0
 
 
-def test_a_retried_create_of_a_game_that_ended_takes_no_place(redis_client, key_prefix):
+def test_a_retried_create_of_a_game_that_ended_takes_no_place(build, redis_client, key_prefix):
     settings = Settings(key_prefix=key_prefix, max_bot_games=1, bot_poll_seconds=0.05)
-    app = create_app(settings, redis=redis_client)
+    app = build(settings, redis=redis_client)
     client = app.test_client()
     body = {"seats": BOTS, "rules": {"hand_limit": 1}}
     key = {"Idempotency-Key": "bounded-games-retry-0001"}
@@ -169,7 +164,7 @@ def test_a_retried_create_of_a_game_that_ended_takes_no_place(redis_client, key_
 
 
 def test_a_game_created_before_the_bounds_replays_and_audits_as_it_was_played(
-    redis_client, key_prefix
+    build, redis_client, key_prefix
 ):
     # An old log: a score limit of 10,000 and no hand_limit in its GameCreated's rules, 12
     # hands played (more than a new game with hand_limit 11 could have).
@@ -178,7 +173,7 @@ def test_a_game_created_before_the_bounds_replays_and_audits_as_it_was_played(
     records = [new_event(e) for e in log]
     assert records[0].type == "GameCreated"
     records[0].payload["rules"].pop("hand_limit")  # as written before the option existed
-    app = create_app(Settings(key_prefix=key_prefix, bot_runner=False), redis=redis_client)
+    app = build(Settings(key_prefix=key_prefix, bot_runner=False), redis=redis_client)
     service_of(app).store.append("gold0000000000001", 0, records, "old-game")
     client = app.test_client()
     view = client.get(f"{GAMES}/gold0000000000001").get_json()

@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", default="{}", help="rule options as JSON")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    options = {"score_limit": 10000, **json.loads(args.rules)}
+    options = {"score_limit": 500, **json.loads(args.rules)}  # the most (issue 33)
     rules = RuleOptions.from_dict(options)
     result = duel(
         args.candidate,

@@ -6,6 +6,10 @@ Against one ``hearts serve`` (gevent workers, a throwaway redis-server):
   phases alternate between an idle server (the baseline) and one where other clients audit and
   import a game of ``--events`` events in a loop (two of each at once). Reported: p50/p99 of the
   GETs in each, and the ratio of the p99s (target: within 2x).
+- **Reads of the big game** (issue 33): ``GET /events`` far into it (``limit=1000``),
+  ``GET /state?at=`` near its end, ``POST /verify`` of a head, each alone; with ``--load
+  reads`` the loaded phases loop on the first of them instead (``--log-page`` sets the server's
+  HEARTS_LOG_PAGE: a huge page reads everything in the worker, as before issue 33).
 - **``POST /games`` with four montecarlo bots**: the answer time (target: well under a second),
   against ``POST /games`` with four open seats in the same run. Measured last: the bots then
   play those games in the background of the same server.
@@ -38,6 +42,7 @@ class Http:
         self.port = port
         self.timeout = timeout
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        self.headers: dict[str, str] = {}  # the last answer's
 
     def call(self, method: str, path: str, body: bytes | None = None) -> tuple[int, float, bytes]:
         headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -54,6 +59,7 @@ class Http:
                 if attempt:
                     raise
                 continue
+            self.headers = dict(response.getheaders())
             return response.status, time.perf_counter() - started, data
         raise AssertionError("unreachable")
 
@@ -63,7 +69,9 @@ def big_game(redis_url: str, events: int, seed: int) -> str:
     game_id = f"gbig{seed:016x}"
     # Scores grow about 6.5 points a hand and a hand is about 70 events.
     limit = min(10_000, max(100, int(events / 70 * 6.5 * 1.1)))
-    log = random_game(game_id, RuleOptions.from_dict({"score_limit": limit}), random.Random(seed))
+    # An uncapped game as before issue 33 (read back with the bounds of a recorded log).
+    rules = RuleOptions.from_dict({"score_limit": limit, "hand_limit": None}, recorded=True)
+    log = random_game(game_id, rules, random.Random(seed))
     store = RedisEventStore(client_for(redis_url), prefix="bench")
     store.append(game_id, 0, [new_event(e) for e in log], "bench-big-game")
     return game_id
@@ -76,11 +84,11 @@ def loop(
     path: str,
     body: bytes | None,
     done: dict[str, int],
+    kind: str,
 ) -> None:
-    """``method path`` in a loop until ``stop``; ``done`` counts answers by kind, so a run
+    """``method path`` in a loop until ``stop``; ``done`` counts answers by ``kind``, so a run
     shows the load really ran (a loop whose requests failed would leave the server idle)."""
     http_ = Http(port)
-    kind = "audit" if path.endswith("/audit") else "import"
     while not stop.is_set():
         try:
             status, _, _ = http_.call(method, path, body)
@@ -112,11 +120,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--creates", type=int, default=5, help="POST /games of each kind")
     p.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--load", choices=("both", "audit", "import"), default="both")
+    p.add_argument("--load", choices=("both", "audit", "import", "reads"), default="both")
+    p.add_argument("--log-page", type=int, default=None, help="the server's HEARTS_LOG_PAGE")
     args = p.parse_args(argv)
 
     report = _Report("bounded_work")
-    with RedisServer() as redis, HeartsServer(redis.url, workers=args.workers) as server:
+    env = {"HEARTS_LOG_PAGE": str(args.log_page)} if args.log_page else None
+    with (
+        RedisServer() as redis,
+        HeartsServer(redis.url, workers=args.workers, env=env) as server,
+    ):
         port = server.port
         big = big_game(redis.url, args.events, args.seed)
         client = Http(port)
@@ -132,6 +145,19 @@ def main(argv: list[str] | None = None) -> None:
         status, took, body = client.call("POST", "/api/v1/games/import", export)
         assert status == 201, body[:300]
         report.add("import_seconds_alone", took, "s")
+        version = len(document["events"])
+        deep = f"/api/v1/games/{big}/events?after={version // 2}&limit=1000"
+        client.call("GET", f"/api/v1/games/{big}")
+        head = json.dumps({"head": client.headers["Hearts-Head"]}).encode()
+        reads = {
+            "events_deep": ("GET", deep, None),
+            "state_late": ("GET", f"/api/v1/games/{big}/state?at={version - 5}", None),
+            "verify": ("POST", f"/api/v1/games/{big}/verify", head),
+        }
+        for name, (method, path, body_) in reads.items():
+            status, took, body = client.call(method, path, body_)
+            assert status == 200, body[:300]
+            report.add(f"{name}_seconds_alone", took, "s")
 
         _, _, small = client.call("POST", "/api/v1/games", b"{}")
         view = f"/api/v1/games/{json.loads(small)['id']}"
@@ -140,22 +166,22 @@ def main(argv: list[str] | None = None) -> None:
         idle: list[float] = []
         loaded: list[float] = []
         p99s: dict[str, list[float]] = {"idle": [], "loaded": []}
-        done = {"audit": 0, "import": 0, "errors": 0}
+        done = {"audit": 0, "import": 0, "events": 0, "errors": 0}
         for _ in range(args.rounds):
             sample = sorted(gets(port, view, args.seconds))
             p99s["idle"].append(percentile(sample, 99))
             idle += sample
             stop = threading.Event()
+            audits = args.loaders if args.load in ("both", "audit") else 0
+            imports = args.loaders if args.load in ("both", "import") else 0
+            pages = 2 * args.loaders if args.load == "reads" else 0
+            audit = (stop, port, "GET", f"/api/v1/games/{big}/audit", None, done, "audit")
+            import_ = (stop, port, "POST", "/api/v1/games/import", export, done, "import")
+            page = (stop, port, "GET", deep, None, done, "events")
             loaders = [
-                threading.Thread(
-                    target=loop, args=(stop, port, "GET", f"/api/v1/games/{big}/audit", None, done)
-                )
-                for _ in range(args.loaders if args.load != "import" else 0)
-            ] + [
-                threading.Thread(
-                    target=loop, args=(stop, port, "POST", "/api/v1/games/import", export, done)
-                )
-                for _ in range(args.loaders if args.load != "audit" else 0)
+                threading.Thread(target=loop, args=work)
+                for work, count in ((audit, audits), (import_, imports), (page, pages))
+                for _ in range(count)
             ]
             for t in loaders:
                 t.start()
@@ -195,10 +221,15 @@ def main(argv: list[str] | None = None) -> None:
         report.target(
             "create_bots_max_ms", max(timings["bots"]) < 250, "< 250 ms (well under a second)"
         )
+        loads = (
+            f"{2 * args.loaders} clients GETting an events page far into the big game"
+            if args.load == "reads"
+            else f"{args.loaders} clients auditing and {args.loaders} importing the big game"
+        )
         report.note(
-            f"{args.workers} gevent workers; {args.loaders} clients auditing and {args.loaders} "
-            f"importing the big game in a loop during each loaded phase; 1 client GETting a "
-            f"view back to back; {args.rounds} x {args.seconds} s per phase"
+            f"{args.workers} gevent workers; {loads} in a loop during each loaded phase; 1 "
+            f"client GETting a view back to back; {args.rounds} x {args.seconds} s per phase; "
+            f"HEARTS_LOG_PAGE {args.log_page or 'default'}"
         )
     report.emit(args.json)
 

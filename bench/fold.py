@@ -143,7 +143,7 @@ def redis_load(report: Report, rules: RuleOptions, rounds: int, seed: int) -> No
     except ImportError as missing:
         report.note(f"load from Redis skipped: {missing}")
         return
-    ten_hands = RuleOptions.from_dict({**rules.to_dict(), "score_limit": 10_000})
+    ten_hands = RuleOptions.from_dict({**rules.to_dict(), "score_limit": 500})
     events = random_game("load-10-hands", ten_hands, random.Random(seed), max_hands=10)
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)

@@ -119,7 +119,10 @@ def _create(command: c.CreateGame, state: GameState) -> list[e.Event]:
         raise GameAlreadyCreated(f"game {state.game_id} already exists")
     if not command.game_id:
         raise InvalidCommand("a game needs an id")
-    rules = command.rules.validated()
+    # With the bounds of a recorded log: the audit decides an old game's CreateGame again with
+    # the rules it was created under (e.g. a score limit above today's maximum, no hand limit).
+    # A new game's bounds are from_dict's, which every way of creating one reads its rules with.
+    rules = command.rules.validated(recorded=True)
     seats = command.seats if command.seats is not None else (None,) * rules.players
     if not isinstance(seats, tuple | list):
         raise InvalidCommand("seats is a list: one entry per seat")
@@ -406,7 +409,8 @@ def _end_of_hand(state: GameState, choice: MoonScoring | None) -> list[e.Event]:
     if state.phase is Phase.MOON_CHOICE and choice is None:
         return []  # the last trick put the shooter to their choice: they decide next
     hand = _hand(state)
-    result = score_hand(state.rules, hand.taken, hand.tricks_won, state.scores, choice)
+    last = state.rules.is_last_hand(hand.number)  # the hand limit ends the game whatever the scores
+    result = score_hand(state.rules, hand.taken, hand.tricks_won, state.scores, choice, last)
     events: list[e.Event] = [
         e.HandScored(
             hand.number,

@@ -283,7 +283,8 @@ def _converter(tp: Any) -> Convert | None:
 def _rules_from_json(value: Any) -> RuleOptions:
     # Options already read are taken as they are: a reader that keeps the options it read from
     # the same JSON text passes them in (service/app/typed_envelopes.py); JSON never holds one.
-    return value if type(value) is RuleOptions else RuleOptions.from_dict(value)
+    # Read with a recorded log's bounds: a game created before a bound was tightened.
+    return value if type(value) is RuleOptions else RuleOptions.from_dict(value, recorded=True)
 
 
 def _same(value: Any) -> Any:

@@ -107,6 +107,10 @@ class RuleOptions:
     moon_scoring: MoonScoring = MoonScoring.ADD_TO_OTHERS
     penalty_suit: Suit = Suit.HEARTS
     score_limit: int = 100
+    # The game ends after this many hands whatever the scores (the bound on a game's length:
+    # a log's size and every read of it follow from it). None only in games created before the
+    # bound, whose recorded rules lack it: they replay and audit as they were played.
+    hand_limit: int | None = 100
     exact_limit_reset: ExactLimitReset = ExactLimitReset.NONE
     tie_break: TieBreak = TieBreak.SHARED
     # The turn clock (domain/clock.py), off by default: seconds per decision (0: no clock), a
@@ -170,6 +174,10 @@ class RuleOptions:
         """What taking every trick scores, with ``shoot_the_sun``: twice the moon."""
         return 2 * _moon_points(self)
 
+    def is_last_hand(self, hand_number: int) -> bool:
+        """Whether hand ``hand_number`` (1-based) is the last the hand limit allows."""
+        return self.hand_limit is not None and hand_number >= self.hand_limit
+
     def pass_direction(self, hand_number: int) -> PassDirection:
         """The pass direction of hand ``hand_number`` (1-based)."""
         if self.cards_passed == 0:
@@ -189,8 +197,13 @@ class RuleOptions:
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> RuleOptions:
-        """Options from their JSON form: an optional ``preset`` then option-by-option overrides."""
+    def from_dict(cls, data: dict[str, Any] | None, *, recorded: bool = False) -> RuleOptions:
+        """Options from their JSON form: an optional ``preset`` then option-by-option overrides.
+
+        ``recorded``: options read back from a stored log (a ``GameCreated``, an export), which
+        a game created before a bound was tightened may exceed: each integer up to its
+        ``recorded_maximum``, and no ``hand_limit`` (absent or null) is no limit, as then.
+        """
         if data is not None and not isinstance(data, dict):
             raise InvalidRules("rule options are an object of option names and values")
         data = dict(data or {})
@@ -212,6 +225,10 @@ class RuleOptions:
             # The preset's clock, then any clock option given alongside it.
             per, reserve = TIME_CONTROLS[time_control]
             changes.update(seconds_per_decision=per, reserve_seconds=reserve)
+        for name in _RECORDED_NULL if recorded else ():
+            if data.get(name) is None:  # a game created before the option: as it was then
+                data.pop(name, None)
+                changes[name] = None
         for name, raw in data.items():
             changes[name] = _parse_option(name, raw)
         if "pass_cycle" in data and isinstance(data["pass_cycle"], str):
@@ -220,7 +237,9 @@ class RuleOptions:
             changes.setdefault("pass_cycle_repeats", repeats)
         if "players" in changes and "pass_cycle" not in changes:
             changes["pass_cycle"] = default_cycle(changes["players"])
-        return replace(base, **changes).validated()
+        options = replace(base, **changes)
+        _validate(options, recorded)
+        return options
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; ``from_dict(to_dict())`` gives the same options back.
@@ -233,9 +252,10 @@ class RuleOptions:
                 out[name] = list(out[name])
         return out
 
-    def validated(self) -> RuleOptions:
-        """The options if they make sense together; else InvalidRules with the reason."""
-        _validate(self)
+    def validated(self, *, recorded: bool = False) -> RuleOptions:
+        """The options if they make sense together; else InvalidRules with the reason.
+        ``recorded``: with the bounds of a recorded log (see ``from_dict``)."""
+        _validate(self, recorded)
         return self
 
 
@@ -294,6 +314,12 @@ class OptionSpec:
     maximum: int | None = None
     nullable: bool = False
     max_items: int | None = None  # a list option's longest list (the schema's maxItems)
+    # An integer's largest value in a recorded log (``from_dict(recorded=True)``), where the
+    # bound for new games was tightened after games were created with more; None: ``maximum``.
+    recorded_maximum: int | None = None
+    # An option added after games were created: absent (or null) in a recorded log, it is None,
+    # the rule before the option existed.
+    recorded_null: bool = False
 
 
 def _choices(enum: type[Enum]) -> tuple[str, ...]:
@@ -313,6 +339,11 @@ _CHOICE_VALUES: dict[str, dict[str, Any]] = {
 }
 
 _B = OptionKind.BOOLEAN
+
+# The bounds on a game's length (issue 33): a log's size, and so every read of it, follows from
+# them. A standard game to 100 lasts 10 to 20 hands; a game to 500 about 60.
+MAX_SCORE_LIMIT = 500
+MAX_HAND_LIMIT = 100
 
 # Every field of RuleOptions, in its order (a test checks they match).
 OPTIONS: dict[str, OptionSpec] = {
@@ -365,7 +396,19 @@ OPTIONS: dict[str, OptionSpec] = {
         OptionKind.CHOICE, "The suit whose cards score a point each", ("hearts", "diamonds")
     ),
     "score_limit": OptionSpec(
-        OptionKind.INTEGER, "The game ends when a score reaches this", minimum=1, maximum=10_000
+        OptionKind.INTEGER,
+        "The game ends when a score reaches this",
+        minimum=1,
+        maximum=MAX_SCORE_LIMIT,
+        recorded_maximum=10_000,  # the bound before issue 33
+    ),
+    "hand_limit": OptionSpec(
+        OptionKind.INTEGER,
+        "The game ends after this many hands even if no score reached the limit (the lowest "
+        "score wins, ties shared)",
+        minimum=1,
+        maximum=MAX_HAND_LIMIT,
+        recorded_null=True,  # none in games created before issue 33
     ),
     "exact_limit_reset": OptionSpec(
         OptionKind.CHOICE,
@@ -399,6 +442,9 @@ OPTIONS: dict[str, OptionSpec] = {
         TIMEOUT_BOTS,
     ),
 }
+
+
+_RECORDED_NULL = tuple(name for name, spec in OPTIONS.items() if spec.recorded_null)
 
 
 def _parse_option(name: str, raw: Any) -> Any:
@@ -456,13 +502,21 @@ def _option_json(value: Any) -> Any:
     return value
 
 
-def _validate(r: RuleOptions) -> None:
+def _validate(r: RuleOptions, recorded: bool = False) -> None:
     def refuse(reason: str) -> None:
         raise InvalidRules(reason)
 
     for name, spec in OPTIONS.items():
-        if spec.kind is OptionKind.INTEGER and not spec.minimum <= getattr(r, name) <= spec.maximum:
-            refuse(f"{name} must be {spec.minimum} to {spec.maximum}")
+        if spec.kind is not OptionKind.INTEGER:
+            continue
+        value = getattr(r, name)
+        if value is None and recorded and spec.recorded_null:
+            continue  # a game created before the option
+        most = spec.maximum
+        if recorded and spec.recorded_maximum is not None:
+            most = spec.recorded_maximum
+        if value is None or not spec.minimum <= value <= most:
+            refuse(f"{name} must be {spec.minimum} to {most}")
     if r.penalty_suit not in (Suit.HEARTS, Suit.DIAMONDS):
         refuse("the penalty suit is hearts or diamonds (never spades or clubs)")
     if r.kitty and r.removed_cards:

@@ -80,12 +80,15 @@ def score_hand(
     tricks_won: Sequence[int],
     scores: Sequence[int],
     choice: MoonScoring | None = None,
+    last_hand: bool = False,
 ) -> HandScore:
-    """Score a played hand. ``choice`` is the shooter's, when the rules leave it to them."""
+    """Score a played hand. ``choice`` is the shooter's, when the rules leave it to them;
+    ``last_hand``: the hand limit's last hand, after which the game is over whatever the
+    scores (the lowest wins, ties shared)."""
     points = tuple(points_of(rules, cards) for cards in taken)
     shot = find_shot(rules, taken, tricks_won)
     if shot is None:
-        return _settle(rules, scores, points, points, None, None)
+        return _settle(rules, scores, points, points, None, None, last_hand)
     bonus = tuple(points_of(rules, (c for c in cards if c is rules.bonus_card)) for cards in taken)
     method = choice if rules.moon_scoring is MoonScoring.SHOOTERS_CHOICE else rules.moon_scoring
     if method is MoonScoring.ADD_UNLESS_SHOOTER_LOSES:
@@ -96,16 +99,18 @@ def score_hand(
             _shot_changes(shot, MoonScoring.ADD_TO_OTHERS, bonus),
             shot,
             method,
+            last_hand,
         )
         # The seed: "added unless this would cause one of them [the others] to win", so a win
         # the shooter would only share with another player counts as the shooter losing.
         if not added.game_over or added.winners == (shot.shooter,):
             return added
         changes = _shot_changes(shot, MoonScoring.SUBTRACT_FROM_SHOOTER, bonus)
-        return _settle(rules, scores, points, changes, shot, method)
+        return _settle(rules, scores, points, changes, shot, method, last_hand)
     if method not in (MoonScoring.ADD_TO_OTHERS, MoonScoring.SUBTRACT_FROM_SHOOTER):
         raise ValueError("the shooter has not chosen how the moon scores")
-    return _settle(rules, scores, points, _shot_changes(shot, method, bonus), shot, method)
+    changes = _shot_changes(shot, method, bonus)
+    return _settle(rules, scores, points, changes, shot, method, last_hand)
 
 
 def needs_shooters_choice(
@@ -137,13 +142,14 @@ def _settle(
     changes: tuple[int, ...],
     shot: Shot | None,
     method: MoonScoring | None,
+    last_hand: bool = False,
 ) -> HandScore:
     totals = [s + c for s, c in zip(scores, changes, strict=True)]
     resets = tuple(i for i, t in enumerate(totals) if t == rules.score_limit and _resets(rules))
     for i in resets:
         totals[i] = rules.score_limit // 2 if rules.exact_limit_reset is ExactLimitReset.HALF else 0
     final = tuple(totals)
-    over, winners = game_result(rules, final)
+    over, winners = game_result(rules, final, last_hand)
     return HandScore(points, shot, method, changes, resets, final, over, winners)
 
 
@@ -151,10 +157,15 @@ def _resets(rules: RuleOptions) -> bool:
     return rules.exact_limit_reset is not ExactLimitReset.NONE
 
 
-def game_result(rules: RuleOptions, totals: Sequence[int]) -> tuple[bool, tuple[int, ...]]:
-    """Whether the game is over after a hand with these totals, and who wins (lowest score)."""
+def game_result(
+    rules: RuleOptions, totals: Sequence[int], last_hand: bool = False
+) -> tuple[bool, tuple[int, ...]]:
+    """Whether the game is over after a hand with these totals, and who wins (lowest score).
+    After the hand limit's last hand it is, ties shared even with ``play_on``."""
     low = min(totals)
     winners = tuple(i for i, t in enumerate(totals) if t == low)
+    if last_hand:
+        return True, winners
     if max(totals) < rules.score_limit:
         return False, winners
     if len(winners) > 1 and rules.tie_break is TieBreak.PLAY_ON:

@@ -64,6 +64,9 @@ class Settings:
     rate_limit_register: str = "5/minute;30/hour"
     rate_limit_account: str = "60/minute"
     rate_limit_analysis: str = "10/minute;60/hour"
+    # Per client address: games created with every seat a bot (issue 33: each is a whole game
+    # of moves and log that nobody plays), counted on top of rate_limit_create.
+    rate_limit_bot_games: str = "3/minute;20/hour"
     # How many proxies in front of the service append to X-Forwarded-For: the client address is
     # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
     trusted_proxies: int = 0
@@ -79,6 +82,11 @@ class Settings:
     cache_games: int = 1024
     # ...and no bot move is begun after this many milliseconds of a request.
     bot_request_ms: float = 25.0
+    # Games with every seat a bot in play at once, in the whole deployment (beyond: 503
+    # bot-games-full); 0: no cap. Each counts until it ends, or for bot_game_seconds at most
+    # (what a crash leaves in the count drops out then).
+    max_bot_games: int = 50
+    bot_game_seconds: float = 1800.0
     # Run the background bot runner in this process (a thread; a greenlet under gevent).
     bot_runner: bool = True
     # A runner holds a game for this long (seconds) per turn of bot moves; a runner that dies
@@ -89,6 +97,10 @@ class Settings:
     # In a game with a turn clock where every person's seat is played by a bot (away, or handed
     # over), the bots move once per this many seconds, at a person's pace (bot_runner.table_pace).
     bot_away_pace: float = 2.0
+    # The most entries of a game's log one request reads in its worker: a read of more (an
+    # events page far into a game, a hand, a state at a seq, a stream's start, a head's check)
+    # is a long-work job, as an audit is (issue 33). Also the most events a page holds.
+    log_page: int = 1000
     # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
     long_requests_per_worker: int = 1
     # Where they run: "process" (a child of the worker at nice 19, service/offload.py; only when
@@ -321,6 +333,7 @@ _VARIABLES = (
     ("rate_limit_register", "HEARTS_RATE_LIMIT_REGISTER", rate),
     ("rate_limit_account", "HEARTS_RATE_LIMIT_ACCOUNT", rate),
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
+    ("rate_limit_bot_games", "HEARTS_RATE_LIMIT_BOT_GAMES", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
@@ -328,9 +341,12 @@ _VARIABLES = (
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
     ("bot_request_ms", "HEARTS_BOT_REQUEST_MS", milliseconds),
     ("bot_runner", "HEARTS_BOT_RUNNER", boolean),
+    ("max_bot_games", "HEARTS_MAX_BOT_GAMES", non_negative),
+    ("bot_game_seconds", "HEARTS_BOT_GAME_SECONDS", seconds),
     ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
     ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
     ("bot_away_pace", "HEARTS_BOT_AWAY_PACE", seconds),
+    ("log_page", "HEARTS_LOG_PAGE", positive),
     ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
     ("long_work", "HEARTS_LONG_WORK", long_work),
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),

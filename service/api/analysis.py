@@ -71,7 +71,9 @@ def _jobs() -> AnalysisJobs:
         external = current_app.extensions["hearts.settings"].analysis_worker == "external"
         queue = AnalysisQueue(store) if external else None  # for `hearts analyst`
         jobs = current_app.extensions.setdefault(
-            "hearts.analyses", AnalysisJobs(store, queue=queue)
+            # The hand is checked on the game's cached fold, not by reading its log (issue 33).
+            "hearts.analyses",
+            AnalysisJobs(store, queue=queue, game=lambda g: service().snapshot(g).state.state),
         )
     return jobs
 

@@ -126,6 +126,8 @@ def create_app(
             bot_poll_seconds=settings.bot_poll_seconds,
             bot_away_pace=settings.bot_away_pace,
             cache_games=settings.cache_games,
+            max_bot_games=settings.max_bot_games,
+            bot_game_seconds=settings.bot_game_seconds,
         )
     app.extensions["hearts"] = service
     # Registered players (issue 20): their accounts live beside the games, same Redis and prefix.
@@ -150,7 +152,7 @@ def create_app(
     long_work.install(app, settings, service.store, url)
     # Live event streams wait in the hub (its readers start with the first stream) and are
     # counted by the slots: see service/store/live.py and docs/replay.md.
-    app.extensions["hearts.live"] = LiveHub(service.store, follows)
+    app.extensions["hearts.live"] = LiveHub(service.store, follows, page=settings.log_page)
     app.extensions["hearts.departures"] = Departures()
     app.extensions["hearts.stream_slots"] = StreamSlots(
         settings.sse_max_streams, settings.sse_max_streams_per_client

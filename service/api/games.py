@@ -23,7 +23,7 @@ from service.api.common import (
 )
 from service.api.links import AFTER_CREATE
 from service.api.problems import BODY, Problem, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import all_bots, rate_limited
 from service.api.schemas import (
     CreatedSchema,
     CreateGameSchema,
@@ -41,11 +41,17 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 @blp.doc(operationId="createGame")
 @blp.arguments(CreateGameSchema())
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
-@documented(blp, *BODY, 409)
+@documented(blp, *BODY, 409, 503)
+@rate_limited(blp, "bot_games", unless=lambda: not all_bots())
 @rate_limited(blp, "create")
 @blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_CREATE}})
 def create_game(body: dict[str, Any]):
-    """Create a game: rule options, seats (open or a bot), optional seed and explicit deals."""
+    """Create a game: rule options, seats (open or a bot), optional seed and explicit deals.
+
+    A game with every seat a bot is limited further: per client address
+    (HEARTS_RATE_LIMIT_BOT_GAMES, on top of HEARTS_RATE_LIMIT_CREATE: 429 rate-limited) and in
+    play at once on the whole server (HEARTS_MAX_BOT_GAMES: 503 bot-games-full, with
+    Retry-After). A score_limit above the most (500) is 422 invalid-rules naming it."""
     try:
         deals = parse_deals(body["deals"] or ())
     except InvalidCard as error:

@@ -1,4 +1,9 @@
-"""The long requests (audit, export, import), run where they cannot slow the others down.
+"""The long requests (audit, export, import, and every read of more than a page of a game's
+log: issue 33), run where they cannot slow the others down.
+
+A request reads at most ``Settings.log_page`` entries of a log in its worker; an events page, a
+hand, a state at a seq, a live stream's start or a head's check that needs more is a job here
+(``service/api/replay.py`` and ``transparency.py`` decide, by the size of the read).
 
 Each is a job of this module: a function of the event store's arguments and plain values that
 returns plain values (JSON-ready bodies, bytes), so that it runs the same in the worker
@@ -22,14 +27,18 @@ from typing import Any
 
 from flask import Flask, current_app
 
+from domain.state import GameState
 from service.api import hygiene
 from service.api.problems import Problem
+from service.app.game import StoredGame, game_cache
 from service.app.game_service import Idempotency, idempotency_for
-from service.app.replay import Replay
-from service.offload import InlineOffload, Offload, ProcessOffload, serve_child
+from service.app.hand_records import HandRecord
+from service.app.replay import EventsPage, Replay, Stream
+from service.app.transparency import Chain, read_chain
+from service.offload import InlineOffload, Offload, OffloadFailed, ProcessOffload, serve_child
 from service.settings import Settings
 from service.store import redis_server
-from service.store.event_store import RedisEventStore
+from service.store.event_store import RedisEventStore, Snapshot
 
 EXTENSION = "hearts.long_work"
 IMPORT_PATH = "/api/v1/games/import"
@@ -88,8 +97,47 @@ class LongWork:
         imported = self._replay.import_once(document, idem, self._idempotency_ttl)
         return imported.body, imported.replayed, imported.existing
 
+    # Reads of more than a page of a log (their results are plain dataclasses, pickled back).
+
+    def events(
+        self,
+        game_id: str,
+        viewer: int | None,
+        now: GameState,
+        after: int,
+        limit: int,
+        version: int,
+    ) -> EventsPage:
+        return self._replay.events(game_id, viewer, now, after, limit, version)
+
+    def stream(self, game_id: str, viewer: int | None, after: int, backlog: int) -> Stream | None:
+        return self._replay.stream(game_id, viewer, after, backlog)
+
+    def hand(self, game_id: str, number: int, viewer: int | None) -> tuple[int, HandRecord]:
+        return self._replay.hand(game_id, number, viewer)
+
+    def state_at(self, game_id: str, at: int) -> StoredGame:
+        return self._replay.state_at(game_id, at)
+
+    def chain(self, game_id: str, head_version: int) -> Chain:
+        return read_chain(self._replay.store, game_id, head_version)
+
+    def fold(self, game_id: str) -> Snapshot[StoredGame]:
+        """The game folded from its whole log (a cache miss of a long game's, see ``install``)."""
+        return game_cache(self._replay.store, max_games=1).get(game_id)
+
     def jobs(self) -> dict[str, Callable[..., Any]]:
-        return {"audit": self.audit, "export": self.export, "import_": self.import_}
+        return {
+            "audit": self.audit,
+            "export": self.export,
+            "import_": self.import_,
+            "events": self.events,
+            "stream": self.stream,
+            "hand": self.hand,
+            "state_at": self.state_at,
+            "chain": self.chain,
+            "fold": self.fold,
+        }
 
 
 class _StandIn:
@@ -129,6 +177,27 @@ def install(app: Flask, settings: Settings, store: RedisEventStore, url: str | N
             settings.long_requests_per_worker,
         )
     app.extensions[EXTENSION] = _StandIn(offload)
+    if isinstance(offload, ProcessOffload):
+        cache = app.extensions["hearts"].cache
+        cache.cold = _cold_fold(offload, store, settings.log_page)
+
+
+def _cold_fold(
+    offload: Offload, store: RedisEventStore, page: int
+) -> Callable[[str], Snapshot[StoredGame] | None]:
+    """A worker's cache miss of a game longer than a page is folded in the child (the game's
+    state comes back pickled), so that no request reads more than a page of a log in the
+    worker, nor a background thread of it (issue 33); a shorter one is folded in the worker."""
+
+    def cold(game_id: str) -> Snapshot[StoredGame] | None:
+        if store.version(game_id) <= page:
+            return None
+        try:
+            return offload.call("fold", game_id)
+        except OffloadFailed:  # the child died: fold here, as before
+            return None
+
+    return cold
 
 
 def in_child() -> bool:
@@ -138,6 +207,12 @@ def in_child() -> bool:
 
 def offload_of(app: Flask) -> Offload:
     return app.extensions[EXTENSION].offload
+
+
+def page() -> int:
+    """The most entries of a log a request reads in its worker (``Settings.log_page``)."""
+    settings: Settings = current_app.extensions["hearts.settings"]
+    return settings.log_page
 
 
 def work() -> LongWork:

@@ -136,6 +136,13 @@ _HTTP = [
         "The server holds as many open live event streams as it may; retry after Retry-After.",
     ),
     ProblemType(
+        "bot-games-full",
+        503,
+        "Games of bots full",
+        "The server plays as many games with no person seated as it allows at once "
+        "(HEARTS_MAX_BOT_GAMES); seat a person, or retry after Retry-After seconds.",
+    ),
+    ProblemType(
         "unauthorized",
         401,
         "Missing or invalid token",
@@ -346,6 +353,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.InvalidEventId: 400,
     app_errors.TooManyStreams: 429,
     app_errors.StreamsFull: 503,
+    app_errors.BotGamesFull: 503,
     app_errors.HandNotFound: 404,
     app_errors.EventNotFound: 404,
     app_errors.GameInProgress: 409,

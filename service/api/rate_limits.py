@@ -2,7 +2,8 @@
 
 Per client address: creating a game, joining one, importing one, opening a live event stream,
 registering a player, a request made with a player's key (each checks a key: no address may try
-keys at speed), asking for a hand's analysis.
+keys at speed), asking for a hand's analysis, and (besides the create limit) creating a game with
+every seat a bot (issue 33: a whole game of moves and log that no person plays).
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
 credential the game stores), never by the token itself; a request without a usable token counts
 against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.cluster
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -76,10 +77,14 @@ KINDS = {
         "rate_limit_account", by_address, "requests with a player's key per client address"
     ),
     "analysis": Kind("rate_limit_analysis", by_address, "analyses asked for per client address"),
+    "bot_games": Kind(
+        "rate_limit_bot_games", by_address, "games of bots only created per client address"
+    ),
 }
 
-# endpoint -> (kind, when the request is exempt): filled as the blueprints are imported.
-_MARKED: dict[str, tuple[str, Callable[[], bool] | None]] = {}
+# endpoint -> its limits, each (kind, when the request is exempt): filled as the blueprints are
+# imported. An operation may have several (a game of bots only counts as a create too).
+_MARKED: dict[str, list[tuple[str, Callable[[], bool] | None]]] = {}
 
 
 def rate_limited(
@@ -96,7 +101,11 @@ def rate_limited(
     what = KINDS[kind].what
 
     def decorate(view: Callable) -> Callable:
-        _MARKED[f"{blp.name}.{endpoint or view.__name__}"] = (kind, unless)
+        marks = _MARKED.setdefault(f"{blp.name}.{endpoint or view.__name__}", [])
+        if (kind, unless) not in marks:
+            marks.append((kind, unless))
+        if len(marks) > 1:
+            return view  # its 429 is documented by the first limit (the view says the rest)
         return blp.alt_response(
             429,
             schema=ProblemSchema,
@@ -132,18 +141,27 @@ def install(app: Flask, settings: Settings, client: Any) -> None:
     )
     app.extensions["hearts.limiter"] = limiter
     shared = {kind: getattr(settings, k.setting) for kind, k in KINDS.items()}
-    for endpoint, (kind, unless) in _MARKED.items():
-        value = shared[kind]
-        view = app.view_functions.get(endpoint)
-        if view is None or value == OFF:
-            continue
-        # One counter per kind (scope), whichever of its operations is asked: the four commands
-        # of a token share one budget.
-        decorate = limiter.shared_limit(
-            value, scope=kind, key_func=KINDS[kind].key, exempt_when=unless
-        )
-        app.view_functions[endpoint] = decorate(view)
+    for endpoint, marks in _MARKED.items():
+        for kind, unless in marks:
+            value = shared[kind]
+            view = app.view_functions.get(endpoint)
+            if view is None or value == OFF:
+                continue
+            # One counter per kind (scope), whichever of its operations is asked: the four
+            # commands of a token share one budget.
+            decorate = limiter.shared_limit(
+                value, scope=kind, key_func=KINDS[kind].key, exempt_when=unless
+            )
+            app.view_functions[endpoint] = decorate(view)
     app.register_error_handler(RateLimitExceeded, _too_many)
+
+
+def all_bots() -> bool:
+    """Whether the request's body (as ``_before`` parsed it) creates a game with every seat a
+    bot: a list of seats, none of them open."""
+    body = g.get("json_body")
+    seats = body.get("seats") if isinstance(body, dict) else None
+    return isinstance(seats, list) and bool(seats) and all(s is not None for s in seats)
 
 
 def _storage(client: Any) -> tuple[str, dict[str, Any]]:

@@ -152,9 +152,15 @@ def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     viewer = _viewer(snap)
     if wants_stream():
         after = event_seq("Last-Event-ID", headers.get("last_event_id"), after)
-        return _sse_response(Replay(svc.store), game_id, viewer, after)
-    now = svc.snapshot(game_id).state.state  # at least as new as the events read next
-    page = Replay(svc.store).events(game_id, viewer, now, after, query["limit"])
+        return _sse_response(Replay(svc.store), game_id, viewer, after, snap.version)
+    current = svc.snapshot(game_id)  # at least as new as the events read next
+    now, limit = current.state.state, min(query["limit"], long_work.page())
+    # The page and the fold before it (what it may reveal): in the worker if that is a page of
+    # the log at most, else a long-work job (issue 33).
+    if min(current.version, after + limit) <= long_work.page():
+        page = Replay(svc.store).events(game_id, viewer, now, after, limit, current.version)
+    else:
+        page = long_work.work().events(game_id, viewer, now, after, limit, current.version)
     body = {
         "id": game_id,
         "version": page.version,
@@ -187,7 +193,20 @@ def event_seq(name: str, raw: str | None, default: int) -> int:
     return int(text)
 
 
-def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) -> Response:
+def _stream_start(
+    replay: Replay, game_id: str, viewer: int | None, after: int, version: int
+) -> Stream | None:
+    """A live stream's start with a page of its backlog: in the worker if that reads a page of
+    the log at most, else a long-work job (the fold up to ``after`` comes back with it)."""
+    page = long_work.page()
+    if min(version, after + page) <= page:
+        return replay.stream(game_id, viewer, after, page)
+    return long_work.work().stream(game_id, viewer, after, page)
+
+
+def _sse_response(
+    replay: Replay, game_id: str, viewer: int | None, after: int, version: int
+) -> Response:
     settings = current_app.extensions["hearts.settings"]
     keepalive, lifetime = settings.sse_keepalive_seconds, settings.sse_max_seconds
     hub: LiveHub = current_app.extensions["hearts.live"]
@@ -195,7 +214,7 @@ def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) 
     # Counted from here until the response is closed (the client gone, or the stream's end).
     slot = slots.take(request.remote_addr or "unknown")
     try:
-        start = replay.stream(game_id, viewer, after)
+        start = _stream_start(replay, game_id, viewer, after, version)
         if start is None:
             # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
             slot.release()
@@ -210,6 +229,7 @@ def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) 
             keepalive,
             lifetime,
             lambda cancel: departures.watch(sock, cancel),
+            page=long_work.page(),
         )
     except BaseException:
         slot.release()
@@ -241,6 +261,8 @@ def sse_stream(
     keepalive: float,
     lifetime: float,
     on_client_gone: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
+    *,
+    page: int | None = None,
 ) -> Iterator[str]:
     """The live stream: the backlog first, then each new event as it is appended.
 
@@ -249,6 +271,8 @@ def sse_stream(
     not a thread), sending a comment line every ``keepalive`` seconds without events so proxies
     and clients see the line alive. ``on_client_gone(cancel)`` arranges for ``cancel`` to be
     called when the client has gone (service/api/departures.py) and returns what undoes that.
+    ``page``: the most events read at once; after a full page the next is read at once (the
+    backlog of a stream far behind), not waited for.
     The watch is closed however the generator ends: the game over, its lifetime up, the client
     gone, or closed (GeneratorExit) by the server when a write failed.
     """
@@ -262,6 +286,7 @@ def sse_stream(
         forget = on_client_gone(watch.cancel) if on_client_gone is not None else None
         try:
             while True:
+                full = page is not None and len(new) >= page  # more may be there already
                 if new:
                     for item in follower.items(new):
                         yield sse_message(item)
@@ -284,7 +309,10 @@ def sse_stream(
                 if now >= quiet_until:
                     yield ": keep-alive\n\n"
                     quiet_until = now + keepalive
-                new = replay.wait(watch, after, min(quiet_until, deadline) - now)
+                if full:
+                    new = replay.next_page(game_id, after, page or 0)
+                else:
+                    new = replay.wait(watch, after, min(quiet_until, deadline) - now)
                 if watch.cancelled:
                     return  # the client has gone
         finally:
@@ -305,8 +333,13 @@ def sse_stream(
 def hand(query: dict[str, Any], game_id: str, number: int):
     """Hand ``number`` in full once it is finished; while in play, what the caller may see."""
     svc = service()
-    viewer = _viewer(svc.snapshot(game_id))
-    version, record = Replay(svc.store).hand(game_id, number, viewer)
+    snap = svc.snapshot(game_id)
+    viewer = _viewer(snap)
+    # A hand's record reads the whole log: in the worker only if that is a page at most.
+    if snap.version <= long_work.page():
+        version, record = Replay(svc.store).hand(game_id, number, viewer)
+    else:
+        version, record = long_work.work().hand(game_id, number, viewer)
     if query["format"] == "text":
         return Response(render_hand(record) + "\n", mimetype="text/plain")
     return json_response(
@@ -330,7 +363,11 @@ def state_at(query: dict[str, Any], game_id: str):
     at = query["at"]
     if at > snap.version:
         raise EventNotFound(game_id, snap.version, at)
-    table = Replay(svc.store).state_at(game_id, at)
+    # Folded from the start up to ``at``: in the worker if that is a page at most.
+    if at <= long_work.page():
+        table = Replay(svc.store).state_at(game_id, at)
+    else:
+        table = long_work.work().state_at(game_id, at)
     return json_response(
         view_dict(table, at, viewer), version=at, headers={"Vary": "Authorization"}
     )

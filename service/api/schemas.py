@@ -72,7 +72,9 @@ def _option_schema(name: str, spec: OptionSpec, *, request: bool) -> dict[str, A
     if spec.kind is OptionKind.BOOLEAN:
         out["type"] = "boolean"
     elif spec.kind is OptionKind.INTEGER:
-        out.update(type="integer", minimum=spec.minimum, maximum=spec.maximum)
+        # A game's view shows its recorded rules, which may hold what new games may not.
+        most = spec.maximum if request or spec.recorded_maximum is None else spec.recorded_maximum
+        out.update(type="integer", minimum=spec.minimum, maximum=most)
     elif spec.kind is OptionKind.CHOICE:
         out.update(type="string", enum=list(spec.choices))
     elif spec.kind is OptionKind.CARDS:
@@ -89,7 +91,7 @@ def _option_schema(name: str, spec: OptionSpec, *, request: bool) -> dict[str, A
             out["oneOf"] = [{"type": "string", "enum": list(spec.choices)}, directions]
         else:
             out.update(directions)
-    if spec.nullable:
+    if spec.nullable or (spec.recorded_null and not request):
         out["nullable"] = True
         if "enum" in out:
             out["enum"].append(None)

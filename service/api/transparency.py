@@ -9,8 +9,10 @@ from flask import Response
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from service.api.common import HEAD_DOC, head_headers, json_response, transparency
+from service.api import long_work
+from service.api.common import HEAD_DOC, head_headers, json_response, service, transparency
 from service.api.problems import BODY, CATALOGUE, ProblemType, documented
+from service.app.transparency import Chain, read_chain
 
 blp = Blueprint(
     "log",
@@ -177,6 +179,14 @@ def consistency(query: dict[str, Any]):
     return json_response(transparency().consistency(query["old"], query["new"]))
 
 
+def _chain(game_id: str, head_version: int) -> Chain:
+    """The game's log read and its chain verified for a head's check: in the worker if the log
+    is a page at most (``HEARTS_LOG_PAGE``), else a long-work job (issue 33)."""
+    if service().store.version(game_id) <= long_work.page():
+        return read_chain(service().store, game_id, head_version)
+    return long_work.work().chain(game_id, head_version)
+
+
 @blp.route("/api/v1/games/<game_id>/verify", methods=["POST"])
 @blp.doc(operationId="verifyGameHead")
 @blp.arguments(VerifyHeadSchema())
@@ -185,6 +195,6 @@ def consistency(query: dict[str, Any]):
 def verify_head(body: dict[str, Any], game_id: str):
     """Whether the game's log extends a head you kept (409 ``head-not-extended`` says where
     not)."""
-    found = transparency().verify_head(game_id, body["head"])
+    found = transparency().verify_head(game_id, body["head"], chain=_chain)
     headers = head_headers(game_id, found.version, found.chain_hash)
     return json_response(found.to_dict(), headers=headers)

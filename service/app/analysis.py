@@ -28,6 +28,7 @@ from bots.analysis import (
     analyse_hand,
 )
 from domain.events import HandDealt, HandScored
+from domain.state import GameState, Phase
 from service.app import game_log
 from service.app.errors import (
     AnalysesBusy,
@@ -178,8 +179,12 @@ class AnalysisJobs:
         budget: AnalysisBudget = DEFAULT_BUDGET,
         pause: Callable[[], None] = lambda: time.sleep(0.001),
         queue: AnalysisQueue | None = None,
+        game: Callable[[str], GameState] | None = None,
     ) -> None:
         self.analyst = HandAnalyst(store)
+        # The game as it stands (the service's cached fold): a request checks the hand on it
+        # instead of reading the whole log (issue 33); without it, the log is read.
+        self.game = game
         self.kept = self.analyst.kept
         self.runner = runner if runner is not None else InProcessRunner()
         # With a queue, jobs wait there for ``hearts analyst`` processes (:class:`Analyst`).
@@ -193,7 +198,7 @@ class AnalysisJobs:
     def start(self, game_id: str, number: int) -> dict[str, Any]:
         """Start the analysis unless it is kept or under way; its status. GameNotFound,
         HandNotFound, HandInProgress, AnalysesBusy."""
-        self.analyst.finished_hand_events(game_id, number)
+        self._check(game_id, number)
         status = self._status(game_id, number)
         if status is not None:
             return status
@@ -213,11 +218,26 @@ class AnalysisJobs:
     def status(self, game_id: str, number: int) -> dict[str, Any]:
         """The analysis (state done) or its job's status. GameNotFound, HandNotFound,
         HandInProgress, AnalysisNotStarted."""
-        self.analyst.finished_hand_events(game_id, number)
+        self._check(game_id, number)
         status = self._status(game_id, number)
         if status is None:
             raise AnalysisNotStarted(game_id, number)
         return status
+
+    def _check(self, game_id: str, number: int) -> None:
+        """GameNotFound, HandNotFound or HandInProgress unless hand ``number`` was scored."""
+        if self.game is None:
+            self.analyst.finished_hand_events(game_id, number)
+            return
+        state = self.game(game_id)
+        if state.phase is Phase.NEW:
+            raise GameNotFound(game_id)
+        if not 1 <= number <= state.hand_number:
+            raise HandNotFound(game_id, number)
+        # A hand is scored once a later one is dealt, or once the game waits for the next deal
+        # (HandScored) or is over.
+        if number == state.hand_number and state.phase not in (Phase.DEALING, Phase.FINISHED):
+            raise HandInProgress(game_id, number)
 
     def peek(self, game_id: str, number: int) -> dict[str, Any] | None:
         """The status as kept, without checking the hand again (a stream that checked it once

@@ -95,6 +95,20 @@ class StreamsFull(ServiceError):
         self.retry_after_seconds = retry_after
 
 
+class BotGamesFull(ServiceError):
+    """As many games of bots only are in play as the server allows (``max_bot_games``): a
+    capacity of the whole server, not this client's rate, hence 503 and not 429."""
+
+    code = "bot-games-full"
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"this server plays {limit} games of bots only at once already (the most it "
+            "allows); seat a person, or retry later"
+        )
+        self.retry_after_seconds = retry_after
+
+
 class InvalidEventId(ServiceError):
     """``Last-Event-ID`` or ``after`` is not an event seq (a whole number, 0 to 2^63-1)."""
 

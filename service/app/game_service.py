@@ -51,6 +51,7 @@ from service.app import auth, game_log
 from service.app.bot_runner import BackgroundBots, BotRunner, table_pace
 from service.app.deal_plan import DealPlan, Hands, SeedCommitted, fresh_salt, plan_event
 from service.app.errors import (
+    BotGamesFull,
     GameAlreadyExists,
     GameNotFound,
     GuessableIdempotencyKey,
@@ -64,6 +65,7 @@ from service.app.errors import (
     WritesUnavailable,
 )
 from service.app.game import StoredGame, fold_records, game_cache, new_event
+from service.store.bot_games import BotGames
 from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.event_store import (
@@ -78,6 +80,8 @@ from service.store.event_store import (
 )
 
 log = logging.getLogger(__name__)
+
+_OVER = (Phase.FINISHED, Phase.EXPIRED)  # a game in either is played no more
 
 
 # -- requests and outcomes ----------------------------------------------------------------------
@@ -189,8 +193,15 @@ class GameService:
         cache_games: int = 1024,
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
         fresh_salt: Callable[[], str] = fresh_salt,
+        max_bot_games: int = 0,
+        bot_game_seconds: float = 1800.0,
     ) -> None:
         self.store = store
+        # Games with no person seated, in play at once (0: no cap), each counted at most this
+        # long (service/store/bot_games.py: what a crash leaves behind drops out).
+        self.max_bot_games = max_bot_games
+        self.bot_game_ms = int(bot_game_seconds * 1000)
+        self.bot_games = BotGames(store.redis, store.prefix)
         self.retries = conflict_retries
         self.idempotency_ttl = idempotency_ttl
         self.bot_moves_per_request = bot_moves_per_request
@@ -380,16 +391,38 @@ class GameService:
                 )
             raise GameAlreadyExists(game_id)
 
+        claimed = self._claim_bot_game(game_id, seats)
         # A new game is decided once, on the empty game: losing the race means it exists.
         # Its bots (a game of bots only) play in the background, never in this request.
-        return self._execute(
-            game_id,
-            decide_create,
-            idempotency,
-            snapshots=[Snapshot(0, "", StoredGame())],
-            lost_race=lost_race,
-            bot_moves=False,
-        )
+        try:
+            outcome = self._execute(
+                game_id,
+                decide_create,
+                idempotency,
+                snapshots=[Snapshot(0, "", StoredGame())],
+                lost_race=lost_race,
+                bot_moves=False,
+            )
+        except BaseException:
+            if claimed:  # not created: it does not count
+                self.bot_games.release(game_id)
+            raise
+        if claimed and outcome.replayed and self.snapshot(game_id).state.state.phase in _OVER:
+            self.bot_games.release(game_id)  # a retry of a create whose game has ended since
+        return outcome
+
+    def _claim_bot_game(self, game_id: str, seats: Sequence[str | None] | None) -> bool:
+        """Count a game of bots only (every seat a bot) among those in play, or BotGamesFull
+        if the cap is reached; False for any other game."""
+        if not self.max_bot_games or not seats or any(bot is None for bot in seats):
+            return False
+        claim = self.bot_games.claim(game_id, self.max_bot_games, self.bot_game_ms)
+        if not claim.claimed:
+            # A game of bots lasts minutes: the next place is likely free well before the
+            # oldest's lifetime ends, so wait at most a minute.
+            retry = max(1, min(60, -(-claim.wait_ms // 1000)))
+            raise BotGamesFull(self.max_bot_games, retry)
+        return True
 
     def join(
         self,
@@ -535,6 +568,9 @@ class GameService:
         if result.replayed:
             return result, None
         metrics.events_appended(len(result.events))
+        ended = table.state.phase in _OVER and snap.state.state.phase not in _OVER
+        if ended and self.max_bot_games:
+            self.bot_games.release(game_id)  # a game of bots only no longer counts
         after = Snapshot(result.version, result.events[-1].hash, table)
         self.cache.remember(game_id, after)
         for notify in self.on_appended:  # e.g. the players' own streams (player_feed.py)

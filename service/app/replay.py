@@ -138,8 +138,8 @@ class Replay:
         self.store = store
         self.upcasters = upcasters
 
-    def _read(self, game_id: str) -> list[game_log.Entry]:
-        entries = game_log.read(self.store, game_id, upcasters=self.upcasters)
+    def _read(self, game_id: str, limit: int | None = None) -> list[game_log.Entry]:
+        entries = game_log.read(self.store, game_id, limit=limit, upcasters=self.upcasters)
         if not entries:
             raise GameNotFound(game_id)
         return entries
@@ -151,24 +151,41 @@ class Replay:
         return stored
 
     def events(
-        self, game_id: str, viewer: int | None, now: GameState, after: int, limit: int
+        self,
+        game_id: str,
+        viewer: int | None,
+        now: GameState,
+        after: int,
+        limit: int,
+        version: int | None = None,
     ) -> EventsPage:
         """The events after seq ``after`` (at most ``limit``) as ``viewer`` may see them while
-        the game stands at ``now``."""
-        stored = self._read(game_id)
+        the game stands at ``now`` (at ``version``, if the caller knows it). Reads the log up to
+        ``after + limit`` only (the fold up to ``after`` decides what the page reveals)."""
+        stored = self._read(game_id, after + limit)
         follower = Follower(viewer)
         follower.skip(stored[:after])
         items = follower.items(stored[after : after + limit], now)
-        return EventsPage(stored[-1].seq, now.phase, items, after)
+        last = version if version is not None else self.store.version(game_id)
+        return EventsPage(max(last, stored[-1].seq), now.phase, items, after)
 
-    def stream(self, game_id: str, viewer: int | None, after: int) -> Stream | None:
-        """Where a live stream after ``after`` starts; None if nothing more will ever come."""
-        stored = self._read(game_id)
+    def stream(
+        self, game_id: str, viewer: int | None, after: int, backlog: int | None = None
+    ) -> Stream | None:
+        """Where a live stream after ``after`` starts; None if nothing more will ever come.
+        ``backlog``: at most this many events of its backlog are read now (the stream reads
+        the rest as it goes, a page at a time)."""
+        limit = after + backlog if backlog is not None else None
+        stored = self._read(game_id, limit)
         follower = Follower(viewer)
         follower.skip(stored[:after])
         if follower.state.phase in (Phase.FINISHED, Phase.EXPIRED):
             return None
         return Stream(follower, after, stored[after:])
+
+    def next_page(self, game_id: str, after: int, limit: int) -> list[game_log.Entry]:
+        """The game's entries after ``after``, at most ``limit`` (a stream's next page)."""
+        return game_log.read(self.store, game_id, after, limit, upcasters=self.upcasters)
 
     def wait(self, watch: Watch, after: int, timeout: float) -> list[game_log.Entry]:
         """The entries of the watched game after ``after``, waiting up to ``timeout`` seconds

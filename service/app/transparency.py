@@ -21,7 +21,7 @@ import contextlib
 import hmac
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +151,29 @@ class HeadCheck:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """What checking a head needs of a game's log, read and its hash chain verified once: its
+    length, the hash at the head's version (None beyond the log) and its last hash."""
+
+    length: int
+    at_head: str | None
+    last: str
+
+
+def read_chain(store: RedisEventStore, game_id: str, head_version: int) -> Chain:
+    """The game's whole log read and its chain verified (GameNotFound, CorruptGame): the long
+    part of a head's check, which the API runs as a long-work job (service/api/long_work.py)."""
+    events = store.read(game_id)
+    if not events:
+        raise GameNotFound(game_id)
+    problems = verify_chain(events)
+    if problems:
+        raise CorruptGame(game_id, str(problems[0]))
+    at_head = events[head_version - 1].hash if head_version <= len(events) else None
+    return Chain(len(events), at_head, events[-1].hash)
+
+
 class TransparencyLog:
     def __init__(
         self,
@@ -194,30 +217,34 @@ class TransparencyLog:
         blinded = blind(chain_hash, self.salt(game_id))
         return sign_head(self.signer, Head(self.origin, game_id, version, blinded, blinded=True))
 
-    def verify_head(self, game_id: str, value: str) -> HeadCheck:
-        """Whether the game's log, as stored now, extends the signed head ``value``."""
+    def verify_head(
+        self, game_id: str, value: str, chain: Callable[[str, int], Chain] | None = None
+    ) -> HeadCheck:
+        """Whether the game's log, as stored now, extends the signed head ``value``.
+        ``chain(game_id, head_version)``: how the log is read (default :func:`read_chain`
+        here; the API hands it to a long-work job)."""
         try:
             head = open_head(value, self.signer.verifier)
         except NoteError as error:
             raise InvalidHead(f"not a head this server signed: {error}") from None
         if head.game_id != game_id:
             raise InvalidHead(f"the head is of game {head.game_id!r}, not {game_id!r}")
-        events = self.store.read(game_id)
-        if not events:
-            raise GameNotFound(game_id)
-        problems = verify_chain(events)
-        if problems:
-            raise CorruptGame(game_id, str(problems[0]))
-        if head.version > len(events):
+        if chain is None:
+            found_chain = read_chain(self.store, game_id, head.version)
+        else:
+            found_chain = chain(game_id, head.version)
+        length = found_chain.length
+        if head.version > length:
             raise HeadNotExtended(
-                f"the head names event {head.version}, but the log has {len(events)}: "
+                f"the head names event {head.version}, but the log has {length}: "
                 "events were removed",
                 seq=head.version,
                 expected=head.hash,
                 found=None,
             )
         salt = self.salt(game_id)
-        found = events[head.version - 1].hash
+        found = found_chain.at_head
+        assert found is not None  # head.version is within the log (checked above)
         if not head.matches(found, salt):
             raise HeadNotExtended(
                 f"event {head.version} has another hash than the head signed: the log was "
@@ -226,8 +253,8 @@ class TransparencyLog:
                 expected=head.hash,
                 found=blind(found, salt) if head.blinded else found,
             )
-        last = events[-1].hash
-        return HeadCheck(game_id, head.version, len(events), blind(last, salt), last)
+        last = found_chain.last
+        return HeadCheck(game_id, head.version, length, blind(last, salt), last)
 
     # -- the public log -------------------------------------------------------------------------
 

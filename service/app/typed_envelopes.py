@@ -84,7 +84,7 @@ def _game_created(payload: msgspec.Raw) -> GameCreated:
     text = msgspec.json.encode(data["rules"])
     rules = _RULES_READ.get(text)
     if rules is None:
-        rules = RuleOptions.from_dict(data["rules"])
+        rules = RuleOptions.from_dict(data["rules"], recorded=True)  # as events.py reads it
         if len(_RULES_READ) >= _RULES_KEPT:
             _RULES_READ.clear()
         _RULES_READ[text] = rules

@@ -1039,12 +1039,19 @@ class StateCache(Generic[S]):
         self.max_games = max_games
         self._entries: OrderedDict[str, Snapshot[S]] = OrderedDict()
         self._lock = threading.Lock()
+        # Where a miss may be folded instead of here: the game's snapshot folded elsewhere (a
+        # long game's, in a child process: issue 33), or None to fold it here. It may be behind:
+        # it is brought up to date as a cached one is.
+        self.cold: Callable[[str], Snapshot[S] | None] | None = None
 
     def get(self, game_id: str) -> Snapshot[S]:
         """The game's state at its current version (version 0 and ``initial()`` if none)."""
         with self._lock:
             cached = self._entries.get(game_id)
         snapshot = self._refresh(game_id, cached) if cached is not None else None
+        if snapshot is None and cached is None and self.cold is not None:
+            folded = self.cold(game_id)
+            snapshot = self._refresh(game_id, folded) if folded is not None else None
         if snapshot is None:
             events = self.store.read(game_id, fast=self.fast)
             snapshot = self._fold_from(game_id, 0, GENESIS_HASH, self.initial(), events)

@@ -48,7 +48,8 @@ class _Game:
 class LiveHub:
     """The live followers of one process. ``reads``: the store ordinary reads go to (a stream
     far behind reads the log there); ``follows``: the same store on the hub's own client
-    (its socket timeout longer than ``block_ms``); by default ``reads``."""
+    (its socket timeout longer than ``block_ms``); by default ``reads``. ``page``: the most
+    entries a stream far behind reads at once (it reads the next page on its next wait)."""
 
     def __init__(
         self,
@@ -56,8 +57,10 @@ class LiveHub:
         follows: RedisEventStore | None = None,
         *,
         block_ms: int = READ_BLOCK_MS,
+        page: int | None = None,
     ) -> None:
         self.reads = reads
+        self.page = page
         self.follows = follows or reads
         self.block_ms = block_ms
         self._lock = threading.Lock()
@@ -159,7 +162,8 @@ class Watch:
             recent = [event for event in game.recent if event.seq > after]
         if recent and recent[0].seq == after + 1:
             return recent
-        return self.hub.reads.read(self.game_id, after)  # behind what the hub keeps
+        # Behind what the hub keeps: a page at most (the next wait returns the next at once).
+        return self.hub.reads.read(self.game_id, after, self.hub.page)
 
     def cancel(self) -> None:
         """End the current and every later :meth:`wait` at once, empty (from any thread: e.g.

@@ -209,7 +209,7 @@ def check_deals(rules: RuleOptions, log: list[Event]) -> None:
             assert all(len(h) == rules.hand_size for h in hand.hands)
 
 
-def settle(rules: RuleOptions, before: tuple[int, ...], changes: list[int]):
+def settle(rules: RuleOptions, before: tuple[int, ...], changes: list[int], hand: int):
     totals = [b + c for b, c in zip(before, changes, strict=True)]
     resets = []
     for seat, total in enumerate(totals):
@@ -222,6 +222,8 @@ def settle(rules: RuleOptions, before: tuple[int, ...], changes: list[int]):
     over = max(totals) >= rules.score_limit
     if over and len(winners) > 1 and rules.tie_break is TieBreak.PLAY_ON:
         over = False
+    if rules.hand_limit is not None and hand >= rules.hand_limit:
+        over = True  # the hand limit's last hand: over whatever the scores, ties shared
     return tuple(totals), tuple(resets), over, winners
 
 
@@ -267,12 +269,12 @@ def check_scoring(rules: RuleOptions, log: list[Event]) -> None:
                 assert method in (MoonScoring.ADD_TO_OTHERS, MoonScoring.SUBTRACT_FROM_SHOOTER)
             assert event.moon_scoring is method
             if method is MoonScoring.ADD_UNLESS_SHOOTER_LOSES:
-                _, _, over, winners = settle(rules, before.scores, add)
+                _, _, over, winners = settle(rules, before.scores, add, event.hand_number)
                 changes = add if not over or winners == (shooter,) else sub
             else:
                 changes = add if method is MoonScoring.ADD_TO_OTHERS else sub
         assert list(event.score_changes) == changes
-        totals, resets, over, winners = settle(rules, before.scores, changes)
+        totals, resets, over, winners = settle(rules, before.scores, changes, event.hand_number)
         assert (event.totals, event.exact_limit_resets) == (totals, resets)
         ended = i + 1 < len(log) and isinstance(log[i + 1], GameEnded)
         assert ended is over

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from domain import Card, MoonScoring, Phase, RuleOptions, awaiting
 from domain.cards import QUEEN_OF_SPADES, Suit
-from domain.errors import InvalidCommand, NotTheShooter, WrongPhase
+from domain.errors import InvalidCommand, InvalidRules, NotTheShooter, WrongPhase
 from domain.events import CardPlayed, GameEnded, HandScored, MoonScoringChosen, TrickTaken
 
 from .given import Story, choose, given, opts, play_card, seated
@@ -334,3 +336,52 @@ def test_nothing_happens_after_the_game_ends() -> None:
     story = before_last_card(rules_of(), totals=(0, 74, 0, 0)).play("AH")
     assert story.state.phase is Phase.FINISHED
     given(story).when(play_card(3, "AH")).raises(WrongPhase)
+
+
+# -- the hand limit (issue 33: the bound on a game's length) --------------------------------------
+
+
+def test_the_game_ends_after_the_hand_limits_last_hand_whatever_the_scores() -> None:
+    story = before_last_card(rules_of(hand_limit=1))
+    after = (
+        given(story)
+        .when(play_card(3, "AH"))
+        .then(
+            CardPlayed(3, Card("AH")),
+            TrickTaken(13, 0, LAST_TRICK, 1, ()),
+            moon_hand_scored(ADD, (0, 26, 26, 26), (0, 26, 26, 26)),
+            GameEnded((0,), (0, 26, 26, 26)),
+        )
+    )
+    assert after.state.phase is Phase.FINISHED and after.state.hand_number == 1
+
+
+def test_before_the_hand_limit_the_game_goes_on() -> None:
+    story = before_last_card(rules_of(hand_limit=2)).play("AH")
+    assert story.state.phase is Phase.DEALING and story.state.scores == (0, 26, 26, 26)
+    story = story.deal().play_out()  # hand 2, the last: over at 0, 52, 52, 52
+    assert story.state.hand_number == 2
+    assert story.events[-1] == GameEnded((0,), (0, 52, 52, 52))
+
+
+def test_a_tie_at_the_hand_limit_is_shared_even_with_play_on() -> None:
+    story = before_last_card(rules_of(tie_break="play_on", hand_limit=1), totals=(26, 0, 80, 80))
+    assert story.state.hand_number == 1
+    events = given(story).when(play_card(3, "AH")).events()
+    assert events[-1] == GameEnded((0, 1), (26, 26, 106, 106))
+
+
+def test_a_recorded_game_from_before_the_bounds_reads_and_plays_as_it_did() -> None:
+    # A GameCreated of before issue 33: score_limit up to 10,000 and no hand limit.
+    with pytest.raises(InvalidRules, match="score_limit must be 1 to 500"):
+        RuleOptions.from_dict({"score_limit": 10_000})
+    with pytest.raises(InvalidRules, match="score_limit must be 1 to 10000"):
+        RuleOptions.from_dict({"score_limit": 10_001}, recorded=True)  # nor were they then
+    old = RuleOptions.from_dict({"score_limit": 10_000}, recorded=True)
+    assert old.hand_limit is None and old.score_limit == 10_000
+    assert RuleOptions.from_dict(old.to_dict(), recorded=True) == old
+    story = before_last_card(replace(old, pass_cycle=rules_of().pass_cycle)).play("AH")
+    assert story.state.phase is Phase.DEALING  # hand 1 of a game without a hand limit
+    for _ in range(3):
+        story = story.deal().play_out()
+    assert story.state.phase is Phase.DEALING and story.state.hand_number == 4

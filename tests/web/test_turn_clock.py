@@ -20,7 +20,7 @@ RULES = {
     "seconds_per_decision": SECONDS,
     "timeouts_until_away": 1,  # the first timeout marks the seat away
     "pass_cycle": "hold_always",
-    "score_limit": 10_000,  # the bots that play on do not end the game meanwhile
+    "score_limit": 500,  # the most: the bots that play on do not end the game meanwhile
 }
 
 

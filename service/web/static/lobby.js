@@ -58,7 +58,7 @@ export async function showLobby(root) {
       <form id="create" class="create">
         <label>Your name <input name="name" required maxlength="64" autocomplete="nickname"></label>
         <label>Rules <select name="preset">${PRESETS.map((p) => html`<option>${p}</option>`)}</select></label>
-        <label>Play to <input name="score_limit" type="number" min="1" max="1000" value="100"></label>
+        <label>Play to <input name="score_limit" type="number" min="1" max="500" value="100"></label>
         <label>Players <select name="players">${[3, 4, 5, 6].map((n) => html`<option${n === 4 ? html` selected` : ""}>${n}</option>`)}</select></label>
         <div class="seatpicks"></div>
         <button class="primary" type="submit">Create and sit down</button>

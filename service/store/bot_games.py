@@ -1,0 +1,75 @@
+"""The games of bots only in play: one Redis sorted set, the index the total cap counts.
+
+Key layout::
+
+    <prefix>:bots:playing   sorted set of game ids, score = the Redis server's time (ms) when
+                            the game was created: each a game whose seats are all bots, from
+                            its creation until it ends
+
+A game of bots only costs the server a whole game of moves and a whole log with nobody to
+watch it (issue 33: one such game wrote 105,765 events in a minute), so a deployment has a cap
+on how many are played at once (``Settings.max_bot_games``). ``claim`` counts and adds in one
+Lua script, so concurrent creates never pass the cap together; ``release`` removes a game when
+it ends (or when its create was not appended). Counting is ZCARD: one key, never a scan of the
+games. One key: on a Redis Cluster it lives in one slot.
+
+Retention: an entry lives while its game is played. A process that dies between a game's end
+and its ``release`` (or between a claim and its create's append) leaves an entry behind; each
+``claim`` first drops the entries older than ``lifetime_ms`` (a game of bots only lasts at most
+``domain.rules.MAX_HAND_LIMIT`` hands, minutes), so none stays for good and the set holds at
+most the cap's worth of games.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+_NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
+
+# KEYS[1] the set; ARGV[1] game id, ARGV[2] cap, ARGV[3] lifetime (ms).
+# {1, count} if claimed (count with it), {0, count, ms until the oldest entry's lifetime ends}.
+_CLAIM_LUA = (
+    _NOW_MS
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return {1, redis.call('ZCARD', KEYS[1])}
+end
+local count = redis.call('ZCARD', KEYS[1])
+if count >= tonumber(ARGV[2]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, count, math.max(0, tonumber(oldest[2]) + tonumber(ARGV[3]) - now)}
+end
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+return {1, count + 1}
+"""
+)
+
+
+class Claim(NamedTuple):
+    claimed: bool
+    count: int  # the games of bots only in play (with this one, if claimed)
+    wait_ms: int = 0  # refused: until the oldest entry drops out at the latest
+
+
+class BotGames:
+    """The games of bots only in play (see the module docstring)."""
+
+    def __init__(self, redis: Any, prefix: str) -> None:
+        self.redis = redis
+        self.key = f"{prefix}:bots:playing"
+        self._claim = redis.register_script(_CLAIM_LUA)
+
+    def claim(self, game_id: str, cap: int, lifetime_ms: int) -> Claim:
+        """Count ``game_id`` among the games in play unless ``cap`` are already."""
+        reply = self._claim(keys=[self.key], args=[game_id, cap, lifetime_ms])
+        if int(reply[0]):
+            return Claim(True, int(reply[1]))
+        return Claim(False, int(reply[1]), int(reply[2]))
+
+    def release(self, game_id: str) -> None:
+        """The game ended (or was never created): it no longer counts."""
+        self.redis.zrem(self.key, game_id)
+
+    def count(self) -> int:
+        return int(self.redis.zcard(self.key))

@@ -220,6 +220,14 @@ _HTTP = [
         "be unguessable: at least 22 random base64url characters (128 bits) or a UUIDv4.",
     ),
     ProblemType(
+        "seed-guessable",
+        422,
+        "Seed guessable",
+        "A game's chosen seed must be unguessable (at least 22 random base64url characters, "
+        "128 bits, or a UUIDv4): once a hand is scored its cards let anyone test guesses of the "
+        "seed and deal every hand to come. Reuse such a seed for reproducible games.",
+    ),
+    ProblemType(
         "idempotency-receipt-unreadable",
         409,
         "Idempotency record damaged",
@@ -340,6 +348,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
     app_errors.GuessableIdempotencyKey: 422,
+    app_errors.GuessableSeed: 422,
     app_errors.PlayerNameTaken: 409,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,

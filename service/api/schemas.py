@@ -161,7 +161,11 @@ class CreateGameSchema(Schema):
         load_default=None,
         allow_none=True,
         validate=validate.Length(1, 256),
-        metadata={"description": "Deal every hand from this seed (reproducible games)"},
+        metadata={
+            "description": "Deal every hand from this seed (reproducible games). It must be "
+            "unguessable: 22+ random base64url characters (128 bits), 32 hex digits or a UUIDv4, "
+            "else 422 seed-guessable"
+        },
     )
     deals = fields.List(
         fields.List(

@@ -203,6 +203,22 @@ class GuessableIdempotencyKey(ServiceError):
         )
 
 
+class GuessableSeed(ServiceError):
+    """A creator's seed is public in effect once a hand is scored: the hand's dealt cards let
+    anyone test guesses of the seed offline and deal every hand to come. So it must be
+    unguessable by the rule a join's Idempotency-Key follows; nothing was created."""
+
+    code = "seed-guessable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a chosen seed must be unguessable: at least 22 random base64url characters "
+            "(128 bits, e.g. secrets.token_urlsafe(16)), 32 random hex digits or a UUIDv4, since "
+            "a scored hand's cards let anyone test guesses of it and deal the hands to come; "
+            "reuse such a seed for reproducible games, or give explicit deals"
+        )
+
+
 class NameReserved(ServiceError):
     """A player asked for a bot's name: statistics are kept by name, and bots go by theirs."""
 

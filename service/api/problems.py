@@ -119,8 +119,10 @@ _HTTP = [
     ProblemType(
         "invalid-event-id",
         400,
-        "Not an event seq",
-        "Last-Event-ID and after name an event seq: a whole number from 0 to 2^63-1.",
+        "Not an event id",
+        "Last-Event-ID and after name where a stream or page resumes, as the stream numbered it: "
+        "a game's event seq (a whole number from 0 to 2^63-1), a player notice's id "
+        "('<n>-<m>', each part from 0 to 2^64-1). Nothing was read.",
     ),
     ProblemType(
         "too-many-streams",

@@ -41,6 +41,7 @@ from service.api.common import (
     view_dict,
 )
 from service.api.departures import Departures
+from service.api.event_ids import MAX_SEQ, SeqParameter, game_seq
 from service.api.problems import BODY, documented
 from service.api.rate_limits import rate_limited
 from service.api.schemas import (
@@ -52,7 +53,7 @@ from service.api.schemas import (
     ResumeSchema,
     SeatViewSchema,
 )
-from service.app.errors import EventNotFound, InvalidEventId
+from service.app.errors import EventNotFound
 from service.app.game import StoredGame
 from service.app.live import StreamSlots
 from service.app.replay import Replay, Stream
@@ -73,19 +74,8 @@ EVENTS_PAGE = 1000
 TEXT = {"type": "string"}  # the schema of a text body (an event stream, a rendered hand)
 
 
-MAX_SEQ = 2**63 - 1  # an event seq: Redis stream ids are 64-bit, seq + 1 must fit too
-
-
-class EventSeqParameter(fields.Integer):
-    """Documented as an integer, handed to the view as sent: ``event_seq`` checks it, so that a
-    bad ``after`` is the same 400 invalid-event-id as a bad ``Last-Event-ID`` (not a 422)."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        return value
-
-
 class EventsQuery(Schema):
-    after = EventSeqParameter(
+    after = SeqParameter(
         load_default="0",
         metadata={
             "description": "Only the events after this seq (default 0); not a seq: 400 "
@@ -146,12 +136,12 @@ def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     (HEARTS_SSE_MAX_STREAMS_PER_CLIENT: 429 too-many-streams) and per worker
     (HEARTS_SSE_MAX_STREAMS: 503 streams-full), both with Retry-After. An ``after`` or
     ``Last-Event-ID`` that is not an event seq is 400 invalid-event-id."""
-    after = event_seq("after", query["after"], 0)
+    after = game_seq("after", query["after"], 0)
     svc = service()
     snap = svc.snapshot(game_id)
     viewer = _viewer(snap)
     if wants_stream():
-        after = event_seq("Last-Event-ID", headers.get("last_event_id"), after)
+        after = game_seq("Last-Event-ID", headers.get("last_event_id"), after)
         return _sse_response(Replay(svc.store), game_id, viewer, after)
     now = svc.snapshot(game_id).state.state  # at least as new as the events read next
     page = Replay(svc.store).events(game_id, viewer, now, after, query["limit"])
@@ -172,19 +162,6 @@ def wants_stream() -> bool:
     accept = request.accept_mimetypes
     named = any(value == EVENT_STREAM and quality > 0 for value, quality in accept)
     return named and accept.best_match(["application/json", EVENT_STREAM]) == EVENT_STREAM
-
-
-def event_seq(name: str, raw: str | None, default: int) -> int:
-    """An event seq from a query parameter or header (``default`` if absent or blank): a whole
-    number from 0 to MAX_SEQ, else 400 invalid-event-id, before any stream starts (Redis would
-    refuse a stream id beyond 2^64 in the middle of the answer)."""
-    if raw is None or raw.strip() == "":
-        return default
-    text = raw.strip()
-    # str.isdigit and int() accept other scripts' digits: ASCII digits only, 20 at most.
-    if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > MAX_SEQ:
-        raise InvalidEventId(name, raw, MAX_SEQ)
-    return int(text)
 
 
 def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) -> Response:

@@ -16,6 +16,7 @@ from flask_smorest import Blueprint
 
 from domain.clock import iso
 from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_view, token
+from service.api.event_ids import notice_id
 from service.api.players import players
 from service.api.problems import BODY, documented
 from service.api.rate_limits import rate_limited
@@ -23,13 +24,13 @@ from service.api.replay import EVENT_STREAM, TEXT, event_stream, wants_stream
 from service.api.schemas import (
     PlayerEventsQuery,
     PlayerEventsSchema,
+    PlayerStreamHeaders,
     SeekAnswerSchema,
     SeekSchema,
 )
 from service.app.matchmaking import Matchmaker, SeekRequest
 from service.app.player_feed import YOUR_TURN, PlayerFeed
 from service.app.players import Player
-from service.store.player_events import STREAM_ID
 from service.store.seeks import Seek
 
 blp = Blueprint("seeks", __name__, url_prefix="/api/v1", description="Matchmaking")
@@ -116,25 +117,25 @@ def cancel_seek(seek_id: str):
 @blp.route("/players/me/events", methods=["GET"])
 @blp.doc(operationId="playerEvents", security=BEARER_DOC)
 @blp.arguments(PlayerEventsQuery, location="query")
+@blp.arguments(PlayerStreamHeaders, location="headers")
 @blp.response(200, PlayerEventsSchema, description="Your notices (JSON), or a live stream")
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
-@documented(blp, 401, 422, 429)
+@documented(blp, 400, 401, 422, 429)
 @rate_limited(blp, "stream", unless=lambda: not wants_stream())
-def player_events(query: dict[str, Any]):
+def player_events(query: dict[str, Any], headers: dict[str, Any]):
     """One stream for all your games: ``gameStart`` (your seat), ``yourTurn`` (with your seat's
     view) and ``gameFinish`` (winners, totals), each naming the game and its version.
 
     With ``Accept: text/event-stream``: first the games in play and the turns waiting on you
     now (no ``id``), then each notice as it comes (``id``: resume with ``Last-Event-ID``, which
     resends what you missed). As JSON: the notices after ``after`` (without it: the snapshot
-    and the latest ``last_id``)."""
+    and the latest ``last_id``). An ``after`` or ``Last-Event-ID`` that is not a notice id
+    (``<n>-<m>``, each part 64 bits unsigned) is 400 invalid-event-id."""
     player = players().authenticate(token())
+    after = notice_id("after", query["after"])
     if wants_stream():
-        last = request.headers.get("Last-Event-ID") or query["after"]
-        if last is not None and not STREAM_ID.match(last):
-            last = None
+        last = notice_id("Last-Event-ID", headers.get("last_event_id")) or after
         return _stream(player, last)
-    after = query["after"]
     events: list[dict[str, Any]] = []
     if after is None:
         after = feed().events.last_id(player.player_id)

@@ -96,13 +96,14 @@ class StreamsFull(ServiceError):
 
 
 class InvalidEventId(ServiceError):
-    """``Last-Event-ID`` or ``after`` is not an event seq (a whole number, 0 to 2^63-1)."""
+    """``Last-Event-ID`` or ``after`` is not an id the stream hands out (service/api/event_ids.py):
+    a game's event seq (0 to 2^63-1), a player notice's ``<n>-<m>`` (each part 0 to 2^64-1)."""
 
     code = "invalid-event-id"
 
-    def __init__(self, name: str, raw: str, maximum: int) -> None:
-        shown = raw if len(raw) <= 40 else raw[:40] + "..."
-        super().__init__(f"{name} must be an event seq from 0 to {maximum}, not {shown!r}")
+    def __init__(self, name: str, raw: str, expected: str) -> None:
+        shown = raw if len(raw) <= 45 else raw[:45] + "..."
+        super().__init__(f"{name} must be {expected}, not {shown!r}")
 
 
 class WritesUnavailable(ServiceError):

@@ -43,7 +43,7 @@ from service.api.common import (
 from service.api.departures import Departures
 from service.api.event_ids import MAX_SEQ, SeqParameter, game_seq
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import client, rate_limited
 from service.api.schemas import (
     AuditSchema,
     EventsPageSchema,
@@ -170,7 +170,7 @@ def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) 
     hub: LiveHub = current_app.extensions["hearts.live"]
     slots: StreamSlots = current_app.extensions["hearts.stream_slots"]
     # Counted from here until the response is closed (the client gone, or the stream's end).
-    slot = slots.take(request.remote_addr or "unknown")
+    slot = slots.take(client())
     try:
         start = replay.stream(game_id, viewer, after)
         if start is None:

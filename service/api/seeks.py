@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app
 from flask_smorest import Blueprint
 
 from domain.clock import iso
@@ -19,7 +19,7 @@ from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_vie
 from service.api.event_ids import notice_id
 from service.api.players import players
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import client, rate_limited
 from service.api.replay import EVENT_STREAM, TEXT, event_stream, wants_stream
 from service.api.schemas import (
     PlayerEventsQuery,
@@ -158,7 +158,7 @@ def _item(entry_id: str | None, kind: str, data: dict[str, Any]) -> dict[str, An
 def _stream(player: Player, last: str | None) -> Response:
     settings = current_app.extensions["hearts.settings"]
     slots = current_app.extensions["hearts.stream_slots"]
-    slot = slots.take(request.remote_addr or "unknown")
+    slot = slots.take(client())
     try:
         stream = _notices(player, last, settings.sse_keepalive_seconds, settings.sse_max_seconds)
     except BaseException:

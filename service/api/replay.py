@@ -53,6 +53,7 @@ from service.api.schemas import (
     ResumeSchema,
     SeatViewSchema,
 )
+from service.app.auth import credential_of
 from service.app.errors import EventNotFound
 from service.app.game import StoredGame
 from service.app.live import StreamSlots
@@ -142,7 +143,9 @@ def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     viewer = _viewer(snap)
     if wants_stream():
         after = game_seq("Last-Event-ID", headers.get("last_event_id"), after)
-        return _sse_response(Replay(svc.store), game_id, viewer, after)
+        # A seat's stream ends when its token stops working (a resume): what it proved, when.
+        proved = (credential_of(token() or ""), snap.version) if viewer is not None else None
+        return _sse_response(Replay(svc.store), game_id, viewer, after, proved)
     now = svc.snapshot(game_id).state.state  # at least as new as the events read next
     page = Replay(svc.store).events(game_id, viewer, now, after, query["limit"])
     body = {
@@ -164,7 +167,13 @@ def wants_stream() -> bool:
     return named and accept.best_match(["application/json", EVENT_STREAM]) == EVENT_STREAM
 
 
-def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) -> Response:
+def _sse_response(
+    replay: Replay,
+    game_id: str,
+    viewer: int | None,
+    after: int,
+    proved: tuple[str, int] | None = None,
+) -> Response:
     settings = current_app.extensions["hearts.settings"]
     keepalive, lifetime = settings.sse_keepalive_seconds, settings.sse_max_seconds
     hub: LiveHub = current_app.extensions["hearts.live"]
@@ -172,7 +181,8 @@ def _sse_response(replay: Replay, game_id: str, viewer: int | None, after: int) 
     # Counted from here until the response is closed (the client gone, or the stream's end).
     slot = slots.take(client())
     try:
-        start = replay.stream(game_id, viewer, after)
+        credential, since = proved if proved is not None else (None, 0)
+        start = replay.stream(game_id, viewer, after, credential, since)
         if start is None:
             # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
             slot.release()
@@ -239,11 +249,18 @@ def sse_stream(
         forget = on_client_gone(watch.cancel) if on_client_gone is not None else None
         try:
             while True:
+                cut = follower.superseded_at(new)
+                if cut is not None:
+                    new = new[:cut]  # nothing the old token may no longer see
                 if new:
                     for item in follower.items(new):
                         yield sse_message(item)
                     after = new[-1].seq
                     quiet_until = time.monotonic() + keepalive
+                if cut is not None:
+                    # The token was superseded (a resume): it reconnects to a 401.
+                    yield f"event: revoked\ndata: {json.dumps({'version': after})}\n\n"
+                    return
                 if follower.state.phase is Phase.FINISHED:
                     winners = list(follower.state.winners)
                     end = {"reason": "finished", "version": after, "winners": winners}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Response, current_app
@@ -38,6 +38,9 @@ blp = Blueprint("seeks", __name__, url_prefix="/api/v1", description="Matchmakin
 # How often an open player stream looks for new notices: soon after one came (a game in
 # play), backing off to the longest wait while nothing comes.
 POLL_SHORTEST, POLL_LONGEST = 0.05, 0.5
+# How often an open player stream asks whether its key still works (one HGET): with waits of at
+# most POLL_LONGEST, a rotated or revoked key ends its streams within a second.
+KEY_CHECK_SECONDS = 0.4
 
 
 def matchmaker() -> Matchmaker:
@@ -159,18 +162,33 @@ def _stream(player: Player, last: str | None) -> Response:
     settings = current_app.extensions["hearts.settings"]
     slots = current_app.extensions["hearts.stream_slots"]
     slot = slots.take(client())
+    account = players()
     try:
-        stream = _notices(player, last, settings.sse_keepalive_seconds, settings.sse_max_seconds)
+        stream = _notices(
+            player,
+            last,
+            settings.sse_keepalive_seconds,
+            settings.sse_max_seconds,
+            lambda: account.still_valid(player),
+        )
     except BaseException:
         slot.release()
         raise
     return event_stream(stream, slot.release)
 
 
-def _notices(player: Player, last: str | None, keepalive: float, lifetime: float) -> Iterator[str]:
+def _notices(
+    player: Player,
+    last: str | None,
+    keepalive: float,
+    lifetime: float,
+    key_valid: Callable[[], bool] = lambda: True,
+) -> Iterator[str]:
     """The snapshot (on a fresh connection), then new notices, polled (a player's stream holds
     no Redis connection while it waits: POLL_SHORTEST after a notice, backing off to
-    POLL_LONGEST), with keep-alive comments."""
+    POLL_LONGEST), with keep-alive comments. It asks ``key_valid`` at most every
+    KEY_CHECK_SECONDS and ends with ``event: revoked`` once the key it was opened with was
+    rotated or revoked (the wait is never longer than POLL_LONGEST: within a second)."""
     events = feed().events
     yield f"retry: 2000\n: notices of player {player.player_id}\n\n"
     if last is None:
@@ -180,7 +198,13 @@ def _notices(player: Player, last: str | None, keepalive: float, lifetime: float
     deadline = time.monotonic() + lifetime
     quiet_until = time.monotonic() + keepalive
     wait = POLL_SHORTEST
+    check_at = time.monotonic() + KEY_CHECK_SECONDS
     while time.monotonic() < deadline:
+        if time.monotonic() >= check_at:
+            if not key_valid():
+                yield "event: revoked\ndata: {}\n\n"
+                return
+            check_at = time.monotonic() + KEY_CHECK_SECONDS
         notices = events.after(player.player_id, last)
         for entry_id, kind, data in notices:
             yield _message(entry_id, _item(entry_id, kind, data))

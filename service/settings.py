@@ -70,6 +70,9 @@ class Settings:
     # How many proxies in front of the service append to X-Forwarded-For: the client address is
     # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
     trusted_proxies: int = 0
+    # An IPv6 client counts (rate limits, open streams) as its network of this many bits: one
+    # client usually holds a whole /64. IPv4 clients count by address.
+    ipv6_prefix: int = 64
     # A game with an open seat expires this long after it was created (seconds); 0: never.
     waiting_game_ttl: int = 24 * 60 * 60
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
@@ -294,6 +297,14 @@ def positive(raw: str) -> int:
     return value
 
 
+def ipv6_prefix_length(raw: str) -> int:
+    """An IPv6 network's prefix length: 1 to 128 bits."""
+    value = int(raw)
+    if not 1 <= value <= 128:
+        raise ValueError(raw)
+    return value
+
+
 RATE_OFF = "off"
 
 
@@ -335,6 +346,7 @@ _VARIABLES = (
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("rate_limit_bot_games", "HEARTS_RATE_LIMIT_BOT_GAMES", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
+    ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),

@@ -28,7 +28,7 @@ from marshmallow import Schema, fields, validate
 
 from service.api.common import json_response, service
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import client, rate_limited
 from service.api.replay import EVENT_STREAM, TEXT, wants_stream
 from service.app.analysis import AnalysisJobs
 from service.app.live import StreamSlots
@@ -121,7 +121,7 @@ POLL_SECONDS = 0.5  # how often a progress stream reads its job's status (one Re
 def _progress_response(jobs: AnalysisJobs, game_id: str, number: int, first: dict) -> Response:
     settings = current_app.extensions["hearts.settings"]
     slots: StreamSlots = current_app.extensions["hearts.stream_slots"]
-    slot = slots.take(request.remote_addr or "unknown")  # 429/503 over the stream bounds
+    slot = slots.take(client())  # 429/503 over the stream bounds
     stream = progress_stream(
         lambda: jobs.peek(game_id, number),
         first,

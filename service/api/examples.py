@@ -140,7 +140,11 @@ def record() -> dict[str, dict[str, Any]]:
         "createGame",
         "POST",
         "/api/v1/games",
-        body={"rules": {"score_limit": 20}, "seats": [None, *bots], "seed": "example"},
+        body={
+            "rules": {"score_limit": 20},
+            "seats": [None, *bots],
+            "seed": "rAjOytXLIFz2m9X3TB8k6Q",
+        },
         status=201,
         key="example-game",
     )
@@ -248,7 +252,7 @@ def _player(r: _Recorder) -> None:
     bea = r.call("registerPlayer", "POST", "/api/v1/players", body={"name": "Bea"}, status=201)
     key = bea["key"]
     r.call("getMe", "GET", "/api/v1/players/me", token=key)
-    body = {"seats": [None, *[{"bot": "random"}] * 3], "seed": "player"}
+    body = {"seats": [None, *[{"bot": "random"}] * 3], "seed": "iRy866G57nSQ1ugoYWlssw"}
     created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "player"}).json
     game = f"/api/v1/games/{created['id']}"
     r.client.post(f"{game}/seats", json={}, headers={"Authorization": f"Bearer {key}"})
@@ -344,7 +348,7 @@ def _moon(r: _Recorder) -> None:
         "moon_scoring": "shooters_choice",
     }
     seats = [None, {"bot": "random"}, {"bot": "random"}]
-    body = {"rules": rules, "seats": seats, "deals": [deal], "seed": "moon"}
+    body = {"rules": rules, "seats": seats, "deals": [deal], "seed": "gdLOz3x8Pz0z7VB0NdtnCw"}
     created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "moon"}).json
     game = f"/api/v1/games/{created['id']}"
     token = r.client.post(f"{game}/seats", json={"name": "ann"}).json["token"]

@@ -110,8 +110,16 @@ class LongWork:
     ) -> EventsPage:
         return self._replay.events(game_id, viewer, now, after, limit, version)
 
-    def stream(self, game_id: str, viewer: int | None, after: int, backlog: int) -> Stream | None:
-        return self._replay.stream(game_id, viewer, after, backlog)
+    def stream(
+        self,
+        game_id: str,
+        viewer: int | None,
+        after: int,
+        backlog: int,
+        credential: str | None = None,
+        since: int = 0,
+    ) -> Stream | None:
+        return self._replay.stream(game_id, viewer, after, backlog, credential, since)
 
     def hand(self, game_id: str, number: int, viewer: int | None) -> tuple[int, HandRecord]:
         return self._replay.hand(game_id, number, viewer)

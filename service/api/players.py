@@ -67,7 +67,8 @@ def me():
 @blp.doc(responses={200: {"headers": NO_STORE_DOC}})
 @rate_limited(blp, "account")
 def rotate(body: dict[str, Any]):
-    """A new key; the one this request was made with stops working at once."""
+    """A new key; the one this request was made with stops working at once, and the player
+    streams opened with it end within a second (``event: revoked``)."""
     svc = players()
     player = svc.authenticate(token())
     key = svc.rotate(player)
@@ -80,8 +81,9 @@ def rotate(body: dict[str, Any]):
 @documented(blp, 401)
 @rate_limited(blp, "account")
 def revoke():
-    """Revoke the key: nothing authenticates as this player any more (its name stays held).
-    The tokens of seats it took keep working."""
+    """Revoke the key: nothing authenticates as this player any more (its name stays held);
+    the player streams opened with it end within a second (``event: revoked``). The tokens of
+    seats it took keep working."""
     svc = players()
     player = svc.authenticate(token())
     svc.revoke(player)

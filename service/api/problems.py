@@ -119,8 +119,10 @@ _HTTP = [
     ProblemType(
         "invalid-event-id",
         400,
-        "Not an event seq",
-        "Last-Event-ID and after name an event seq: a whole number from 0 to 2^63-1.",
+        "Not an event id",
+        "Last-Event-ID and after name where a stream or page resumes, as the stream numbered it: "
+        "a game's event seq (a whole number from 0 to 2^63-1), a player notice's id "
+        "('<n>-<m>', each part from 0 to 2^64-1). Nothing was read.",
     ),
     ProblemType(
         "too-many-streams",
@@ -225,6 +227,14 @@ _HTTP = [
         "Idempotency key guessable",
         "A join's Idempotency-Key gives the seat's token back to whoever repeats it, so it must "
         "be unguessable: at least 22 random base64url characters (128 bits) or a UUIDv4.",
+    ),
+    ProblemType(
+        "seed-guessable",
+        422,
+        "Seed guessable",
+        "A game's chosen seed must be unguessable (at least 22 random base64url characters, "
+        "128 bits, or a UUIDv4): once a hand is scored its cards let anyone test guesses of the "
+        "seed and deal every hand to come. Reuse such a seed for reproducible games.",
     ),
     ProblemType(
         "idempotency-receipt-unreadable",
@@ -347,6 +357,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
     app_errors.GuessableIdempotencyKey: 422,
+    app_errors.GuessableSeed: 422,
     app_errors.PlayerNameTaken: 409,
     app_errors.InvalidDeal: 422,
     app_errors.InvalidCursor: 400,

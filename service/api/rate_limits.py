@@ -18,7 +18,8 @@ Redis Cluster (limits' ``redis+cluster://`` storage; its keys are single-slot).
 
 The client address is the TCP peer's unless ``trusted_proxies`` says how many proxies in front
 append to X-Forwarded-For (werkzeug's ProxyFix): nobody can pick their own address by sending
-the header to a service that does not sit behind a proxy.
+the header to a service that does not sit behind a proxy. An IPv6 address then counts as its
+network of ``ipv6_prefix`` bits (:func:`client`): one client usually holds a whole /64.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from service.api.problems import PROBLEM_JSON, Problem, problem_response
 from service.api.schemas import ProblemSchema
 from service.app.auth import Unauthorized, bearer_token, credential_of
+from service.app.client_address import client_key
 from service.settings import RATE_OFF, Settings
 
 OFF = RATE_OFF
@@ -47,8 +49,15 @@ OFF = RATE_OFF
 STRATEGY = "sliding-window-counter"
 
 
+def client() -> str:
+    """The client as rate limits and open-stream bounds count it: an IPv4 address, an IPv6
+    network of HEARTS_IPV6_PREFIX bits (service/app/client_address.py)."""
+    prefix = current_app.extensions["hearts.settings"].ipv6_prefix
+    return client_key(request.remote_addr, prefix)
+
+
 def by_address() -> str:
-    return f"addr:{request.remote_addr or 'unknown'}"
+    return f"addr:{client()}"
 
 
 def by_token() -> str:

@@ -41,8 +41,9 @@ from service.api.common import (
     view_dict,
 )
 from service.api.departures import Departures
+from service.api.event_ids import MAX_SEQ, SeqParameter, game_seq
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import client, rate_limited
 from service.api.schemas import (
     AuditSchema,
     EventsPageSchema,
@@ -52,7 +53,8 @@ from service.api.schemas import (
     ResumeSchema,
     SeatViewSchema,
 )
-from service.app.errors import EventNotFound, InvalidEventId
+from service.app.auth import credential_of
+from service.app.errors import EventNotFound
 from service.app.game import StoredGame
 from service.app.live import StreamSlots
 from service.app.replay import Replay, Stream
@@ -73,19 +75,8 @@ EVENTS_PAGE = 1000
 TEXT = {"type": "string"}  # the schema of a text body (an event stream, a rendered hand)
 
 
-MAX_SEQ = 2**63 - 1  # an event seq: Redis stream ids are 64-bit, seq + 1 must fit too
-
-
-class EventSeqParameter(fields.Integer):
-    """Documented as an integer, handed to the view as sent: ``event_seq`` checks it, so that a
-    bad ``after`` is the same 400 invalid-event-id as a bad ``Last-Event-ID`` (not a 422)."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        return value
-
-
 class EventsQuery(Schema):
-    after = EventSeqParameter(
+    after = SeqParameter(
         load_default="0",
         metadata={
             "description": "Only the events after this seq (default 0); not a seq: 400 "
@@ -146,13 +137,15 @@ def events(query: dict[str, Any], headers: dict[str, Any], game_id: str):
     (HEARTS_SSE_MAX_STREAMS_PER_CLIENT: 429 too-many-streams) and per worker
     (HEARTS_SSE_MAX_STREAMS: 503 streams-full), both with Retry-After. An ``after`` or
     ``Last-Event-ID`` that is not an event seq is 400 invalid-event-id."""
-    after = event_seq("after", query["after"], 0)
+    after = game_seq("after", query["after"], 0)
     svc = service()
     snap = svc.snapshot(game_id)
     viewer = _viewer(snap)
     if wants_stream():
-        after = event_seq("Last-Event-ID", headers.get("last_event_id"), after)
-        return _sse_response(Replay(svc.store), game_id, viewer, after, snap.version)
+        after = game_seq("Last-Event-ID", headers.get("last_event_id"), after)
+        # A seat's stream ends when its token stops working (a resume): what it proved, when.
+        proved = (credential_of(token() or ""), snap.version) if viewer is not None else None
+        return _sse_response(Replay(svc.store), game_id, viewer, after, snap.version, proved)
     current = svc.snapshot(game_id)  # at least as new as the events read next
     now, limit = current.state.state, min(query["limit"], long_work.page())
     # The page and the fold before it (what it may reveal): in the worker if that is a page of
@@ -180,41 +173,40 @@ def wants_stream() -> bool:
     return named and accept.best_match(["application/json", EVENT_STREAM]) == EVENT_STREAM
 
 
-def event_seq(name: str, raw: str | None, default: int) -> int:
-    """An event seq from a query parameter or header (``default`` if absent or blank): a whole
-    number from 0 to MAX_SEQ, else 400 invalid-event-id, before any stream starts (Redis would
-    refuse a stream id beyond 2^64 in the middle of the answer)."""
-    if raw is None or raw.strip() == "":
-        return default
-    text = raw.strip()
-    # str.isdigit and int() accept other scripts' digits: ASCII digits only, 20 at most.
-    if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > MAX_SEQ:
-        raise InvalidEventId(name, raw, MAX_SEQ)
-    return int(text)
-
-
 def _stream_start(
-    replay: Replay, game_id: str, viewer: int | None, after: int, version: int
+    replay: Replay,
+    game_id: str,
+    viewer: int | None,
+    after: int,
+    version: int,
+    proved: tuple[str, int] | None,
 ) -> Stream | None:
     """A live stream's start with a page of its backlog: in the worker if that reads a page of
-    the log at most, else a long-work job (the fold up to ``after`` comes back with it)."""
+    the log at most, else a long-work job (the fold up to ``after`` comes back with it).
+    ``proved``: the seat's credential and the seq it was proved at (see Follower)."""
     page = long_work.page()
+    credential, since = proved if proved is not None else (None, 0)
     if min(version, after + page) <= page:
-        return replay.stream(game_id, viewer, after, page)
-    return long_work.work().stream(game_id, viewer, after, page)
+        return replay.stream(game_id, viewer, after, page, credential, since)
+    return long_work.work().stream(game_id, viewer, after, page, credential, since)
 
 
 def _sse_response(
-    replay: Replay, game_id: str, viewer: int | None, after: int, version: int
+    replay: Replay,
+    game_id: str,
+    viewer: int | None,
+    after: int,
+    version: int,
+    proved: tuple[str, int] | None = None,
 ) -> Response:
     settings = current_app.extensions["hearts.settings"]
     keepalive, lifetime = settings.sse_keepalive_seconds, settings.sse_max_seconds
     hub: LiveHub = current_app.extensions["hearts.live"]
     slots: StreamSlots = current_app.extensions["hearts.stream_slots"]
     # Counted from here until the response is closed (the client gone, or the stream's end).
-    slot = slots.take(request.remote_addr or "unknown")
+    slot = slots.take(client())
     try:
-        start = _stream_start(replay, game_id, viewer, after, version)
+        start = _stream_start(replay, game_id, viewer, after, version, proved)
         if start is None:
             # Nothing more will ever come: 204 tells an EventSource to stop reconnecting.
             slot.release()
@@ -287,11 +279,18 @@ def sse_stream(
         try:
             while True:
                 full = page is not None and len(new) >= page  # more may be there already
+                cut = follower.superseded_at(new)
+                if cut is not None:
+                    new = new[:cut]  # nothing the old token may no longer see
                 if new:
                     for item in follower.items(new):
                         yield sse_message(item)
                     after = new[-1].seq
                     quiet_until = time.monotonic() + keepalive
+                if cut is not None:
+                    # The token was superseded (a resume): it reconnects to a 401.
+                    yield f"event: revoked\ndata: {json.dumps({'version': after})}\n\n"
+                    return
                 if follower.state.phase is Phase.FINISHED:
                     winners = list(follower.state.winners)
                     end = {"reason": "finished", "version": after, "winners": winners}

@@ -22,6 +22,7 @@ from domain.rules import (
 )
 from projections.ratings import PROVISIONAL_GAMES, PROVISIONAL_OPPONENTS
 from projections.stats import FIGURES
+from service.api.event_ids import NOTICE_ID, NoticeIdParameter
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
 SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
@@ -164,7 +165,11 @@ class CreateGameSchema(Schema):
         load_default=None,
         allow_none=True,
         validate=validate.Length(1, 256),
-        metadata={"description": "Deal every hand from this seed (reproducible games)"},
+        metadata={
+            "description": "Deal every hand from this seed (reproducible games). It must be "
+            "unguessable: 22+ random base64url characters (128 bits), 32 hex digits or a UUIDv4, "
+            "else 422 seed-guessable"
+        },
     )
     deals = fields.List(
         fields.List(
@@ -952,11 +957,25 @@ class SeekAnswerSchema(Schema):
 
 
 class PlayerEventsQuery(Schema):
-    after = fields.String(
+    after = NoticeIdParameter(
         load_default=None,
         allow_none=True,
-        validate=validate.Regexp(r"^\d{1,20}-\d{1,20}$"),
-        metadata={"description": "The id of the last notice you have (JSON; SSE: Last-Event-ID)"},
+        metadata={
+            "description": "The id of the last notice you have (JSON; SSE: Last-Event-ID): "
+            "'<n>-<m>', each part from 0 to 2^64-1, else 400 invalid-event-id",
+            "pattern": NOTICE_ID.pattern,
+        },
+    )
+
+
+class PlayerStreamHeaders(Schema):
+    last_event_id = fields.String(
+        data_key="Last-Event-ID",
+        metadata={
+            "description": "A live stream resumes after this notice (an EventSource sends it "
+            "when it reconnects); it overrides ``after``. Not a notice id: 400 invalid-event-id",
+            "pattern": NOTICE_ID.pattern,
+        },
     )
 
 

@@ -96,7 +96,8 @@ def join(body: dict[str, Any], game_id: str):
 @blp.doc(responses={200: {"headers": NO_STORE_DOC}})
 def resume(body: dict[str, Any], game_id: str, seat: int):
     """With the player's key: a fresh token for the seat the player joined (to play on from
-    another device). The seat's old token stops working; open event streams are not cut."""
+    another device). The seat's old token stops working, and the event streams opened with it
+    end within a second (``event: revoked``)."""
     outcome = players().resume(game_id, seat, token())
     body = {
         "seat": seat,

@@ -8,28 +8,29 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app
 from flask_smorest import Blueprint
 
 from domain.clock import iso
 from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_view, token
+from service.api.event_ids import notice_id
 from service.api.players import players
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import client, rate_limited
 from service.api.replay import EVENT_STREAM, TEXT, event_stream, wants_stream
 from service.api.schemas import (
     PlayerEventsQuery,
     PlayerEventsSchema,
+    PlayerStreamHeaders,
     SeekAnswerSchema,
     SeekSchema,
 )
 from service.app.matchmaking import Matchmaker, SeekRequest
 from service.app.player_feed import YOUR_TURN, PlayerFeed
 from service.app.players import Player
-from service.store.player_events import STREAM_ID
 from service.store.seeks import Seek
 
 blp = Blueprint("seeks", __name__, url_prefix="/api/v1", description="Matchmaking")
@@ -37,6 +38,9 @@ blp = Blueprint("seeks", __name__, url_prefix="/api/v1", description="Matchmakin
 # How often an open player stream looks for new notices: soon after one came (a game in
 # play), backing off to the longest wait while nothing comes.
 POLL_SHORTEST, POLL_LONGEST = 0.05, 0.5
+# How often an open player stream asks whether its key still works (one HGET): with waits of at
+# most POLL_LONGEST, a rotated or revoked key ends its streams within a second.
+KEY_CHECK_SECONDS = 0.4
 
 
 def matchmaker() -> Matchmaker:
@@ -116,25 +120,25 @@ def cancel_seek(seek_id: str):
 @blp.route("/players/me/events", methods=["GET"])
 @blp.doc(operationId="playerEvents", security=BEARER_DOC)
 @blp.arguments(PlayerEventsQuery, location="query")
+@blp.arguments(PlayerStreamHeaders, location="headers")
 @blp.response(200, PlayerEventsSchema, description="Your notices (JSON), or a live stream")
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
-@documented(blp, 401, 422, 429)
+@documented(blp, 400, 401, 422, 429)
 @rate_limited(blp, "stream", unless=lambda: not wants_stream())
-def player_events(query: dict[str, Any]):
+def player_events(query: dict[str, Any], headers: dict[str, Any]):
     """One stream for all your games: ``gameStart`` (your seat), ``yourTurn`` (with your seat's
     view) and ``gameFinish`` (winners, totals), each naming the game and its version.
 
     With ``Accept: text/event-stream``: first the games in play and the turns waiting on you
     now (no ``id``), then each notice as it comes (``id``: resume with ``Last-Event-ID``, which
     resends what you missed). As JSON: the notices after ``after`` (without it: the snapshot
-    and the latest ``last_id``)."""
+    and the latest ``last_id``). An ``after`` or ``Last-Event-ID`` that is not a notice id
+    (``<n>-<m>``, each part 64 bits unsigned) is 400 invalid-event-id."""
     player = players().authenticate(token())
+    after = notice_id("after", query["after"])
     if wants_stream():
-        last = request.headers.get("Last-Event-ID") or query["after"]
-        if last is not None and not STREAM_ID.match(last):
-            last = None
+        last = notice_id("Last-Event-ID", headers.get("last_event_id")) or after
         return _stream(player, last)
-    after = query["after"]
     events: list[dict[str, Any]] = []
     if after is None:
         after = feed().events.last_id(player.player_id)
@@ -157,19 +161,34 @@ def _item(entry_id: str | None, kind: str, data: dict[str, Any]) -> dict[str, An
 def _stream(player: Player, last: str | None) -> Response:
     settings = current_app.extensions["hearts.settings"]
     slots = current_app.extensions["hearts.stream_slots"]
-    slot = slots.take(request.remote_addr or "unknown")
+    slot = slots.take(client())
+    account = players()
     try:
-        stream = _notices(player, last, settings.sse_keepalive_seconds, settings.sse_max_seconds)
+        stream = _notices(
+            player,
+            last,
+            settings.sse_keepalive_seconds,
+            settings.sse_max_seconds,
+            lambda: account.still_valid(player),
+        )
     except BaseException:
         slot.release()
         raise
     return event_stream(stream, slot.release)
 
 
-def _notices(player: Player, last: str | None, keepalive: float, lifetime: float) -> Iterator[str]:
+def _notices(
+    player: Player,
+    last: str | None,
+    keepalive: float,
+    lifetime: float,
+    key_valid: Callable[[], bool] = lambda: True,
+) -> Iterator[str]:
     """The snapshot (on a fresh connection), then new notices, polled (a player's stream holds
     no Redis connection while it waits: POLL_SHORTEST after a notice, backing off to
-    POLL_LONGEST), with keep-alive comments."""
+    POLL_LONGEST), with keep-alive comments. It asks ``key_valid`` at most every
+    KEY_CHECK_SECONDS and ends with ``event: revoked`` once the key it was opened with was
+    rotated or revoked (the wait is never longer than POLL_LONGEST: within a second)."""
     events = feed().events
     yield f"retry: 2000\n: notices of player {player.player_id}\n\n"
     if last is None:
@@ -179,7 +198,13 @@ def _notices(player: Player, last: str | None, keepalive: float, lifetime: float
     deadline = time.monotonic() + lifetime
     quiet_until = time.monotonic() + keepalive
     wait = POLL_SHORTEST
+    check_at = time.monotonic() + KEY_CHECK_SECONDS
     while time.monotonic() < deadline:
+        if time.monotonic() >= check_at:
+            if not key_valid():
+                yield "event: revoked\ndata: {}\n\n"
+                return
+            check_at = time.monotonic() + KEY_CHECK_SECONDS
         notices = events.after(player.player_id, last)
         for entry_id, kind, data in notices:
             yield _message(entry_id, _item(entry_id, kind, data))

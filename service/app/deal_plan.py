@@ -11,7 +11,9 @@ Seeds of hands: hand ``k`` (1-based) is dealt ``deals[k-1]`` while the listed de
 of hand ``k`` is ``HMAC-SHA256(key=utf8(seed), msg=utf8("hand:" + k))`` in lowercase hex when a
 game seed was given, else a fresh ``secrets.token_hex(16)``. An HMAC rather than ``seed/k``:
 every hand's seed is revealed once the hand is scored, and a revealed hand seed must not let
-anyone compute the deals still to come.
+anyone compute the deals still to come. A scored hand's cards test a guess of the game seed as
+well as its seed does, so a new game's seed must be unguessable (``GameService.create``,
+``auth.unguessable_key``); a plan read from an old log is taken as it was written.
 """
 
 from __future__ import annotations

@@ -110,13 +110,14 @@ class BotGamesFull(ServiceError):
 
 
 class InvalidEventId(ServiceError):
-    """``Last-Event-ID`` or ``after`` is not an event seq (a whole number, 0 to 2^63-1)."""
+    """``Last-Event-ID`` or ``after`` is not an id the stream hands out (service/api/event_ids.py):
+    a game's event seq (0 to 2^63-1), a player notice's ``<n>-<m>`` (each part 0 to 2^64-1)."""
 
     code = "invalid-event-id"
 
-    def __init__(self, name: str, raw: str, maximum: int) -> None:
-        shown = raw if len(raw) <= 40 else raw[:40] + "..."
-        super().__init__(f"{name} must be an event seq from 0 to {maximum}, not {shown!r}")
+    def __init__(self, name: str, raw: str, expected: str) -> None:
+        shown = raw if len(raw) <= 45 else raw[:45] + "..."
+        super().__init__(f"{name} must be {expected}, not {shown!r}")
 
 
 class WritesUnavailable(ServiceError):
@@ -214,6 +215,22 @@ class GuessableIdempotencyKey(ServiceError):
             "a join's Idempotency-Key must be unguessable: at least 22 random base64url "
             "characters (128 bits, e.g. secrets.token_urlsafe(16)) or a UUIDv4, since whoever "
             "repeats it gets the seat's token back"
+        )
+
+
+class GuessableSeed(ServiceError):
+    """A creator's seed is public in effect once a hand is scored: the hand's dealt cards let
+    anyone test guesses of the seed offline and deal every hand to come. So it must be
+    unguessable by the rule a join's Idempotency-Key follows; nothing was created."""
+
+    code = "seed-guessable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a chosen seed must be unguessable: at least 22 random base64url characters "
+            "(128 bits, e.g. secrets.token_urlsafe(16)), 32 random hex digits or a UUIDv4, since "
+            "a scored hand's cards let anyone test guesses of it and deal the hands to come; "
+            "reuse such a seed for reproducible games, or give explicit deals"
         )
 
 

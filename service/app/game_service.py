@@ -55,6 +55,7 @@ from service.app.errors import (
     GameAlreadyExists,
     GameNotFound,
     GuessableIdempotencyKey,
+    GuessableSeed,
     IdempotencyKeyReused,
     InvalidCursor,
     InvalidDeal,
@@ -370,6 +371,8 @@ class GameService:
         options = RuleOptions.from_dict(rules)
         command = CreateGame(game_id, options, tuple(seats) if seats is not None else None)
         _check_deals(options, plan)
+        if plan.seed is not None and not auth.unguessable_key(plan.seed):
+            raise GuessableSeed()
 
         def decide_create(at: Snapshot[StoredGame]) -> Decided:
             table = at.state

@@ -17,7 +17,8 @@ RETRY_AFTER_SECONDS = 5
 
 
 class StreamSlots:
-    """At most ``per_worker`` streams open in this process, ``per_client`` per client address.
+    """At most ``per_worker`` streams open in this process, ``per_client`` per client (its key:
+    service/app/client_address.py, an IPv4 address or an IPv6 /64).
     ``retry_after``: the seconds a refused client is told to wait (a stream whose client has
     gone gives its slot back within about a second: service/api/departures.py)."""
 

@@ -93,6 +93,11 @@ class PlayerService:
             raise auth.Unauthorized("the key is not a player's (or was rotated or revoked)")
         return Player(stored.player_id, stored.name, stored.created, stored.key_hash)
 
+    def still_valid(self, player: Player) -> bool:
+        """Whether the key ``player`` authenticated with still works (not rotated or revoked
+        since): what an open stream asks now and then, in Redis, so every worker sees it."""
+        return bool(player.key_hash) and self.accounts.key_hash(player.player_id) == player.key_hash
+
     def rotate(self, player: Player) -> str:
         """A new key for the player; the one it authenticated with stops working."""
         key, key_hash = new_key()

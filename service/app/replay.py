@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from domain.events import GameEnded, HandScored
+from domain.events import GameEnded, HandScored, PlayerJoined, SeatResumed
 from domain.state import GameState, Phase
 from service.app import game_log
 from service.app.audit import AuditReport, audit_events
@@ -52,11 +52,31 @@ class Follower:
     """Follows one game's log for one viewer, holding only the folded state and the hand in
     play (a live stream runs for hours: it must not keep the whole log)."""
 
-    def __init__(self, viewer: int | None) -> None:
+    def __init__(self, viewer: int | None, credential: str | None = None, since: int = 0) -> None:
         self.viewer = viewer
         self.tracker = HandTracker()
         self.seq = 0  # the last event folded
         self.seeded = False  # dealt from the creator's seed (its DealPlan was folded)
+        # The seat's credential the viewer proved at seq ``since`` (its token's SHA-256).
+        self.credential = credential
+        self.since = since
+
+    def superseded_at(self, entries: list[game_log.Entry]) -> int | None:
+        """The index of the first of ``entries`` after ``since`` that gives the viewer's seat
+        another credential than the one it proved (a resume: that token stops working, and a
+        stream opened with it must stop too); None if none does."""
+        if self.viewer is None or self.credential is None:
+            return None
+        for i, entry in enumerate(entries):
+            event = entry.event
+            if (
+                entry.seq > self.since
+                and isinstance(event, (PlayerJoined, SeatResumed))
+                and event.seat == self.viewer
+                and event.credential != self.credential
+            ):
+                return i
+        return None
 
     @property
     def state(self) -> GameState:
@@ -170,14 +190,21 @@ class Replay:
         return EventsPage(max(last, stored[-1].seq), now.phase, items, after)
 
     def stream(
-        self, game_id: str, viewer: int | None, after: int, backlog: int | None = None
+        self,
+        game_id: str,
+        viewer: int | None,
+        after: int,
+        backlog: int | None = None,
+        credential: str | None = None,
+        since: int = 0,
     ) -> Stream | None:
         """Where a live stream after ``after`` starts; None if nothing more will ever come.
         ``backlog``: at most this many events of its backlog are read now (the stream reads
-        the rest as it goes, a page at a time)."""
+        the rest as it goes, a page at a time). ``credential``: what the viewer's token proved
+        at seq ``since`` (see :meth:`Follower.superseded_at`)."""
         limit = after + backlog if backlog is not None else None
         stored = self._read(game_id, limit)
-        follower = Follower(viewer)
+        follower = Follower(viewer, credential, since)
         follower.skip(stored[:after])
         if follower.state.phase in (Phase.FINISHED, Phase.EXPIRED):
             return None

@@ -104,6 +104,12 @@ class AccountStore:
             return None
         return player
 
+    def key_hash(self, player_id: str) -> str | None:
+        """The hash of the player's key now ("" once revoked; None if there is no player): one
+        HGET, for an open stream to see its key rotated or revoked."""
+        found = self.redis.hget(self.player_key(player_id), "key")
+        return None if found is None else _text(found)
+
     def get(self, player_id: str) -> StoredPlayer | None:
         data = self.redis.hgetall(self.player_key(player_id))
         if not data:

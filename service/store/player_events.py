@@ -14,11 +14,11 @@ when it (re)connects (``service/app/player_feed.py``).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 MAX_LENGTH = 1000
-STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+# The largest stream id: nothing comes after it, and Redis refuses an exclusive range from it.
+LAST_ID = f"{2**64 - 1}-{2**64 - 1}"
 
 
 class PlayerEvents:
@@ -45,7 +45,10 @@ class PlayerEvents:
         return _text(last[0][0]) if last else "0-0"
 
     def after(self, player_id: str, after: str, count: int = 100) -> list[tuple[str, str, Any]]:
-        """The player's notices after entry ``after``: ``(id, type, data)``, oldest first."""
+        """The player's notices after entry ``after`` (an id the API parsed:
+        service/api/event_ids.py): ``(id, type, data)``, oldest first."""
+        if after == LAST_ID:
+            return []
         entries = self.redis.xrange(self.key(player_id), f"({after}", "+", count=count)
         out = []
         for entry_id, fields in entries:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,12 @@ from typing import Any
 from domain.cards import Card
 
 PROBLEM = "application/problem+json"
+
+
+def chosen_seed(label: str) -> str:
+    """A game seed the server accepts (unguessable to look at: 32 hex digits, issue 32), the
+    same for the same label, so a test's seeded games stay reproducible."""
+    return hashlib.sha256(label.encode()).hexdigest()[:32]
 
 
 def auth(token: str | None) -> dict[str, str]:

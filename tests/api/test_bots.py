@@ -8,7 +8,7 @@ from service.api.factory import create_app
 from service.app.bot_runner import bot_move, bot_seed, bot_to_act, sweep
 from service.app.game import StoredGame, fold_records, new_event
 from service.settings import Settings
-from tests.api.helpers import Hearts, is_bot_move, poll
+from tests.api.helpers import Hearts, chosen_seed, is_bot_move, poll
 
 
 def test_bots_stop_when_a_human_must_act(hearts: Hearts, service):
@@ -74,7 +74,7 @@ def test_the_sweep_carries_on_every_game_waiting_on_a_bot(redis_client, key_pref
 
 def test_bot_moves_replay_from_the_log(hearts: Hearts, service):
     """Each bot move is what its bot chooses from the state before it (seed: game, version)."""
-    game_id, tokens = hearts.new_game(1, rules={"score_limit": 30}, seed="replayable")
+    game_id, tokens = hearts.new_game(1, rules={"score_limit": 30}, seed=chosen_seed("replayable"))
     hearts.play_out(game_id, tokens)
     log = service.store.read(game_id)
     table, checked, i = StoredGame(), 0, 0

@@ -13,7 +13,7 @@ from hearts_client import verify as hv
 from domain.dealing import deal_from_seed, dealer_of
 from domain.rules import RuleOptions
 from domain.shuffle import mixed_seed, seed_commitment
-from tests.api.helpers import auth
+from tests.api.helpers import auth, chosen_seed
 
 BOTS = {"bot": "random"}
 
@@ -58,7 +58,7 @@ def test_the_servers_seed_is_committed_before_contributions_are_taken(client, he
 
 
 def test_an_arranged_game_takes_no_contributions(client, hearts):
-    game = hearts.create([None, BOTS, BOTS, BOTS], seed="chosen")
+    game = hearts.create([None, BOTS, BOTS, BOTS], seed=chosen_seed("chosen"))
     assert hearts.view(game["id"])["next_deal"] is None
     _, token = hearts.join(game["id"], "cy")
     refused = contribute(client, game["id"], token)

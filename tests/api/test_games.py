@@ -8,7 +8,7 @@ from domain.decider import fold
 from domain.events import event_from_dict
 from domain.views import public_view
 from service.app.deal_plan import hand_seed, is_domain_event
-from tests.api.helpers import Hearts, auth
+from tests.api.helpers import Hearts, auth, chosen_seed
 
 FAST = {"score_limit": 30}  # a complete game in a few hands
 
@@ -19,7 +19,7 @@ def folded(service, game_id):
 
 
 def test_four_humans_play_a_complete_game(hearts: Hearts, service):
-    game_id, tokens = hearts.new_game(4, rules=FAST, seed="four humans")
+    game_id, tokens = hearts.new_game(4, rules=FAST, seed=chosen_seed("four humans"))
     started = time.perf_counter()
     final = hearts.play_out(game_id, tokens)
     assert final["phase"] == "finished"
@@ -59,11 +59,11 @@ def test_create_returns_location_version_and_seats(client):
 def test_a_seed_makes_deals_reproducible_and_each_hand_seed_is_derived(hearts: Hearts, service):
     hands = []
     for _ in range(2):
-        game_id, tokens = hearts.new_game(4, seed="same seed")
+        game_id, tokens = hearts.new_game(4, seed=chosen_seed("same seed"))
         view = hearts.view(game_id, tokens[0], 0)
         hands.append(view["hand"])
         dealt = [e for e in service.store.read(game_id) if e.type == "HandDealt"]
-        assert dealt[0].payload["seed"] == hand_seed("same seed", 1)
+        assert dealt[0].payload["seed"] == hand_seed(chosen_seed("same seed"), 1)
     assert hands[0] == hands[1]
 
 
@@ -71,13 +71,15 @@ def test_explicit_deals_are_dealt_first_then_the_seed(hearts: Hearts, service):
     from domain.cards import DECK
 
     deal = [[str(c) for c in DECK[s::4]] for s in range(4)]
-    game_id, tokens = hearts.new_game(4, rules=FAST, seed="then this", deals=[deal])
+    game_id, tokens = hearts.new_game(4, rules=FAST, seed=chosen_seed("then this"), deals=[deal])
     for seat, token in tokens.items():
         assert hearts.view(game_id, token, seat)["hand"] == deal[seat]
     hearts.play_out(game_id, tokens)
     dealt = [e.payload for e in service.store.read(game_id) if e.type == "HandDealt"]
     assert dealt[0]["explicit"] is True and dealt[0]["hands"] == deal
-    assert dealt[1]["explicit"] is False and dealt[1]["seed"] == hand_seed("then this", 2)
+    assert dealt[1]["explicit"] is False and dealt[1]["seed"] == hand_seed(
+        chosen_seed("then this"), 2
+    )
 
 
 def test_the_public_view_shows_no_hand_and_a_seat_view_its_own(hearts: Hearts):

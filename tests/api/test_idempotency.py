@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from domain.cards import DECK
-from tests.api.helpers import Hearts, auth
+from tests.api.helpers import Hearts, auth, chosen_seed
 from tests.api.test_errors import assert_problem
 
 # A join's key must be unguessable (tests/security/test_join_receipt.py): 22+ varied characters.
@@ -124,14 +124,16 @@ def test_a_retried_join_whose_record_was_altered_is_refused_not_answered_with_50
 
 
 def test_a_retried_create_gets_the_same_game(client):
-    body = {"seats": [None, {"bot": "random"}, None, None], "seed": "s"}
+    body = {"seats": [None, {"bot": "random"}, None, None], "seed": chosen_seed("s")}
     first = client.post("/api/v1/games", json=body, headers=key("new-game-1"))
     again = client.post("/api/v1/games", json=body, headers=key("new-game-1"))
     assert first.status_code == again.status_code == 201
     assert again.get_json() == first.get_json()
     assert again.headers["Location"] == first.headers["Location"]
     assert len(client.get("/api/v1/games").get_json()["games"]) == 1
-    changed = client.post("/api/v1/games", json={"seed": "t"}, headers=key("new-game-1"))
+    changed = client.post(
+        "/api/v1/games", json={"seed": chosen_seed("t")}, headers=key("new-game-1")
+    )
     assert_problem(changed, 422, "idempotency-key-reused")
 
 

@@ -245,8 +245,8 @@ def test_the_players_live_stream_sends_a_snapshot_then_notices_and_resumes(
         ).get_data(as_text=True)
         ids = [line[4:] for line in resumed.split("\n") if line.startswith("id: ")]
         assert ids == [e["id"] for e in rest]
-        # A Last-Event-ID that is no stream id is ignored (a fresh snapshot), never a 500.
+        # A Last-Event-ID that is no stream id is 400 before the stream, never a 500 (issue 32).
         odd = client.get("/api/v1/players/me/events", headers={**live, "Last-Event-ID": "9" * 40})
-        assert odd.status_code == 200
+        assert odd.status_code == 400 and odd.get_json()["code"] == "invalid-event-id"
     finally:
         app.extensions["hearts.stop"]()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hearts_client import HeartsClient, HeartsProblem, Player, models
 
+from tests.api.helpers import chosen_seed
 from tests.replay.live import start_server, stop_server
 
 CLIENT = Path(__file__).resolve().parents[2] / "clients" / "python"
@@ -62,7 +63,7 @@ def test_the_readme_example_plays_a_hand_as_written(base_url):
 
 
 def test_a_seat_plays_with_its_token(hearts):
-    game = hearts.create_game(seats=[None, *BOTS], seed="client")
+    game = hearts.create_game(seats=[None, *BOTS], seed=chosen_seed("client"))
     me = hearts.join(game["id"], "cleo")
     assert me.view["phase"] == "passing" and me.my_turn
     result = me.pass_cards(me.view["legal_cards"][:3])
@@ -86,7 +87,9 @@ def play_to_the_end(seat) -> None:
 
 
 def test_a_seat_follows_its_game_live_then_replays_audits_and_exports_it(hearts):
-    game = hearts.create_game(rules={"score_limit": 1}, seats=[None, *BOTS], seed="follow")
+    game = hearts.create_game(
+        rules={"score_limit": 1}, seats=[None, *BOTS], seed=chosen_seed("follow")
+    )
     me = hearts.join(game["id"], "flo")
     seen: list[dict] = []
     ended = threading.Event()
@@ -122,7 +125,7 @@ def test_a_seat_follows_its_game_live_then_replays_audits_and_exports_it(hearts)
 
 
 def test_refusals_are_problems_with_stable_codes(hearts):
-    game = hearts.create_game(seats=[None, *BOTS], seed="client-problems")
+    game = hearts.create_game(seats=[None, *BOTS], seed=chosen_seed("client-problems"))
     me = hearts.join(game["id"], "dora")
     with pytest.raises(HeartsProblem) as refused:
         me.play(me.view["hand"][0])  # still passing
@@ -143,7 +146,7 @@ def test_refusals_are_problems_with_stable_codes(hearts):
 
 def test_a_seat_on_the_clock_sees_its_deadline_and_comes_back(hearts):
     game = hearts.create_game(
-        rules={"time_control": "relaxed"}, seats=[None, *BOTS], seed="client-clock"
+        rules={"time_control": "relaxed"}, seats=[None, *BOTS], seed=chosen_seed("client-clock")
     )
     me = hearts.join(game["id"], "tim")
     clock = me.view["clock"]
@@ -203,7 +206,7 @@ def _inherited(typed: type) -> set[str]:
 
 
 def test_arranged_games_are_marked_and_filtered(hearts):
-    seeded = hearts.create_game(seats=[None, *BOTS], seed="chosen")
+    seeded = hearts.create_game(seats=[None, *BOTS], seed=chosen_seed("chosen"))
     plain = hearts.create_game(seats=[None, *BOTS])
     assert hearts.game(seeded["id"])["arranged"] is True
     assert hearts.game(plain["id"])["arranged"] is False

@@ -8,13 +8,16 @@ import time
 import pytest
 from hearts_client import HeartsClient, HeartsProblem
 
+from tests.api.helpers import chosen_seed
 from tests.client.test_client import BOTS, play_to_the_end
 from tests.client.test_client import base_url as base_url  # noqa: F401  (the fixture)
 
 
 def test_a_finished_hand_is_analysed_through_the_client(base_url) -> None:  # noqa: F811
     with HeartsClient(base_url) as hearts:
-        game = hearts.create_game(rules={"score_limit": 1}, seats=[None, *BOTS], seed="analyse")
+        game = hearts.create_game(
+            rules={"score_limit": 1}, seats=[None, *BOTS], seed=chosen_seed("analyse")
+        )
         me = hearts.join(game["id"], "ana")
         with pytest.raises(HeartsProblem) as refused:
             hearts.analyse(game["id"], 1)

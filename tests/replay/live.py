@@ -85,7 +85,7 @@ def request(
 
 @dataclass
 class Message:
-    id: int | None = None
+    id: int | str | None = None
     event: str = "message"
     data: Any = None
     comments: list[str] = field(default_factory=list)
@@ -132,8 +132,8 @@ class SSEStream:
             value = value[1:] if value.startswith(" ") else value
             if name == "":
                 message.comments.append(value)
-            elif name == "id":
-                message.id = int(value)
+            elif name == "id":  # a game's seq, or a player notice's "<n>-<m>"
+                message.id = int(value) if value.isdigit() else value
             elif name == "event":
                 message.event = value
             elif name == "data":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from domain.cards import Card
 from service.app.hand_records import decode_events
-from tests.api.helpers import Hearts, auth, cards_in
+from tests.api.helpers import Hearts, auth, cards_in, chosen_seed
 
 SHORT = {"score_limit": 27}  # one hand gives at most 26: always two hands or more
 
@@ -23,7 +23,7 @@ def views_seen(hearts: Hearts) -> list[tuple[int | None, dict]]:
 def test_state_at_reproduces_every_view_the_players_saw(real_app):
     client = real_app.test_client()
     hearts = Hearts(client)
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="time-travel")
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("time-travel"))
     hearts.play_out(game_id, tokens)
     seen = views_seen(hearts)
     assert len(seen) > 100
@@ -72,7 +72,7 @@ def test_state_at_errors(hearts: Hearts, client):
 
 
 def test_hand_records_complete_once_finished_and_redacted_while_in_play(hearts: Hearts, client):
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="hands")
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("hands"))
     # Everyone passes; a few tricks in: hand 1 is in play.
     for _ in range(4 + 9):
         public = hearts.view(game_id)
@@ -115,7 +115,7 @@ def test_hand_records_complete_once_finished_and_redacted_while_in_play(hearts: 
 
 
 def test_events_are_redacted_for_the_caller_until_the_hand_is_over(hearts: Hearts, client):
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="events")
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("events"))
     for _ in range(6):
         seat = hearts.view(game_id)["awaiting"][0]
         hearts.act(game_id, seat, tokens[seat])
@@ -145,7 +145,7 @@ def test_events_are_redacted_for_the_caller_until_the_hand_is_over(hearts: Heart
 
 
 def test_resume_gives_the_view_and_the_next_action(hearts: Hearts, client):
-    game_id, tokens = hearts.new_game(3, rules=SHORT, seed="resume")
+    game_id, tokens = hearts.new_game(3, rules=SHORT, seed=chosen_seed("resume"))
     url = f"/api/v1/games/{game_id}/resume"
     first = client.get(url, headers=auth(tokens[0])).get_json()
     assert first["next_action"]["action"] == "pass"
@@ -181,7 +181,7 @@ def test_resume_while_waiting_for_players(hearts: Hearts, client):
 
 def test_audit_endpoint_on_games_with_bots_and_deal_plans(hearts: Hearts, client, fake_app):
     deal = [[str(c) for c in hand] for hand in _sorted_deal()]
-    game_id, tokens = hearts.new_game(1, rules=SHORT, seed="plan", deals=[deal])
+    game_id, tokens = hearts.new_game(1, rules=SHORT, seed=chosen_seed("plan"), deals=[deal])
     hearts.play_out(game_id, tokens)
     report = client.get(f"/api/v1/games/{game_id}/audit").get_json()
     assert report["ok"] is True, report
@@ -215,7 +215,7 @@ def _sorted_deal():
 
 
 def test_hand_records_match_the_log(hearts: Hearts, client, fake_app):
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="records")
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("records"))
     hearts.play_out(game_id, tokens)
     store = fake_app.extensions["hearts"].store
     events = decode_events(store.read(game_id))
@@ -231,7 +231,7 @@ def test_hand_records_match_the_log(hearts: Hearts, client, fake_app):
 
 
 def test_a_seat_handed_to_a_bot_audits_and_replays(hearts: Hearts, client):
-    game_id, tokens = hearts.new_game(2, rules=SHORT, seed="handover")
+    game_id, tokens = hearts.new_game(2, rules=SHORT, seed=chosen_seed("handover"))
     for _ in range(5):
         seat = next(s for s in hearts.wait_for_humans(game_id, tokens)["awaiting"] if s in tokens)
         hearts.act(game_id, seat, tokens[seat])

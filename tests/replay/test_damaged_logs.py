@@ -5,7 +5,7 @@ from __future__ import annotations
 from domain.cards import DECK
 from service.api.factory import create_app
 from service.settings import Settings
-from tests.api.helpers import PROBLEM, Hearts, auth
+from tests.api.helpers import PROBLEM, Hearts, auth, chosen_seed
 from tests.replay.tamper import read_raw
 
 SHORT = {"score_limit": 27}
@@ -14,7 +14,7 @@ SHORT = {"score_limit": 27}
 def test_explicit_deals_listed_in_any_order_audit_as_dealt(hearts: Hearts, client):
     # Each seat's cards sorted as strings ("10C" before "2C"), not in the server's card order.
     deal = [sorted(str(c) for c in DECK[s::4]) for s in range(4)]
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="any-order", deals=[deal])
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("any-order"), deals=[deal])
     hearts.play_out(game_id, tokens)
     report = client.get(f"/api/v1/games/{game_id}/audit").get_json()
     assert report["ok"] is True, report["discrepancies"]
@@ -44,7 +44,7 @@ def _fresh_app_client(fake_app, key_prefix: str):
 def test_an_event_deleted_from_the_stream_is_a_gap_in_the_audit(
     hearts: Hearts, client, fake_app, key_prefix
 ):
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="gap")
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("gap"))
     for _ in range(4 + 6):  # passes and a few plays
         seat = hearts.view(game_id)["awaiting"][0]
         hearts.act(game_id, seat, tokens[seat])
@@ -61,7 +61,7 @@ def test_an_event_deleted_from_the_stream_is_a_gap_in_the_audit(
 def test_every_other_use_of_a_game_with_a_gap_is_a_corrupt_game_problem(
     hearts: Hearts, client, fake_app, key_prefix
 ):
-    game_id, tokens = hearts.new_game(4, rules=SHORT, seed="gap")
+    game_id, tokens = hearts.new_game(4, rules=SHORT, seed=chosen_seed("gap"))
     for _ in range(4 + 6):
         seat = hearts.view(game_id)["awaiting"][0]
         hearts.act(game_id, seat, tokens[seat])

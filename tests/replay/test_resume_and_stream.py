@@ -13,7 +13,7 @@ from domain.state import INITIAL_STATE, Phase
 from service.api.factory import create_app
 from service.api.replay import next_action
 from service.settings import Settings
-from tests.api.helpers import Hearts, auth
+from tests.api.helpers import Hearts, auth, chosen_seed
 
 
 def test_the_shooter_is_asked_to_choose_and_the_others_wait():
@@ -59,7 +59,7 @@ def test_a_stream_of_bounded_lifetime_asks_the_client_to_reconnect(key_prefix):
 
 
 def test_stream_edges(hearts: Hearts, client):
-    game_id, tokens = hearts.new_game(4, rules={"score_limit": 27}, seed="edges")
+    game_id, tokens = hearts.new_game(4, rules={"score_limit": 27}, seed=chosen_seed("edges"))
     stream = {"Accept": "text/event-stream"}
     bad = client.get(f"/api/v1/games/{game_id}/events", headers={**stream, "Last-Event-ID": "x"})
     assert bad.status_code == 400 and bad.mimetype == "application/problem+json"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.api.helpers import cards_in, first_legal_move
+from tests.api.helpers import cards_in, chosen_seed, first_legal_move
 from tests.replay.live import SSEStream, request, start_server, stop_server
 
 RULES = {"score_limit": 27}  # at least two hands
@@ -43,7 +43,9 @@ class Table:
 
     def __init__(self, port: int) -> None:
         self.port = port
-        status, _, game = request(port, "POST", "/api/v1/games", {"rules": RULES, "seed": "sse"})
+        status, _, game = request(
+            port, "POST", "/api/v1/games", {"rules": RULES, "seed": chosen_seed("sse")}
+        )
         assert status == 201, game
         self.id = game["id"]
         self.tokens: dict[int, str] = {}

@@ -16,7 +16,7 @@ from service.api.factory import create_app
 from service.app.projector import Projector, rebuild
 from service.settings import Settings
 from service.store.read_models import ProjectionStore
-from tests.api.helpers import Hearts
+from tests.api.helpers import Hearts, chosen_seed
 from tests.projections.helpers import drain
 
 BOTS = [{"bot": "random"}] * 4
@@ -35,7 +35,7 @@ def service(hearts: Hearts):
 
 @pytest.mark.parametrize(
     ("body", "arranged"),
-    [({}, False), ({"seed": "bluebird42"}, True), ({"deals": [DEAL]}, True)],
+    [({}, False), ({"seed": chosen_seed("bluebird42")}, True), ({"deals": [DEAL]}, True)],
     ids=["random", "seed", "deals"],
 )
 def test_every_view_says_whether_the_game_is_arranged(hearts: Hearts, body, arranged):
@@ -57,7 +57,7 @@ def test_every_view_says_whether_the_game_is_arranged(hearts: Hearts, body, arra
 
 def test_the_game_list_filters_on_arranged(hearts: Hearts):
     plain = hearts.create([None] * 4)
-    seeded = hearts.create([None] * 4, seed="s")
+    seeded = hearts.create([None] * 4, seed=chosen_seed("s"))
     dealt = hearts.create([None] * 4, deals=[DEAL])
 
     def ids(query: str) -> set[str]:
@@ -80,7 +80,7 @@ def test_the_documented_view_and_query_name_arranged(hearts: Hearts):
 def play_two_games(hearts: Hearts) -> tuple[str, str]:
     """One game dealt at random and one arranged, both played to the end by bots."""
     plain = hearts.create(BOTS, rules={"score_limit": 26})
-    seeded = hearts.create(BOTS, rules={"score_limit": 26}, seed="chosen")
+    seeded = hearts.create(BOTS, rules={"score_limit": 26}, seed=chosen_seed("chosen"))
     for game in (plain, seeded):  # bots play in the background, after the answer
         hearts.wait_for(game["id"], lambda view: view["phase"] == "finished")
     return plain["id"], seeded["id"]
@@ -118,7 +118,7 @@ def test_a_scoreboard_served_says_arranged():
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     app = create_app(settings, redis=redis)
     client = Hearts(app.test_client())
-    game = client.create(BOTS, rules={"score_limit": 26}, seed="chosen")
+    game = client.create(BOTS, rules={"score_limit": 26}, seed=chosen_seed("chosen"))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         response = client.http.get(f"/api/v1/games/{game['id']}/scoreboard")

@@ -31,9 +31,11 @@ from tests.api.helpers import Hearts
 from tests.replay.tamper import read_raw, rehash, write_raw
 
 FORMAT1 = Path(__file__).parent.parent / "replay" / "fixtures" / "format1_commitments.json"
-SEED = "bluebird42"
+# A seed the service accepts (issue 32 refuses "bluebird42" at creation): the dictionary holds it
+# all the same, the worst case for the commitment, which must hide even a seed that was guessed.
+SEED = "bluebird42-Qm7xV2pL9sKd"
 WORDS = ["bluebird", "robin", "sparrow", "falcon", "eagle", "heron", "owl", "wren", "finch"]
-DICTIONARY = [f"{word}{n}" for word in WORDS for n in range(61)]  # 549 guesses
+DICTIONARY = [f"{word}{n}" for word in WORDS for n in range(61)] + [SEED]  # 550 guesses
 BOTS = [{"bot": "random"}] * 3
 
 
@@ -55,7 +57,7 @@ def dictionary_attack(commitment: str, hand: int = 1) -> str | None:
 
 def test_the_dictionary_attack_works_on_an_unsalted_commitment():
     # What the service published before: found at once (this is why format 1 is retired).
-    assert len(DICTIONARY) == 549
+    assert len(DICTIONARY) == 550
     assert dictionary_attack(seed_commitment(hand_seed(SEED, 1))) == SEED
 
 

@@ -22,7 +22,7 @@ from service.api.schemas import MAX_DEALS, MAX_HAND, MAX_SEATS
 from service.api.security_headers import HEADERS
 from service.cli import refusals
 from service.settings import Settings
-from tests.api.helpers import poll
+from tests.api.helpers import chosen_seed, poll
 from tests.replay.live import start_server, stop_server
 
 PROBLEM = "application/problem+json"
@@ -130,7 +130,9 @@ def test_the_depth_scan_is_exact_and_linear():
 
 
 def test_the_deepest_body_the_api_takes_is_well_within_the_limit(client):
-    game = client.post("/api/v1/games", json={"seats": [{"bot": "random"}] * 4, "seed": "d"})
+    game = client.post(
+        "/api/v1/games", json={"seats": [{"bot": "random"}] * 4, "seed": chosen_seed("d")}
+    )
     assert game.status_code == 201
     url = f"/api/v1/games/{game.get_json()['id']}"
     poll(lambda: client.get(url).get_json()["phase"], lambda phase: phase == "finished")
@@ -221,7 +223,8 @@ def test_a_chunked_body_whose_first_64_kb_are_json_is_not_acted_on(client):
 
 
 def test_a_chunked_body_up_to_the_limit_is_read_whole(client):
-    created = post_chunked(client, "/api/v1/games", b'{"seed": "chunked"}')
+    body = json.dumps({"seed": chosen_seed("chunked")}).encode()
+    created = post_chunked(client, "/api/v1/games", body)
     assert created.status_code == 201, created.get_json()
     # Exactly the limit: read, then refused for what it says (a seed that long), not its size.
     problem(post_chunked(client, "/api/v1/games", padded(65_536)), 422, "validation-error")

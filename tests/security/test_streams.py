@@ -25,7 +25,7 @@ from service.api.factory import create_app
 from service.app.errors import StreamsFull, TooManyStreams
 from service.app.live import StreamSlots
 from service.settings import Settings
-from tests.api.helpers import Hearts
+from tests.api.helpers import Hearts, chosen_seed
 from tests.redis_helpers import RedisServerMissing, start_redis_server, stop_redis_server
 from tests.replay.live import SSEStream, request, start_server, stop_server
 
@@ -180,7 +180,7 @@ def serve(url: str, tmp_path_factory, **env: str) -> Iterator[int]:
 
 
 def new_game(port: int) -> str:
-    status, _, game = request(port, "POST", "/api/v1/games", {"seed": "streams"})
+    status, _, game = request(port, "POST", "/api/v1/games", {"seed": chosen_seed("streams")})
     assert status == 201, game
     return game["id"]
 

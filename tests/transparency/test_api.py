@@ -13,7 +13,7 @@ from service.app.projector import Projector
 from service.app.transparency import Appender
 from service.settings import Settings
 from service.store.read_models import ProjectionStore
-from tests.api.helpers import PROBLEM, Hearts
+from tests.api.helpers import PROBLEM, Hearts, chosen_seed
 from tests.replay.tamper import tamper
 
 FAST = {"score_limit": 30}
@@ -39,7 +39,7 @@ def project(app) -> None:
 def finished_games(hearts: Hearts, n: int) -> list[str]:
     ids = []
     for i in range(n):
-        game = hearts.create(BOTS, rules=FAST, seed=f"log {i}")
+        game = hearts.create(BOTS, rules=FAST, seed=chosen_seed(f"log {i}"))
         hearts.wait_for(game["id"], lambda v: v["phase"] == "finished")  # bots: in the background
         ids.append(game["id"])
     return ids

@@ -7,6 +7,7 @@ from hearts_client.client import HeartsClient
 from hearts_client.errors import HeartsProblem
 from hearts_client.note import Verifier, open_head
 
+from tests.api.helpers import chosen_seed
 from tests.replay.tamper import tamper
 
 
@@ -14,7 +15,9 @@ def test_the_client_keeps_the_newest_head_and_verifies_it(app) -> None:
     http = httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://hearts")
     client = HeartsClient("http://hearts", http=http)
     key = Verifier.parse(http.get("/.well-known/hearts-log-key").text)
-    created = client.create_game(seats=[None, "random", "random", "random"], seed="kept")
+    created = client.create_game(
+        seats=[None, "random", "random", "random"], seed=chosen_seed("kept")
+    )
     game_id = created["id"]
     seat = client.join(game_id, "ann")
     seat.refresh()

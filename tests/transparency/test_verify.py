@@ -12,14 +12,14 @@ import pytest
 from hearts_client import verify as hv
 from hearts_client.note import Verifier, open_head
 
-from tests.api.helpers import Hearts
+from tests.api.helpers import Hearts, chosen_seed
 from tests.replay.tamper import find, tamper
 from tests.transparency.test_api import FAST, project
 
 
 def play_keeping_heads(client, hearts: Hearts) -> tuple[str, list[str]]:
     """A human's game against bots; the client keeps every head it is given."""
-    game_id, tokens = hearts.new_game(1, rules=FAST, seed="kept heads")
+    game_id, tokens = hearts.new_game(1, rules=FAST, seed=chosen_seed("kept heads"))
     heads = []
     for _ in range(6000):  # polls, a few ms apart: bots move in the background
         response = client.get(

@@ -14,7 +14,7 @@ from hearts_client.witness import WitnessRefused, witness_once
 from service.api.factory import create_app
 from service.cli import main
 from service.settings import Settings
-from tests.api.helpers import Hearts
+from tests.api.helpers import Hearts, chosen_seed
 from tests.transparency.test_api import finished_games, project
 
 
@@ -68,7 +68,9 @@ def test_the_witness_cosigns_a_growing_log_and_refuses_a_fork(tmp_path, witness)
     # The fork: other games, so another tree, of the same size 3 (and then larger).
     other = Hearts(fork.test_client())
     for i in range(3):
-        game = other.create([{"bot": "random"}] * 4, rules={"score_limit": 30}, seed=f"fork {i}")
+        game = other.create(
+            [{"bot": "random"}] * 4, rules={"score_limit": 30}, seed=chosen_seed(f"fork {i}")
+        )
         other.wait_for(game["id"], lambda v: v["phase"] == "finished")  # bots: in the background
     project(fork)
     forked = Checkpoint.parse(
@@ -77,7 +79,9 @@ def test_the_witness_cosigns_a_growing_log_and_refuses_a_fork(tmp_path, witness)
     assert forked.size == 3
     with pytest.raises(WitnessRefused, match="fork"):
         witness_once(*transport(fork), state, witness, log_key)
-    game = other.create([{"bot": "random"}] * 4, rules={"score_limit": 30}, seed="fork 3")
+    game = other.create(
+        [{"bot": "random"}] * 4, rules={"score_limit": 30}, seed=chosen_seed("fork 3")
+    )
     other.wait_for(game["id"], lambda v: v["phase"] == "finished")
     project(fork)
     with pytest.raises(WitnessRefused, match="does not extend"):

@@ -64,7 +64,9 @@ class HeartsClient:
         idempotency_key: str | None = None,
     ) -> Created:
         """A new game. ``seats``: one entry per seat, a bot's name or None (a player joins);
-        ``rules``: ``{"preset": ..., <option>: <value>}`` (the document lists every option)."""
+        ``rules``: ``{"preset": ..., <option>: <value>}`` (the document lists every option);
+        ``seed``: deal every hand from it, reproducibly; it must be unguessable
+        (``secrets.token_urlsafe(16)``; 422 ``seed-guessable`` otherwise): keep and reuse it."""
         body: dict[str, Any] = {"rules": rules, "seed": seed, "deals": deals}
         if seats is not None:
             body["seats"] = [None if bot is None else {"bot": bot} for bot in seats]

@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -352,7 +352,11 @@ class GameService:
         seats: Sequence[str | None] | None,
         plan: DealPlan,
         idempotency: Idempotency | None,
+        players: Mapping[int, tuple[str, str]] | None = None,
     ) -> Outcome:
+        """Create the game; ``players`` (seat -> (player id, name)): registered players seated
+        in the same append, so no moment exists at which another could take their seats (the
+        matchmaker's tables: issue 32). They take their seat's token with a resume."""
         for bot in seats or ():
             if bot is not None:
                 get_bot(bot)  # bots.UnknownBot names the strategy the server lacks
@@ -370,6 +374,11 @@ class GameService:
             else:  # the first hand's seed, committed before anyone may contribute to it
                 created, committed = self._commit(created, 1)
                 records.append(committed)
+            for seat, (player_id, name) in sorted((players or {}).items()):
+                # A credential nobody holds a token for: the player resumes with its key.
+                joined = decide(JoinGame(name, seat, auth.new_token()[1], player_id), created.state)
+                records += [new_event(e) for e in joined]
+                created = created.after(joined)
             return Decided(records, created, None)
 
         def lost_race() -> None:

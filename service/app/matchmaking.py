@@ -10,8 +10,9 @@ workers grouping the same seekers seat each of them once.
 
 A claim is then carried out: the game is created under an id that follows from the claim
 (so carrying it out again creates nothing twice), with the seats dealt out in a random order
-(fair seating: nobody chooses where they sit), and each player joins its seat with its player
-id. A crash in between leaves a claim that the next look at one of its seeks finishes. The
+(fair seating: nobody chooses where they sit), and each player sits in its seat with its
+player id in that same first append: no seat of a matched game is ever open to a stranger. A
+crash before it leaves a claim that the next look at one of its seeks finishes. The
 players then take their seat's token with ``POST /games/{id}/seats/{seat}/resume`` (their key),
 or follow their own stream (``GET /players/me/events``).
 
@@ -31,7 +32,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from domain.errors import SeatTaken
 from domain.rules import PRESETS, TIME_CONTROLS, RuleOptions
 from service.app.deal_plan import DealPlan
 from service.app.errors import AlreadySeeking, GameAlreadyExists, InvalidSeek, SeekNotFound
@@ -225,27 +225,27 @@ class Matchmaker:
             log.exception("claim %s of pool %s: carried out later", claim, pool)
 
     def _carry_out(self, pool: str, claim: str) -> None:
-        """Create the claim's game and seat its players (again: nothing twice)."""
+        """Create the claim's game with its players in their seats, in one append (again:
+        nothing twice). Never a game with a matched seat open: a stranger could take it."""
         found = self.seeks.claim(pool, claim)
         if found is None:
             return
         game_id, plan = found
         seats = [None if isinstance(p, list) else p for p in plan]
-        if self.games.cache.get(game_id).version == 0:  # not created yet (a look costs nothing)
-            with contextlib.suppress(GameAlreadyExists):  # created meanwhile by another look
-                self.games.create(
-                    game_id, rules=rules_of(pool), seats=seats, plan=DealPlan(), idempotency=None
-                )
-        state = self.games.snapshot(game_id).state.state
-        for seat, entry in enumerate(plan):
-            if not isinstance(entry, list) or state.seats[seat].player_id == entry[0]:
-                continue
-            player_id, name = entry
+        players = {seat: (p[0], p[1]) for seat, p in enumerate(plan) if isinstance(p, list)}
+        if self.games.cache.get(game_id).version:  # created by an earlier look
+            return
+        for player_id, _ in players.values():
             self.players.accounts.add_game(player_id, game_id)
-            with contextlib.suppress(SeatTaken):  # taken meanwhile by another attempt
-                self.games.join(
-                    game_id, name=name, seat=seat, idempotency=None, player_id=player_id
-                )
+        with contextlib.suppress(GameAlreadyExists):  # created meanwhile by another look
+            self.games.create(
+                game_id,
+                rules=rules_of(pool),
+                seats=seats,
+                plan=DealPlan(),
+                idempotency=None,
+                players=players,
+            )
 
     # -- checks -------------------------------------------------------------------------------
 

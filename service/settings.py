@@ -105,6 +105,9 @@ class Settings:
     timekeeper_interval: float = 1.0
     # A seek (matchmaking) not paired within this many seconds expires.
     seek_ttl: int = 600
+    # Seeks one client address (its rate-limit key) may have waiting at once (issue 32: a pool
+    # jammed with seeks nobody can accept).
+    seeks_per_address: int = 8
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -337,6 +340,7 @@ _VARIABLES = (
     ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),
     ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
     ("seek_ttl", "HEARTS_SEEK_TTL", positive),
+    ("seeks_per_address", "HEARTS_SEEKS_PER_ADDRESS", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

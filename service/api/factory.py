@@ -145,6 +145,7 @@ def create_app(
         players,
         ratings.rating,
         ttl_seconds=settings.seek_ttl,
+        per_address=settings.seeks_per_address,
     )
     # Audits, exports and imports: in a low-priority child process when we have the URL.
     long_work.install(app, settings, service.store, url)

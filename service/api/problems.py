@@ -200,6 +200,13 @@ _HTTP = [
         "You already wait for a table of this kind: cancel that seek, or wait for it.",
     ),
     ProblemType(
+        "too-many-seeks",
+        429,
+        "Too many seeks",
+        "So many seeks from your address wait already (HEARTS_SEEKS_PER_ADDRESS): wait for "
+        "one to be paired, or cancel it.",
+    ),
+    ProblemType(
         "invalid-seek",
         422,
         "Invalid seek",
@@ -360,6 +367,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.DealsArranged: 409,
     app_errors.SeekNotFound: 404,
     app_errors.AlreadySeeking: 409,
+    app_errors.TooManySeeks: 429,
     app_errors.InvalidSeek: 422,
     ImportRefused: 422,
     app_errors.ServiceError: 400,

@@ -3,8 +3,9 @@
 A seek names the table (players 3-6, a rules preset, a time control), optionally the opponents'
 ratings it accepts (conservative ratings, mu - 3 sigma; unrated players count as 0) and
 "fill with bots after N seconds". Seeks wait in a pool per kind of table
-(``service/store/seeks.py``). When a seek arrives, and at every sweep, the pool's oldest seekers
-are grouped greedily (each group mutually acceptable, no player twice), and each group is
+(``service/store/seeks.py``). When a seek arrives, and at every sweep, a table is looked for
+around a seek among those that fit it, read from the pool's rating indexes (a bounded number,
+never the pool's oldest end: issue 32), each group mutually acceptable, no player twice, and is
 claimed at once by one script that ends its seeks only if every one is still waiting: two
 workers grouping the same seekers seat each of them once.
 
@@ -34,7 +35,13 @@ from dataclasses import dataclass
 
 from domain.rules import PRESETS, TIME_CONTROLS, RuleOptions
 from service.app.deal_plan import DealPlan
-from service.app.errors import AlreadySeeking, GameAlreadyExists, InvalidSeek, SeekNotFound
+from service.app.errors import (
+    AlreadySeeking,
+    GameAlreadyExists,
+    InvalidSeek,
+    SeekNotFound,
+    TooManySeeks,
+)
 from service.app.game_service import GameService, game_id_for_key
 from service.app.players import Player, PlayerService
 from service.store.seeks import Seek, SeekStore, pool_of
@@ -73,27 +80,11 @@ def accepts(seek: Seek, other: Seek) -> bool:
     return low <= other.rating <= high
 
 
-def groups(waiting: Sequence[Seek], size: int) -> list[list[Seek]]:
-    """Tables of ``size`` mutually acceptable seekers, no player twice, the oldest first."""
-    used: set[str] = set()
-    found: list[list[Seek]] = []
-    for anchor in waiting:
-        if anchor.id in used:
-            continue
-        group = [anchor]
-        for other in waiting:
-            if other.id in used or other in group:
-                continue
-            if any(o.player_id == other.player_id for o in group):
-                continue
-            if all(accepts(g, other) and accepts(other, g) for g in group):
-                group.append(other)
-                if len(group) == size:
-                    break
-        if len(group) == size:
-            found.append(group)
-            used.update(s.id for s in group)
-    return found
+def mutual(group: Sequence[Seek], other: Seek) -> bool:
+    """Whether ``other`` may join ``group``: no player twice, each accepting the other."""
+    if any(g.player_id == other.player_id or g.id == other.id for g in group):
+        return False
+    return all(accepts(g, other) and accepts(other, g) for g in group)
 
 
 class Matchmaker:
@@ -105,6 +96,7 @@ class Matchmaker:
         rating: Callable[[str], float | None],
         *,
         ttl_seconds: int = 600,
+        per_address: int = 4,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.seeks = seeks
@@ -112,15 +104,22 @@ class Matchmaker:
         self.players = players
         self.rating = rating
         self.ttl_seconds = ttl_seconds
+        self.per_address = per_address  # waiting seeks per client address (its rate-limit key)
         self.now = now
 
     # -- a player's seeks ---------------------------------------------------------------------
 
-    def post(self, player: Player, request: SeekRequest) -> Seek:
-        """Wait for a table as ``request`` says; paired at once if the pool allows."""
+    def post(self, player: Player, request: SeekRequest, address: str = "") -> Seek:
+        """Wait for a table as ``request`` says; paired at once if the pool allows.
+        ``address``: the client's (its rate-limit key); so many seeks from one at a time."""
         self._check(request)
         rating = self.rating(player.player_id)
         now = self.now()
+        if address and self.seeks.from_address(address, now) >= self.per_address:
+            raise TooManySeeks(
+                f"{self.per_address} seeks from your address wait already: "
+                "wait for one, or cancel it"
+            )
         low, high = request.rating_range or (None, None)
         seek = Seek(
             id=f"sk_{request.pool}_{secrets.token_hex(10)}",
@@ -133,10 +132,11 @@ class Matchmaker:
             fill_after=request.fill_after,
             posted=now,
             expires=now + self.ttl_seconds,
+            address=address,
         )
         if not self.seeks.add(seek, self.ttl_seconds):
             raise AlreadySeeking(f"you already seek a table of this kind ({request.pool})")
-        self.match(request.pool)
+        self.match_around(seek)
         return self.seeks.get(seek.id) or seek
 
     def status(self, player: Player, seek_id: str) -> Seek:
@@ -154,45 +154,64 @@ class Matchmaker:
 
     # -- pairing ------------------------------------------------------------------------------
 
-    def match(self, pool: str) -> list[str]:
-        """Pair the pool's waiting seekers into games; the games started."""
-        size = int(pool.split("-")[0])
-        started: list[str] = []
+    def match_around(self, anchor: Seek) -> str | None:
+        """A table for ``anchor`` among the seeks that fit it (read from the pool's rating
+        indexes, a bounded number: never the pool's oldest end); the game, if one started.
+
+        A table that became possible when a seek arrived has that seek in it, so a look around
+        each new seek pairs everyone who can be paired; the sweep looks again around seeks
+        drawn at random (a look lost to a crash or a race)."""
+        size = int(anchor.pool.split("-")[0])
         for _ in range(5):  # a group lost to another worker: look again
-            lost = False
-            for group in groups(self.seeks.waiting(pool), size):
-                game_id = self._claim(pool, group, [])
-                if game_id is None:
-                    lost = True
-                    continue
+            group = [anchor]
+            for other in self.seeks.candidates(anchor):
+                if len(group) == size:
+                    break
+                if mutual(group, other):
+                    group.append(other)
+            if len(group) < size:
+                return None
+            game_id = self._claim(anchor.pool, group, [])
+            if game_id is not None:
+                return game_id
+            current = self.seeks.get(anchor.id)
+            if current is None or current.state != "waiting":
+                return None  # the anchor itself went (paired by the other worker)
+        return None
+
+    def match(self, pool: str) -> list[str]:
+        """Look for tables around a bounded number of the pool's seeks, drawn at random."""
+        started: list[str] = []
+        for anchor in self.seeks.anchors(pool):
+            current = self.seeks.get(anchor.id)
+            if current is None or current.state != "waiting":
+                continue  # seated by a look around an earlier anchor
+            game_id = self.match_around(current)
+            if game_id is not None:
                 started.append(game_id)
-            if not lost:
-                break
         return started
 
     def sweep(self, now: float | None = None) -> dict[str, int]:
-        """Every pool: pair, fill with bots the seeks whose time has come, expire the old ones."""
+        """Every pool: pair, fill with bots the seeks whose time has come, expire the old ones.
+        Each task reads a bounded number of seeks per pool, whatever the pool holds."""
         now = self.now() if now is None else now
         done = {"paired": 0, "filled": 0, "expired": 0}
         for pool in self.seeks.pools():
             done["paired"] += len(self.match(pool))
-            for seek in self.seeks.waiting(pool, limit=1000):
-                if seek.expires <= now:
-                    done["expired"] += self.seeks.end(pool, [seek], "expired")
-                elif seek.fill_after is not None and seek.posted + seek.fill_after <= now:
-                    done["filled"] += self._fill(pool, seek) is not None
+            for seek in self.seeks.expired(pool, now, self.ttl_seconds):
+                done["expired"] += self.seeks.end(pool, [seek], "expired")
+            for seek in self.seeks.due(pool, now):
+                done["filled"] += self._fill(pool, seek) is not None
         return done
 
     def _fill(self, pool: str, anchor: Seek) -> str | None:
         """A table for ``anchor`` and whoever else waits and fits, bots in the other seats."""
         size = int(pool.split("-")[0])
         group = [anchor]
-        for other in self.seeks.waiting(pool):
+        for other in self.seeks.candidates(anchor):
             if len(group) == size - 1:
                 break
-            if other.id == anchor.id or any(o.player_id == other.player_id for o in group):
-                continue
-            if all(accepts(g, other) and accepts(other, g) for g in group):
+            if mutual(group, other):
                 group.append(other)
         return self._claim(pool, group, [FILL_BOT] * (size - len(group)))
 

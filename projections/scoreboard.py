@@ -24,6 +24,7 @@ from typing import Any
 from domain.cards import QUEEN_OF_SPADES, Card, Suit
 from domain.events import (
     Event,
+    GameAbandoned,
     GameCreated,
     GameEnded,
     GameExpired,
@@ -56,6 +57,7 @@ RELEVANT = (
     GameEnded,
     GameExpired,
     SeatTimedOut,
+    GameAbandoned,
 )
 
 
@@ -203,6 +205,7 @@ class Scoreboard:
     finished_at: str | None = None
     arranged: bool = False  # the creator chose the deals: see SourceEvent.arranged
     imported: bool = False  # imported from an export: see SourceEvent.imported
+    abandoned_by: int | None = None  # the seat that left, ending the game (GameAbandoned)
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -234,6 +237,7 @@ class Scoreboard:
             "finished_at": self.finished_at,
             "arranged": self.arranged,
             "imported": self.imported,
+            "abandoned_by": self.abandoned_by,
         }
 
     @classmethod
@@ -257,6 +261,7 @@ class Scoreboard:
             finished_at=data["finished_at"],
             arranged=data.get("arranged", False),  # boards stored before arranged games
             imported=data.get("imported", False),
+            abandoned_by=data.get("abandoned_by"),  # boards stored before abandonment
         )
 
 
@@ -307,7 +312,12 @@ def rated_game(board: Scoreboard, finished_at: str) -> RatedGame | None:
     ids = [s.player_id for s in board.seats]
     if any(p is None for p in ids) or len(set(ids)) != len(ids):
         return None
-    seats = tuple((str(p), total) for p, total in zip(ids, board.totals, strict=True))
+    totals = list(board.totals)
+    if board.abandoned_by is not None:
+        # The leaver ranks last, alone (a loss); the others by their totals. The ratings take
+        # the totals as ranks, so the leaver's is put above every other's.
+        totals[board.abandoned_by] = max(totals) + 1
+    seats = tuple((str(p), total) for p, total in zip(ids, totals, strict=True))
     return RatedGame(board.game_id, time_score(finished_at), finished_at, seats)
 
 
@@ -351,6 +361,8 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return _scored(board, domain_event)
     if isinstance(domain_event, GameExpired):
         return Applied(_board(board, status=STATUS_EXPIRED))
+    if isinstance(domain_event, GameAbandoned):  # GameEnded follows: it ends the game
+        return Applied(_board(board, abandoned_by=domain_event.seat))
     if isinstance(domain_event, SeatTimedOut):
         name = board.seats[domain_event.seat].who
         return Applied(board, (StatDelta(name, "timeouts", 1),) if name is not None else ())

@@ -370,6 +370,13 @@ class PublicViewSchema(Schema):
     )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "The seat whose player left the game (silent too long in a game "
+            "without a turn clock: HEARTS_ABANDON_AFTER), which ended it; null otherwise"
+        },
+    )
     next_deal = fields.Nested(
         NextDealSchema,
         allow_none=True,
@@ -510,6 +517,10 @@ class ScoreboardSchema(Schema):
     )
     imported = fields.Boolean(
         metadata={"description": "Imported from an export: left out of player statistics"}
+    )
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={"description": "The seat whose player left, ending the game (rated: last)"},
     )
     seq = fields.Integer()
     position = fields.String()
@@ -710,6 +721,10 @@ class HandSchema(Schema):
     timeouts = fields.List(
         fields.Nested(HandTimeoutSchema),
         metadata={"description": "The decisions the turn clock handed to the timeout bot"},
+    )
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={"description": "The seat whose player left during this hand, ending the game"},
     )
     contributions = fields.List(
         fields.Nested(ContributionViewSchema),

@@ -89,6 +89,7 @@ class PublicView(TypedDict):
     imported: bool  # imported from an export, not played here (left out of the statistics)
     moon_shooter: int | None
     winners: list[int]
+    abandoned_by: int | None  # the seat that left, ending the game (GameAbandoned)
     clock: Clock | None  # the turn clock; None for a game without one
     next_deal: NextDeal | None  # None when the creator chose the deals (Seat.contribute())
 

@@ -69,6 +69,9 @@ class Settings:
     trusted_proxies: int = 0
     # A game with an open seat expires this long after it was created (seconds); 0: never.
     waiting_game_ttl: int = 24 * 60 * 60
+    # A game in play without a turn clock whose awaited player has been silent this long
+    # (seconds) ends as abandoned (GameAbandoned: service/app/abandonment.py); 0: never.
+    abandon_after: int = 10 * 60
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
     # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
     sweep_on_start: bool | None = None
@@ -326,6 +329,7 @@ _VARIABLES = (
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
+    ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),

@@ -210,8 +210,9 @@ _HTTP = [
         "invalid-seek",
         422,
         "Invalid seek",
-        "The seek names no table the service deals: an unknown preset or time control, or a "
-        "rating range whose lower bound is above its upper.",
+        "The seek names no table the service deals: an unknown preset or time control, a "
+        "rating range whose lower bound is above its upper, or no clock (time_control off: a "
+        "matched game is rated, and a rated game always has a clock).",
     ),
     ProblemType(
         "idempotency-key-reused",

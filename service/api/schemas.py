@@ -21,6 +21,7 @@ from domain.rules import (
     RuleOptions,
 )
 from projections.stats import FIGURES
+from service.app.matchmaking import SEEK_CLOCK
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
 SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
@@ -900,7 +901,14 @@ class SeekSchema(Schema):
         validate=validate.Range(OPTIONS["players"].minimum, OPTIONS["players"].maximum),
     )
     preset = fields.String(load_default="standard", validate=validate.OneOf(list(PRESETS)))
-    time_control = fields.String(load_default="off", validate=validate.OneOf(list(TIME_CONTROLS)))
+    time_control = fields.String(
+        load_default=SEEK_CLOCK,
+        validate=validate.OneOf(list(TIME_CONTROLS)),
+        metadata={
+            "description": "The table's clock: matched games are rated, and a rated game always "
+            "has one, so 'off' is refused (422 invalid-seek)"
+        },
+    )
     fill_with_bots_after = fields.Float(
         load_default=None,
         allow_none=True,

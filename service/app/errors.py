@@ -296,7 +296,7 @@ class TooManySeeks(ServiceError):
 
 class InvalidSeek(ServiceError):
     """A seek that names no table this service deals (an unknown preset or time control, a
-    rating range upside down)."""
+    rating range upside down, no clock: a matched game is rated)."""
 
     code = "invalid-seek"
 

@@ -533,6 +533,7 @@ class GameService:
                 prev_hash=snap.last_hash if snap.version else None,
                 waiting=_waiting_change(snap.state.state.phase, table.state.phase),
                 deadline=_deadline_change(snap.state, table),
+                silent=_silence_change(snap.state.state, table.state),
             )
         except ChainMismatch:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
@@ -733,6 +734,18 @@ def _waiting_change(before: Phase, after: Phase) -> bool | None:
     if (before is Phase.WAITING) == (after is Phase.WAITING):
         return None
     return after is Phase.WAITING
+
+
+IN_PLAY = (Phase.DEALING, Phase.PASSING, Phase.PLAYING, Phase.MOON_CHOICE)
+
+
+def _silence_change(before: GameState, after: GameState) -> bool | None:
+    """How an append changes the store's index of silent games (the abandonment sweep's
+    candidates, service/app/abandonment.py): a game in play without a turn clock is heard from
+    now (True); one that leaves play leaves it (False); others are not in it (None)."""
+    if after.phase in IN_PLAY and not after.rules.seconds_per_decision:
+        return True
+    return False if before.phase in IN_PLAY else None
 
 
 def _deadline_change(before: StoredGame, after: StoredGame) -> str | bool | None:

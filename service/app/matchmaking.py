@@ -48,6 +48,9 @@ from service.store.seeks import Seek, SeekStore, pool_of
 
 log = logging.getLogger(__name__)
 
+# A matched game is rated, and a rated game always has a clock (issue 32): without one a losing
+# player could leave it waiting forever. A seek's default, and "off" is refused.
+SEEK_CLOCK = "relaxed"
 FILL_BOT = "heuristic"  # the bot that fills a table no person came to
 UNRATED = 0.0  # an unrated player's conservative rating (OpenSkill's default mu - 3 sigma)
 
@@ -56,7 +59,7 @@ UNRATED = 0.0  # an unrated player's conservative rating (OpenSkill's default mu
 class SeekRequest:
     players: int = 4
     preset: str = "standard"
-    time_control: str = "off"
+    time_control: str = SEEK_CLOCK
     fill_after: float | None = None  # seconds
     rating_range: tuple[float, float] | None = None
 
@@ -274,6 +277,12 @@ class Matchmaker:
         if request.time_control not in TIME_CONTROLS:
             raise InvalidSeek(
                 f"unknown time control {request.time_control!r}; one of {sorted(TIME_CONTROLS)}"
+            )
+        if not TIME_CONTROLS[request.time_control][0]:
+            clocks = sorted(name for name, (per, _) in TIME_CONTROLS.items() if per)
+            raise InvalidSeek(
+                "a matched game is rated, and a rated game has a clock: not "
+                f"{request.time_control!r}; one of {clocks}"
             )
         RuleOptions.from_dict(request.rules())  # InvalidRules for a table that makes no sense
         if request.rating_range is not None and request.rating_range[0] > request.rating_range[1]:

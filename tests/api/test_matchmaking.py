@@ -108,7 +108,7 @@ def test_rating_ranges_are_mutual(client, service, monkeypatch):
     found = [status(client, k, s["id"]) for k, s in zip(keys[1:], others, strict=True)]
     assert [s["state"] for s in found] == ["matched"] * 3
     assert len({s["game_id"] for s in found}) == 1
-    waiting = matchmaker.seeks.waiting("3-standard-off")
+    waiting = matchmaker.seeks.waiting("3-standard-relaxed")
     assert [s.player_id for s in waiting] == [ids[0]]
 
 
@@ -122,7 +122,7 @@ def test_a_seek_expires_and_is_gone_and_a_cancelled_one_stays_cancelled(client):
     later = time.time() + matchmaker.ttl_seconds + 1
     assert matchmaker.sweep(later)["expired"] == 1
     assert status(client, key, waiting["id"])["state"] == "expired"
-    assert matchmaker.seeks.waiting("6-standard-off") == []
+    assert matchmaker.seeks.waiting("6-standard-relaxed") == []
     # The player may seek that table again.
     assert seek(client, key, players=6).status_code == 201
 

@@ -1,0 +1,139 @@
+"""Issue 32, item 9: stalling. Seeks defaulted to no clock, so a losing player could leave a
+rated game waiting forever instead of losing it, and a guest could do the same to any game it
+joined from the lobby. Now a seek always has a clock (``off`` is refused: a matched game is
+rated), and a game without a clock whose awaited player has been silent for
+``HEARTS_ABANDON_AFTER`` ends as abandoned (``GameAbandoned`` then ``GameEnded``), the seat
+that left named. With an injected clock (never a sleep), like the expiry's tests."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from service.api.factory import create_app
+from service.app.abandonment import abandon_silent
+from service.app.expiry import iso
+from service.app.game_service import GameService
+from service.settings import Settings
+from service.store.event_store import RedisEventStore
+from tests.api.helpers import Hearts, auth
+
+AFTER = 600
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+GAMES = "/api/v1/games"
+
+
+class Clock:
+    """The time the store stamps on appends, set by the test."""
+
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> str:
+        return iso(self.now)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def built(redis_client, key_prefix, clock):
+    store = RedisEventStore(redis_client, prefix=key_prefix, now=clock)
+    service = GameService(store)
+    app = create_app(Settings(key_prefix=key_prefix), service=service)
+    yield app, service
+    app.extensions["hearts.bots_stop"]()
+
+
+def three_pass_and_one_is_silent(hearts: Hearts) -> tuple[str, int, dict[int, str]]:
+    """A lobby game of four guests, no clock: three pass, the fourth never does."""
+    game, tokens = hearts.new_game()
+    view = hearts.view(game)
+    assert view["phase"] == "passing" and view["rules"]["seconds_per_decision"] == 0
+    silent = view["awaiting"][-1]
+    for seat, token in tokens.items():
+        if seat != silent:
+            endpoint, body = hearts.move(hearts.view(game, token, seat))
+            assert hearts.post(f"{GAMES}/{game}/{endpoint}", body, token).status_code == 200
+    return game, silent, tokens
+
+
+def test_a_silent_guest_holds_a_game_no_longer_than_the_setting(built, clock):
+    app, service = built
+    client = app.test_client()
+    hearts = Hearts(client)
+    game, silent, tokens = three_pass_and_one_is_silent(hearts)
+
+    assert abandon_silent(service, T0 + timedelta(seconds=AFTER - 1), AFTER) == []
+    assert hearts.view(game)["phase"] == "passing"
+
+    clock.now = T0 + timedelta(seconds=AFTER + 1)
+    assert abandon_silent(service, clock.now, AFTER) == [(game, silent)]
+    view = hearts.view(game)
+    assert view["phase"] == "finished" and view["abandoned_by"] == silent
+    assert silent not in view["winners"]
+    events = client.get(f"{GAMES}/{game}/events").get_json()["events"]
+    assert [e["type"] for e in events][-2:] == ["GameAbandoned", "GameEnded"]
+    assert events[-2]["payload"] == {"seat": silent, "at": iso(clock.now)}
+    # Over: the silent seat's late move is refused, and nothing more is swept.
+    endpoint, body = hearts.move({**hearts.view(game, tokens[silent], silent), "phase": "passing"})
+    assert hearts.post(f"{GAMES}/{game}/{endpoint}", body, tokens[silent]).status_code == 409
+    assert abandon_silent(service, T0 + timedelta(days=30), AFTER) == []
+
+
+def test_a_move_in_time_keeps_the_game_going(built, clock):
+    app, service = built
+    hearts = Hearts(app.test_client())
+    game, silent, tokens = three_pass_and_one_is_silent(hearts)
+    clock.now = T0 + timedelta(seconds=AFTER - 10)
+    endpoint, body = hearts.move(hearts.view(game, tokens[silent], silent))
+    assert hearts.post(f"{GAMES}/{game}/{endpoint}", body, tokens[silent]).status_code == 200
+    assert abandon_silent(service, T0 + timedelta(seconds=AFTER + 1), AFTER) == []
+    assert hearts.view(game)["phase"] == "playing"
+
+
+def test_a_game_with_a_clock_is_timed_out_instead(built, clock):
+    app, service = built
+    hearts = Hearts(app.test_client())
+    game, _ = hearts.new_game(rules={"time_control": "quick"})
+    assert abandon_silent(service, T0 + timedelta(days=1), AFTER) == []
+    assert hearts.view(game)["phase"] == "passing"
+    assert service.store.silent_since_before(iso(T0 + timedelta(days=1))) == []
+
+
+def test_an_abandoned_game_audits_exports_imports_and_its_hand_says_who_left(built, clock):
+    app, service = built
+    client = app.test_client()
+    hearts = Hearts(client)
+    game, silent, _ = three_pass_and_one_is_silent(hearts)
+    abandon_silent(service, T0 + timedelta(seconds=AFTER + 1), AFTER)
+    audit = client.get(f"{GAMES}/{game}/audit").get_json()
+    assert audit["ok"] is True, audit["discrepancies"]
+    hand = client.get(f"{GAMES}/{game}/hands/1").get_json()
+    assert hand["abandoned_by"] == silent and hand["game_over"] is True
+    text = client.get(f"{GAMES}/{game}/export?format=text").get_data(as_text=True)
+    assert "left the game" in text
+    document = client.get(f"{GAMES}/{game}/export").get_json()
+    imported = client.post(f"{GAMES}/import", json=document)
+    assert imported.status_code == 201, imported.get_json()
+    assert hearts.view(imported.get_json()["id"])["abandoned_by"] == silent
+
+
+def register(client) -> str:
+    response = client.post("/api/v1/players", json={"name": f"p{uuid.uuid4().hex[:10]}"})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["key"]
+
+
+def test_a_seek_always_has_a_clock(built):
+    app, _ = built
+    client = app.test_client()
+    key = register(client)
+    refused = client.post("/api/v1/seeks", json={"time_control": "off"}, headers=auth(key))
+    assert refused.status_code == 422 and refused.get_json()["code"] == "invalid-seek"
+    posted = client.post("/api/v1/seeks", json={"players": 3}, headers=auth(key))
+    assert posted.status_code == 201 and posted.get_json()["time_control"] != "off"

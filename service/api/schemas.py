@@ -10,6 +10,7 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bots import bot_names
+from domain.events import EVENT_TYPES
 from domain.names import MAX_NAME_LENGTH
 from domain.rules import (
     OPTIONS,
@@ -21,6 +22,7 @@ from domain.rules import (
     RuleOptions,
 )
 from projections.stats import FIGURES
+from service.app.deal_plan import DEAL_PLAN, SEED_COMMITTED
 from service.app.matchmaking import SEEK_CLOCK
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
@@ -415,7 +417,14 @@ class JoinedSchema(Schema):
 
 class EventSchema(Schema):
     seq = fields.Integer()
-    type = fields.String()
+    type = fields.String(
+        validate=validate.OneOf([*EVENT_TYPES, DEAL_PLAN, SEED_COMMITTED]),
+        metadata={
+            "description": "The domain event's class (domain/events.py), or a service record "
+            "(DealPlan, SeedCommitted). GameAbandoned: the seat's player, silent too long in "
+            "a game without a turn clock, left; GameEnded follows"
+        },
+    )
     schema_version = fields.Integer()
     time = fields.String()
     command_id = fields.String()

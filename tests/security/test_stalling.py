@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import get_args
 
 import pytest
+from hearts_client.models import EventType
 
+from domain.events import EVENT_TYPES
 from service.api.factory import create_app
 from service.app.abandonment import abandon_silent
 from service.app.expiry import iso
@@ -137,3 +140,13 @@ def test_a_seek_always_has_a_clock(built):
     assert refused.status_code == 422 and refused.get_json()["code"] == "invalid-seek"
     posted = client.post("/api/v1/seeks", json={"players": 3}, headers=auth(key))
     assert posted.status_code == 201 and posted.get_json()["time_control"] != "off"
+
+
+def test_the_documents_and_the_client_know_the_event(built):
+    app, _ = built
+    spec = app.test_client().get("/api/v1/openapi.json").get_json()
+    schemas = spec["components"]["schemas"]
+    assert "GameAbandoned" in schemas["Event"]["properties"]["type"]["enum"]
+    assert "abandoned_by" in schemas["PublicView"]["properties"]
+
+    assert set(get_args(EventType)) == {*EVENT_TYPES, "DealPlan", "SeedCommitted"}

@@ -164,6 +164,9 @@ export async function showTable(root, gameId, { watch }) {
       const open = view.seats.filter((s) => s.name == null && s.bot == null).length;
       return `Waiting for ${open} player${open === 1 ? "" : "s"} to join`;
     }
+    if (view.phase === "finished" && view.abandoned_by != null) {
+      return `${who(view.abandoned_by)} left the game · Game over`;
+    }
     if (view.phase === "finished") return "Game over";
     if (view.phase === "expired") return "Expired: its seats were not all taken in time";
     const parts = [`Hand ${view.hand_number}`, `pass ${view.pass_direction}`];

@@ -19,9 +19,12 @@ from service.api.factory import create_app
 from service.app.abandonment import abandon_silent
 from service.app.expiry import iso
 from service.app.game_service import GameService
+from service.app.projector import Projector, rebuild
 from service.settings import Settings
 from service.store.event_store import RedisEventStore
+from service.store.read_models import ProjectionStore
 from tests.api.helpers import Hearts, auth
+from tests.projections.helpers import drain
 
 AFTER = 600
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -150,3 +153,32 @@ def test_the_documents_and_the_client_know_the_event(built):
     assert "abandoned_by" in schemas["PublicView"]["properties"]
 
     assert set(get_args(EventType)) == {*EVENT_TYPES, "DealPlan", "SeedCommitted"}
+
+
+def test_a_rated_game_a_player_left_ranks_the_leaver_last_and_a_rebuild_agrees(built, clock):
+    app, service = built
+    client = app.test_client()
+    hearts = Hearts(client)
+    game = hearts.create()["id"]
+    keys, tokens = {}, {}
+    for _ in range(4):
+        key = register(client)
+        joined = client.post(f"{GAMES}/{game}/seats", json={}, headers=auth(key)).get_json()
+        keys[joined["seat"]], tokens[joined["seat"]] = key, joined["token"]
+    silent = hearts.view(game)["awaiting"][-1]
+    for seat, token in tokens.items():
+        if seat != silent:
+            endpoint, body = hearts.move(hearts.view(game, token, seat))
+            hearts.post(f"{GAMES}/{game}/{endpoint}", body, token)
+    assert abandon_silent(service, T0 + timedelta(seconds=AFTER + 1), AFTER) == [(game, silent)]
+    projections = ProjectionStore(service.store)
+    drain(Projector(projections, consumer="live", blocking=False))
+    generation = projections.current_generation()
+    ids = {s["seat"]: s["player_id"] for s in hearts.view(game)["seats"]}
+    ratings = projections.ratings(projections.as_of(generation))
+    history = {seat: ratings[ids[seat]].history[-1] for seat in ids}
+    assert history[silent].rank == 4  # last, alone: a loss
+    assert all(point.rank < 4 for seat, point in history.items() if seat != silent)
+    assert projections.scoreboard(game).abandoned_by == silent
+    before = projections.dump(generation)
+    assert projections.dump(rebuild(projections, batch_size=3).generation) == before

@@ -24,7 +24,7 @@ from domain.decider import decide
 from domain.errors import RuleViolation
 from domain.state import GameState
 from domain.views import awaiting
-from service.app.expiry import iso
+from service.app.expiry import every_tenth, iso, start_sweeping
 from service.app.game import new_event
 from service.app.game_service import IN_PLAY, GameService
 from service.store.event_store import ConcurrencyConflict
@@ -99,17 +99,9 @@ def start_abandonment(
 ) -> threading.Event:
     """End silent clockless games in a background thread, every ``interval`` seconds (default:
     a tenth of ``after_seconds``, between 1 s and a minute), until the returned event is set."""
-    every = interval if interval is not None else min(max(after_seconds / 10, 1.0), 60.0)
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.wait(every):
-            try:
-                done = abandon_silent(service, clock(), after_seconds)
-                if done:
-                    log.info("ended %d game(s) a silent player left", len(done))
-            except Exception:
-                log.exception("abandonment sweep failed; trying again in %.0f s", every)
-
-    threading.Thread(target=run, name="hearts-abandonment", daemon=True).start()
-    return stop
+    return start_sweeping(
+        lambda: len(abandon_silent(service, clock(), after_seconds)),
+        interval if interval is not None else every_tenth(after_seconds),
+        "abandonment",
+        "ended %d game(s) a silent player left",
+    )

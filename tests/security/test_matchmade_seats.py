@@ -7,8 +7,6 @@ tries to join right after the matchmaker's create step returns."""
 
 from __future__ import annotations
 
-import uuid
-
 import fakeredis
 import pytest
 
@@ -16,6 +14,7 @@ from service.api.factory import create_app
 from service.app.game_service import GameService
 from service.settings import Settings
 from tests.api.helpers import auth
+from tests.api.test_matchmaking import register
 
 
 @pytest.fixture
@@ -24,12 +23,6 @@ def client():
     app = create_app(Settings(key_prefix="seats"), redis=redis)
     yield app.test_client()
     app.extensions["hearts.bots_stop"]()
-
-
-def register(client) -> str:
-    response = client.post("/api/v1/players", json={"name": f"p{uuid.uuid4().hex[:10]}"})
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()["key"]
 
 
 def test_a_guest_joining_right_after_the_create_step_takes_no_matchmade_seat(client, monkeypatch):

@@ -7,7 +7,6 @@ seeks waiting at once (HEARTS_SEEKS_PER_ADDRESS)."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from service.app.players import Player
 from service.settings import Settings
 from service.store import seeks as seek_store
 from tests.api.helpers import auth
+from tests.api.test_matchmaking import register
 
 JAMMERS = 200
 
@@ -28,12 +28,6 @@ def client(redis_client, key_prefix):
     app = create_app(Settings(key_prefix=key_prefix, seeks_per_address=8), redis=redis_client)
     yield app.test_client()
     app.extensions["hearts.bots_stop"]()
-
-
-def register(client) -> str:
-    response = client.post("/api/v1/players", json={"name": f"p{uuid.uuid4().hex[:10]}"})
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()["key"]
 
 
 def seek(client, key: str, address: str, **body: Any):

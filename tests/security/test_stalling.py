@@ -7,8 +7,7 @@ that left named. With an injected clock (never a sleep), like the expiry's tests
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import get_args
 
 import pytest
@@ -24,21 +23,12 @@ from service.settings import Settings
 from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
 from tests.api.helpers import Hearts, auth
+from tests.api.test_matchmaking import register
 from tests.projections.helpers import drain
+from tests.security.test_expiry import T0, Clock
 
 AFTER = 600
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 GAMES = "/api/v1/games"
-
-
-class Clock:
-    """The time the store stamps on appends, set by the test."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> str:
-        return iso(self.now)
 
 
 @pytest.fixture
@@ -127,12 +117,6 @@ def test_an_abandoned_game_audits_exports_imports_and_its_hand_says_who_left(bui
     imported = client.post(f"{GAMES}/import", json=document)
     assert imported.status_code == 201, imported.get_json()
     assert hearts.view(imported.get_json()["id"])["abandoned_by"] == silent
-
-
-def register(client) -> str:
-    response = client.post("/api/v1/players", json={"name": f"p{uuid.uuid4().hex[:10]}"})
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()["key"]
 
 
 def test_a_seek_always_has_a_clock(built):

@@ -976,6 +976,10 @@ class PlayerNoticeSchema(Schema):
     version = fields.Integer()
     winners = fields.List(fields.Integer())
     totals = fields.List(fields.Integer())
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={"description": "gameFinish: the seat whose player left, ending the game"},
+    )
     view = fields.Nested(SeatViewSchema, metadata={"description": "yourTurn: the seat's view"})
 
 

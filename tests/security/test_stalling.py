@@ -155,6 +155,10 @@ def test_a_rated_game_a_player_left_ranks_the_leaver_last_and_a_rebuild_agrees(b
             endpoint, body = hearts.move(hearts.view(game, token, seat))
             hearts.post(f"{GAMES}/{game}/{endpoint}", body, token)
     assert abandon_silent(service, T0 + timedelta(seconds=AFTER + 1), AFTER) == [(game, silent)]
+    # Each player's own stream says the game finished, and who left it.
+    feed = client.get("/api/v1/players/me/events?after=0-0", headers=auth(keys[silent]))
+    finish = [n for n in feed.get_json()["events"] if n["type"] == "gameFinish"]
+    assert [n["abandoned_by"] for n in finish] == [silent]
     projections = ProjectionStore(service.store)
     drain(Projector(projections, consumer="live", blocking=False))
     generation = projections.current_generation()

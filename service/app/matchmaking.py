@@ -99,7 +99,7 @@ class Matchmaker:
         rating: Callable[[str], float | None],
         *,
         ttl_seconds: int = 600,
-        per_address: int = 4,
+        per_address: int = 8,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.seeks = seeks

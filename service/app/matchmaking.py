@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from domain.errors import GameFull, SeatTaken
 from domain.rules import PRESETS, TIME_CONTROLS, RuleOptions
 from service.app.deal_plan import DealPlan
 from service.app.errors import (
@@ -256,6 +257,7 @@ class Matchmaker:
         seats = [None if isinstance(p, list) else p for p in plan]
         players = {seat: (p[0], p[1]) for seat, p in enumerate(plan) if isinstance(p, list)}
         if self.games.cache.get(game_id).version:  # created by an earlier look
+            self._finish_open_seats(game_id, players)
             return
         for player_id, _ in players.values():
             self.players.accounts.add_game(player_id, game_id)
@@ -268,6 +270,19 @@ class Matchmaker:
                 idempotency=None,
                 players=players,
             )
+
+    def _finish_open_seats(self, game_id: str, players: dict[int, tuple[str, str]]) -> None:
+        """A claim half carried out before seats were bound in the first append (its game
+        created with the seats open, a crash before every join) is finished as it was begun;
+        a game created since has none of its matched seats open."""
+        state = self.games.snapshot(game_id).state.state
+        for seat, (player_id, name) in players.items():
+            if state.seats[seat].is_open:
+                self.players.accounts.add_game(player_id, game_id)
+                with contextlib.suppress(SeatTaken, GameFull):  # taken meanwhile
+                    self.games.join(
+                        game_id, name=name, seat=seat, idempotency=None, player_id=player_id
+                    )
 
     # -- checks -------------------------------------------------------------------------------
 

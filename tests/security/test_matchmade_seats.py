@@ -11,7 +11,8 @@ import fakeredis
 import pytest
 
 from service.api.factory import create_app
-from service.app.game_service import GameService
+from service.app.deal_plan import DealPlan
+from service.app.game_service import GameService, game_id_for_key
 from service.settings import Settings
 from tests.api.helpers import auth
 from tests.api.test_matchmaking import register
@@ -75,3 +76,21 @@ def test_carrying_a_claim_out_again_creates_and_seats_nothing_twice(client):
     version = matchmaker.games.snapshot(game_id).version
     matchmaker._carry_out(pool, claim)  # a second look, as after a crash
     assert matchmaker.games.snapshot(game_id).version == version
+
+
+def test_a_claim_half_carried_out_by_the_seats_open_way_is_finished(client):
+    """A game created with its seats open by the code before this fix, and a crash before
+    every player joined: the next look at the claim seats the rest."""
+    matchmaker = client.application.extensions["hearts.matchmaker"]
+    keys = [register(client) for _ in range(4)]
+    ids = [client.get("/api/v1/players/me", headers=auth(k)).get_json()["id"] for k in keys]
+    pool, claim = "4-standard-relaxed", "c0ffee" * 4
+    plan = [[player_id, f"name{i}"] for i, player_id in enumerate(ids)]
+    game_id = game_id_for_key(f"match:{claim}")
+    matchmaker.seeks.save_claim(pool, claim, game_id, plan, 600)
+    rules = {"players": 4, "time_control": "relaxed"}
+    matchmaker.games.create(game_id, rules=rules, seats=None, plan=DealPlan(), idempotency=None)
+    matchmaker.games.join(game_id, name="name0", seat=0, idempotency=None, player_id=ids[0])
+    matchmaker._carry_out(pool, claim)
+    seats = matchmaker.games.snapshot(game_id).state.state.seats
+    assert [seat.player_id for seat in seats] == ids

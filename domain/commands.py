@@ -109,6 +109,16 @@ class TimeOut:
 
 
 @dataclass(frozen=True, slots=True)
+class AbandonGame:
+    """The seat to act in a game without a turn clock has been silent too long: it left, and
+    the game ends (issue 32: nobody is held hostage). The service decides when (its setting,
+    ``HEARTS_ABANDON_AFTER``); the domain records it. ``at``: ISO-8601 UTC (time is an input)."""
+
+    seat: int
+    at: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReturnToSeat:
     """The seat's player is back: the bot that played for it while it was away stops."""
 
@@ -136,6 +146,7 @@ Command = (
     | ChooseMoonScoring
     | ExpireGame
     | TimeOut
+    | AbandonGame
     | ReturnToSeat
     | ContributeSeed
 )

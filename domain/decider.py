@@ -46,6 +46,7 @@ from .scoring import needs_shooters_choice, score_hand
 from .shuffle import is_contribution, is_salt, mixed_seed, seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
 from .tablerules import table_rules
+from .views import awaiting
 
 _new = object.__new__
 _set = object.__setattr__
@@ -337,6 +338,29 @@ def _expire(command: c.ExpireGame, state: GameState) -> list[e.Event]:
     return [e.GameExpired(command.at)]
 
 
+def _abandon(command: c.AbandonGame, state: GameState) -> list[e.Event]:
+    """The awaited seat's player left a game without a turn clock (a game with one times the
+    seat out instead): the game ends, the others ranked by their totals."""
+    _require_created(state)
+    _require_not_expired(state)
+    _require_seat(state, command.seat)
+    if state.phase not in (Phase.PASSING, Phase.PLAYING, Phase.MOON_CHOICE):
+        raise WrongPhase(f"only a game in play is abandoned: this one is {state.phase.value}")
+    if state.rules.seconds_per_decision:
+        raise InvalidCommand("a game with a turn clock times a silent seat out instead")
+    seat = state.seats[command.seat]
+    if not seat.player or seat.bot is not None:
+        raise NotYourSeat(f"seat {command.seat} is played by a bot: it cannot leave")
+    if command.seat not in awaiting(state):
+        raise NotYourTurn(f"the game does not wait on seat {command.seat}")
+    if not isinstance(command.at, str) or not command.at:
+        raise InvalidCommand("an abandonment names its time")
+    others = [s for s in range(state.players) if s != command.seat]
+    best = min(state.scores[s] for s in others)
+    winners = tuple(s for s in others if state.scores[s] == best)
+    return [e.GameAbandoned(command.seat, command.at), e.GameEnded(winners, state.scores)]
+
+
 def _timeout(command: c.TimeOut, state: GameState) -> list[e.Event]:
     raise InvalidCommand("a timeout is decided with the game's clock (domain.clock)")
 
@@ -389,6 +413,7 @@ _DECIDERS: dict[type, Callable[[Any, GameState], list[e.Event]]] = {
     c.ChooseMoonScoring: _choose_moon,
     c.ExpireGame: _expire,
     c.TimeOut: _timeout,
+    c.AbandonGame: _abandon,
     c.ReturnToSeat: _return,
     c.ContributeSeed: _contribute,
 }
@@ -682,6 +707,10 @@ def _expired(game: GameState, event: e.GameExpired) -> None:
     game.__dict__["phase"] = Phase.EXPIRED
 
 
+def _abandoned(game: GameState, event: e.GameAbandoned) -> None:
+    game.__dict__["abandoned_by"] = event.seat
+
+
 def _timed_out(game: GameState, event: e.SeatTimedOut) -> None:
     """Nothing at the table changes: the clock (domain/clock.py) counts it, and the timeout
     bot's move follows as its own events."""
@@ -711,5 +740,6 @@ _APPLIERS: dict[type, Callable[[GameState, Any], None]] = {
     e.GameEnded: _ended,
     e.GameExpired: _expired,
     e.SeatTimedOut: _timed_out,
+    e.GameAbandoned: _abandoned,
     e.SeedContributed: _contributed,
 }

@@ -162,6 +162,17 @@ class SeatTimedOut:
 
 
 @dataclass(frozen=True, slots=True)
+class GameAbandoned:
+    """The seat's player, awaited in a game without a turn clock, was silent until ``at``
+    (ISO-8601 UTC): it left the game, which ends (``GameEnded`` follows). A leaver of a rated
+    game ranks last (projections/ratings.py)."""
+
+    schema_version: ClassVar[int] = 1
+    seat: int
+    at: str
+
+
+@dataclass(frozen=True, slots=True)
 class SeedContributed:
     """A seated player's contribution to the shuffle of hand ``hand_number`` (the next hand),
     given after the server committed to its own seed for that hand. Public."""
@@ -187,6 +198,7 @@ Event = (
     | GameEnded
     | GameExpired
     | SeatTimedOut
+    | GameAbandoned
     | SeedContributed
 )
 

@@ -34,6 +34,7 @@ from typing import Any
 from .events import (
     CardPlayed,
     CardsPassed,
+    GameAbandoned,
     GameCreated,
     GameEnded,
     GameExpired,
@@ -99,6 +100,7 @@ SECRETS: Mapping[type, tuple[Secret, ...]] = MappingProxyType(
         GameEnded: (),
         GameExpired: (),
         SeatTimedOut: (),
+        GameAbandoned: (),
         SeedContributed: (),
     }
 )

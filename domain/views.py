@@ -64,6 +64,7 @@ class PublicView:
     seed_commitment: str | None
     moon_shooter: int | None
     winners: tuple[int, ...]
+    abandoned_by: int | None = None  # the seat that left, ending the game (GameAbandoned)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class PublicView:
             "seed_commitment": self.seed_commitment,
             "moon_shooter": self.moon_shooter,
             "winners": list(self.winners),
+            "abandoned_by": self.abandoned_by,
         }
 
 
@@ -174,6 +176,7 @@ def public_view(state: GameState) -> PublicView:
         seed_commitment=hand.seed_commitment if hand is not None else None,
         moon_shooter=state.moon_shooter,
         winners=state.winners,
+        abandoned_by=state.abandoned_by,
     )
 
 

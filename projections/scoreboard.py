@@ -25,6 +25,7 @@ from typing import Any
 from domain.cards import QUEEN_OF_SPADES, Card, Suit
 from domain.events import (
     Event,
+    GameAbandoned,
     GameCreated,
     GameEnded,
     GameExpired,
@@ -57,6 +58,7 @@ RELEVANT = (
     GameEnded,
     GameExpired,
     SeatTimedOut,
+    GameAbandoned,
 )
 
 
@@ -213,6 +215,7 @@ class Scoreboard:
     finished_at: str | None = None
     arranged: bool = False  # the creator chose the deals: see SourceEvent.arranged
     imported: bool = False  # imported from an export: see SourceEvent.imported
+    abandoned_by: int | None = None  # the seat that left, ending the game (GameAbandoned)
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -244,6 +247,7 @@ class Scoreboard:
             "finished_at": self.finished_at,
             "arranged": self.arranged,
             "imported": self.imported,
+            "abandoned_by": self.abandoned_by,
         }
 
     @classmethod
@@ -267,6 +271,7 @@ class Scoreboard:
             finished_at=data["finished_at"],
             arranged=data.get("arranged", False),  # boards stored before arranged games
             imported=data.get("imported", False),
+            abandoned_by=data.get("abandoned_by"),  # boards stored before abandonment
         )
 
 
@@ -322,7 +327,10 @@ def rated_game(board: Scoreboard, finished_at: str) -> RatedGame | None:
     if board.status != STATUS_FINISHED or not rated or all(s.left for s in board.seats):
         return None
     seats = tuple((str(p), total) for p, total in zip(ids, board.totals, strict=True))
-    left = frozenset(str(s.player_id) for s in board.seats if s.left)
+    # A seat that left (handed to a bot, away, or abandoned the game) ranks last: a loss.
+    left = frozenset(
+        str(s.player_id) for i, s in enumerate(board.seats) if s.left or i == board.abandoned_by
+    )
     return RatedGame(board.game_id, time_score(finished_at), finished_at, seats, left)
 
 
@@ -370,6 +378,8 @@ def _apply(board: Scoreboard | None, event: SourceEvent) -> Applied:
         return _scored(board, domain_event)
     if isinstance(domain_event, GameExpired):
         return Applied(_board(board, status=STATUS_EXPIRED))
+    if isinstance(domain_event, GameAbandoned):  # GameEnded follows: it ends the game
+        return Applied(_board(board, abandoned_by=domain_event.seat))
     if isinstance(domain_event, SeatTimedOut):
         name = board.seats[domain_event.seat].who
         return Applied(board, (StatDelta(name, "timeouts", 1),) if name is not None else ())

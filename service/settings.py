@@ -75,6 +75,9 @@ class Settings:
     ipv6_prefix: int = 64
     # A game with an open seat expires this long after it was created (seconds); 0: never.
     waiting_game_ttl: int = 24 * 60 * 60
+    # A game in play without a turn clock whose awaited player has been silent this long
+    # (seconds) ends as abandoned (GameAbandoned: service/app/abandonment.py); 0: never.
+    abandon_after: int = 10 * 60
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
     # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
     sweep_on_start: bool | None = None
@@ -120,6 +123,9 @@ class Settings:
     timekeeper_interval: float = 1.0
     # A seek (matchmaking) not paired within this many seconds expires.
     seek_ttl: int = 600
+    # Seeks one client address (its rate-limit key) may have waiting at once (issue 32: a pool
+    # jammed with seeks nobody can accept).
+    seeks_per_address: int = 8
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -348,6 +354,7 @@ _VARIABLES = (
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
+    ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
@@ -365,6 +372,7 @@ _VARIABLES = (
     ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),
     ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
     ("seek_ttl", "HEARTS_SEEK_TTL", positive),
+    ("seeks_per_address", "HEARTS_SEEKS_PER_ADDRESS", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

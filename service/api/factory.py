@@ -22,6 +22,7 @@ from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
 from service.api.security_headers import add_security_headers
+from service.app.abandonment import start_abandonment
 from service.app.bot_runner import start_sweep
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
@@ -147,6 +148,7 @@ def create_app(
         players,
         ratings.rating,
         ttl_seconds=settings.seek_ttl,
+        per_address=settings.seeks_per_address,
     )
     # Audits, exports and imports: in a low-priority child process when we have the URL.
     long_work.install(app, settings, service.store, url)
@@ -184,6 +186,8 @@ def create_app(
         )
         if settings.waiting_game_ttl:  # games that never start: see service/app/expiry.py
             stops.append(start_expiry(service, settings.waiting_game_ttl).set)
+        if settings.abandon_after:  # silent players: see service/app/abandonment.py
+            stops.append(start_abandonment(service, settings.abandon_after).set)
         # Seeks paired, filled with bots and expired: see service/app/matchmaking.py.
         stops.append(start_seek_sweeper(app.extensions["hearts.matchmaker"]).set)
         if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py

@@ -209,11 +209,19 @@ _HTTP = [
         "You already wait for a table of this kind: cancel that seek, or wait for it.",
     ),
     ProblemType(
+        "too-many-seeks",
+        429,
+        "Too many seeks",
+        "So many seeks from your address wait already (HEARTS_SEEKS_PER_ADDRESS): wait for "
+        "one to be paired, or cancel it.",
+    ),
+    ProblemType(
         "invalid-seek",
         422,
         "Invalid seek",
-        "The seek names no table the service deals: an unknown preset or time control, or a "
-        "rating range whose lower bound is above its upper.",
+        "The seek names no table the service deals: an unknown preset or time control, a "
+        "rating range whose lower bound is above its upper, or no clock (time_control off: a "
+        "matched game is rated, and a rated game always has a clock).",
     ),
     ProblemType(
         "idempotency-key-reused",
@@ -379,6 +387,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.DealsArranged: 409,
     app_errors.SeekNotFound: 404,
     app_errors.AlreadySeeking: 409,
+    app_errors.TooManySeeks: 429,
     app_errors.InvalidSeek: 422,
     ImportRefused: 422,
     app_errors.ServiceError: 400,

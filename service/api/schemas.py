@@ -10,6 +10,7 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bots import bot_names
+from domain.events import EVENT_TYPES
 from domain.names import MAX_NAME_LENGTH
 from domain.rules import (
     OPTIONS,
@@ -23,6 +24,8 @@ from domain.rules import (
 from projections.ratings import PROVISIONAL_GAMES, PROVISIONAL_OPPONENTS
 from projections.stats import FIGURES
 from service.api.event_ids import NOTICE_ID, NoticeIdParameter
+from service.app.deal_plan import DEAL_PLAN, SEED_COMMITTED
+from service.app.matchmaking import SEEK_CLOCK
 
 # Seats are numbered from 0; no table has more than the largest player count allows.
 SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
@@ -378,6 +381,13 @@ class PublicViewSchema(Schema):
     )
     moon_shooter = fields.Integer(allow_none=True)
     winners = fields.List(fields.Integer())
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "The seat whose player left the game (silent too long in a game "
+            "without a turn clock: HEARTS_ABANDON_AFTER), which ended it; null otherwise"
+        },
+    )
     next_deal = fields.Nested(
         NextDealSchema,
         allow_none=True,
@@ -415,7 +425,14 @@ class JoinedSchema(Schema):
 
 class EventSchema(Schema):
     seq = fields.Integer()
-    type = fields.String()
+    type = fields.String(
+        validate=validate.OneOf([*EVENT_TYPES, DEAL_PLAN, SEED_COMMITTED]),
+        metadata={
+            "description": "The domain event's class (domain/events.py), or a service record "
+            "(DealPlan, SeedCommitted). GameAbandoned: the seat's player, silent too long in "
+            "a game without a turn clock, left; GameEnded follows"
+        },
+    )
     schema_version = fields.Integer()
     time = fields.String()
     command_id = fields.String()
@@ -524,6 +541,10 @@ class ScoreboardSchema(Schema):
     )
     imported = fields.Boolean(
         metadata={"description": "Imported from an export: left out of player statistics"}
+    )
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={"description": "The seat whose player left, ending the game (rated: last)"},
     )
     seq = fields.Integer()
     position = fields.String()
@@ -740,6 +761,10 @@ class HandSchema(Schema):
         fields.Nested(HandTimeoutSchema),
         metadata={"description": "The decisions the turn clock handed to the timeout bot"},
     )
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={"description": "The seat whose player left during this hand, ending the game"},
+    )
     contributions = fields.List(
         fields.Nested(ContributionViewSchema),
         metadata={"description": "The players' seeds mixed into the hand's shuffle"},
@@ -914,7 +939,14 @@ class SeekSchema(Schema):
         validate=validate.Range(OPTIONS["players"].minimum, OPTIONS["players"].maximum),
     )
     preset = fields.String(load_default="standard", validate=validate.OneOf(list(PRESETS)))
-    time_control = fields.String(load_default="off", validate=validate.OneOf(list(TIME_CONTROLS)))
+    time_control = fields.String(
+        load_default=SEEK_CLOCK,
+        validate=validate.OneOf(list(TIME_CONTROLS)),
+        metadata={
+            "description": "The table's clock: matched games are rated, and a rated game always "
+            "has one, so 'off' is refused (422 invalid-seek)"
+        },
+    )
     fill_with_bots_after = fields.Float(
         load_default=None,
         allow_none=True,
@@ -987,6 +1019,10 @@ class PlayerNoticeSchema(Schema):
     version = fields.Integer()
     winners = fields.List(fields.Integer())
     totals = fields.List(fields.Integer())
+    abandoned_by = fields.Integer(
+        allow_none=True,
+        metadata={"description": "gameFinish: the seat whose player left, ending the game"},
+    )
     view = fields.Nested(SeatViewSchema, metadata={"description": "yourTurn: the seat's view"})
 
 

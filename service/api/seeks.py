@@ -19,7 +19,7 @@ from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_vie
 from service.api.event_ids import notice_id
 from service.api.players import players
 from service.api.problems import BODY, documented
-from service.api.rate_limits import client, rate_limited
+from service.api.rate_limits import by_address, client, rate_limited
 from service.api.replay import EVENT_STREAM, TEXT, event_stream, wants_stream
 from service.api.schemas import (
     PlayerEventsQuery,
@@ -74,13 +74,14 @@ def seek_body(seek: Seek) -> dict[str, Any]:
 @blp.doc(operationId="postSeek", security=BEARER_DOC)
 @blp.arguments(SeekSchema)
 @blp.response(201, SeekAnswerSchema, description="The seek: waiting, or matched at once")
-@documented(blp, *BODY, 401, 409)
+@documented(blp, *BODY, 401, 409, 429)
 @rate_limited(blp, "account")
 def post_seek(body: dict[str, Any]):
     """Seek a table: you are paired with other seekers of the same kind of table whose ratings
     you accept (and who accept yours), seated in a random order. Poll ``GET /seeks/{id}`` or
     follow ``GET /players/me/events`` for the game; a seek not paired expires
-    (HEARTS_SEEK_TTL)."""
+    (HEARTS_SEEK_TTL). So many seeks from one address wait at once
+    (HEARTS_SEEKS_PER_ADDRESS; beyond: 429 ``too-many-seeks``)."""
     player = players().authenticate(token())
     span = body["rating_range"]
     wanted = SeekRequest(
@@ -90,7 +91,7 @@ def post_seek(body: dict[str, Any]):
         fill_after=body["fill_with_bots_after"],
         rating_range=(span["min"], span["max"]) if span else None,
     )
-    seek = matchmaker().post(player, wanted)
+    seek = matchmaker().post(player, wanted, by_address())
     headers = {"Location": f"/api/v1/seeks/{seek.id}", **NO_STORE}
     return json_response(seek_body(seek), 201, headers=headers)
 

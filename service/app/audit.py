@@ -54,6 +54,7 @@ PRIMARY = (
     e.MoonScoringChosen,
     e.GameExpired,
     e.SeatTimedOut,
+    e.GameAbandoned,
     e.SeedContributed,
 )
 
@@ -266,6 +267,8 @@ def command_for(event: e.Event, state: GameState = INITIAL_STATE) -> c.Command:
         return c.ExpireGame(event.at)
     if isinstance(event, e.SeatTimedOut):
         return c.TimeOut(event.seat, event.at)
+    if isinstance(event, e.GameAbandoned):
+        return c.AbandonGame(event.seat, event.at)
     if isinstance(event, e.SeedContributed):
         return c.ContributeSeed(event.seat, event.hand_number, event.contribution)
     raise TypeError(f"{type(event).__name__} is derived by the rules, not caused by a command")

@@ -318,9 +318,16 @@ class AlreadySeeking(ServiceError):
     code = "already-seeking"
 
 
+class TooManySeeks(ServiceError):
+    """So many seeks from the client's address wait already (``HEARTS_SEEKS_PER_ADDRESS``):
+    a pool filled by one client's seeks nobody can accept would cost every sweep."""
+
+    code = "too-many-seeks"
+
+
 class InvalidSeek(ServiceError):
     """A seek that names no table this service deals (an unknown preset or time control, a
-    rating range upside down)."""
+    rating range upside down, no clock: a matched game is rated)."""
 
     code = "invalid-seek"
 

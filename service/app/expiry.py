@@ -83,17 +83,32 @@ def start_expiry(
 ) -> threading.Event:
     """Expire waiting games in a background thread, every ``interval`` seconds (default: a
     tenth of the ttl, at most a minute), until the returned event is set."""
-    every = interval if interval is not None else min(max(ttl_seconds / 10, 1.0), 60.0)
+    return start_sweeping(
+        lambda: len(expire_waiting(service, clock(), ttl_seconds)),
+        interval if interval is not None else every_tenth(ttl_seconds),
+        "expiry",
+        "expired %d game(s) that never started",
+    )
+
+
+def every_tenth(seconds: float) -> float:
+    """A sweep's default interval: a tenth of the time it waits out, between 1 s and a minute."""
+    return min(max(seconds / 10, 1.0), 60.0)
+
+
+def start_sweeping(sweep: Callable[[], int], every: float, name: str, done: str) -> threading.Event:
+    """Run ``sweep`` (it returns how many it did, logged with ``done``) every ``every`` seconds
+    in a daemon thread until the returned event is set; a failure is logged, and tried again."""
     stop = threading.Event()
 
     def run() -> None:
         while not stop.wait(every):
             try:
-                done = expire_waiting(service, clock(), ttl_seconds)
-                if done:
-                    log.info("expired %d game(s) that never started", len(done))
+                count = sweep()
+                if count:
+                    log.info(done, count)
             except Exception:
-                log.exception("expiry sweep failed; trying again in %.0f s", every)
+                log.exception("%s sweep failed; trying again in %.0f s", name, every)
 
-    threading.Thread(target=run, name="hearts-expiry", daemon=True).start()
+    threading.Thread(target=run, name=f"hearts-{name}", daemon=True).start()
     return stop

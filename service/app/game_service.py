@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -364,7 +364,11 @@ class GameService:
         seats: Sequence[str | None] | None,
         plan: DealPlan,
         idempotency: Idempotency | None,
+        players: Mapping[int, tuple[str, str]] | None = None,
     ) -> Outcome:
+        """Create the game; ``players`` (seat -> (player id, name)): registered players seated
+        in the same append, so no moment exists at which another could take their seats (the
+        matchmaker's tables: issue 32). They take their seat's token with a resume."""
         for bot in seats or ():
             if bot is not None:
                 get_bot(bot)  # bots.UnknownBot names the strategy the server lacks
@@ -384,6 +388,11 @@ class GameService:
             else:  # the first hand's seed, committed before anyone may contribute to it
                 created, committed = self._commit(created, 1)
                 records.append(committed)
+            for seat, (player_id, name) in sorted((players or {}).items()):
+                # A credential nobody holds a token for: the player resumes with its key.
+                joined = decide(JoinGame(name, seat, auth.new_token()[1], player_id), created.state)
+                records += [new_event(e) for e in joined]
+                created = created.after(joined)
             return Decided(records, created, None)
 
         def lost_race() -> None:
@@ -560,6 +569,7 @@ class GameService:
                 prev_hash=snap.last_hash if snap.version else None,
                 waiting=_waiting_change(snap.state.state.phase, table.state.phase),
                 deadline=_deadline_change(snap.state, table),
+                silent=_silence_change(snap.state.state, table.state),
             )
         except ChainMismatch:
             # The cached hash disagrees with Redis (rewritten by hand?): fold afresh next time.
@@ -763,6 +773,18 @@ def _waiting_change(before: Phase, after: Phase) -> bool | None:
     if (before is Phase.WAITING) == (after is Phase.WAITING):
         return None
     return after is Phase.WAITING
+
+
+IN_PLAY = (Phase.DEALING, Phase.PASSING, Phase.PLAYING, Phase.MOON_CHOICE)
+
+
+def _silence_change(before: GameState, after: GameState) -> bool | None:
+    """How an append changes the store's index of silent games (the abandonment sweep's
+    candidates, service/app/abandonment.py): a game in play without a turn clock is heard from
+    now (True); one that leaves play leaves it (False); others are not in it (None)."""
+    if after.phase in IN_PLAY and not after.rules.seconds_per_decision:
+        return True
+    return False if before.phase in IN_PLAY else None
 
 
 def _deadline_change(before: StoredGame, after: StoredGame) -> str | bool | None:

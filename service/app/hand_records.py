@@ -120,6 +120,7 @@ class HandRecord:
     # The decisions the turn clock took from a seat: {seat, seq, decision, trick}, the timeout
     # bot's move right after (public, like the moves).
     timeouts: tuple[dict[str, Any], ...] = ()
+    abandoned_by: int | None = None  # the seat that left during this hand, ending the game
     # The players' contributions to the hand's shuffle, (seat, text) (public).
     contributions: tuple[tuple[int, str], ...] = ()
 
@@ -164,6 +165,7 @@ class HandRecord:
             "game_over": self.game_over,
             "winners": _ints(self.winners),
             "timeouts": [dict(t) for t in self.timeouts],
+            "abandoned_by": self.abandoned_by,
             "contributions": [{"seat": s, "seed": text} for s, text in self.contributions],
         }
 
@@ -319,6 +321,7 @@ def _freeze(state: GameState, h: _Open) -> HandRecord:
         game_over=h.ended is not None,
         winners=h.ended.winners if h.ended is not None else None,
         timeouts=h.timeouts,
+        abandoned_by=state.abandoned_by,
         contributions=h.dealt.contributions,
     )
 

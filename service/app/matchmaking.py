@@ -3,15 +3,17 @@
 A seek names the table (players 3-6, a rules preset, a time control), optionally the opponents'
 ratings it accepts (conservative ratings, mu - 3 sigma; unrated players count as 0) and
 "fill with bots after N seconds". Seeks wait in a pool per kind of table
-(``service/store/seeks.py``). When a seek arrives, and at every sweep, the pool's oldest seekers
-are grouped greedily (each group mutually acceptable, no player twice), and each group is
+(``service/store/seeks.py``). When a seek arrives, and at every sweep, a table is looked for
+around a seek among those that fit it, read from the pool's rating indexes (a bounded number,
+never the pool's oldest end: issue 32), each group mutually acceptable, no player twice, and is
 claimed at once by one script that ends its seeks only if every one is still waiting: two
 workers grouping the same seekers seat each of them once.
 
 A claim is then carried out: the game is created under an id that follows from the claim
 (so carrying it out again creates nothing twice), with the seats dealt out in a random order
-(fair seating: nobody chooses where they sit), and each player joins its seat with its player
-id. A crash in between leaves a claim that the next look at one of its seeks finishes. The
+(fair seating: nobody chooses where they sit), and each player sits in its seat with its
+player id in that same first append: no seat of a matched game is ever open to a stranger. A
+crash before it leaves a claim that the next look at one of its seeks finishes. The
 players then take their seat's token with ``POST /games/{id}/seats/{seat}/resume`` (their key),
 or follow their own stream (``GET /players/me/events``).
 
@@ -31,16 +33,25 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from domain.errors import SeatTaken
+from domain.errors import GameFull, SeatTaken
 from domain.rules import PRESETS, TIME_CONTROLS, RuleOptions
 from service.app.deal_plan import DealPlan
-from service.app.errors import AlreadySeeking, GameAlreadyExists, InvalidSeek, SeekNotFound
+from service.app.errors import (
+    AlreadySeeking,
+    GameAlreadyExists,
+    InvalidSeek,
+    SeekNotFound,
+    TooManySeeks,
+)
 from service.app.game_service import GameService, game_id_for_key
 from service.app.players import Player, PlayerService
 from service.store.seeks import Seek, SeekStore, pool_of
 
 log = logging.getLogger(__name__)
 
+# A matched game is rated, and a rated game always has a clock (issue 32): without one a losing
+# player could leave it waiting forever. A seek's default, and "off" is refused.
+SEEK_CLOCK = "relaxed"
 FILL_BOT = "heuristic"  # the bot that fills a table no person came to
 UNRATED = 0.0  # an unrated player's conservative rating (OpenSkill's default mu - 3 sigma)
 
@@ -49,7 +60,7 @@ UNRATED = 0.0  # an unrated player's conservative rating (OpenSkill's default mu
 class SeekRequest:
     players: int = 4
     preset: str = "standard"
-    time_control: str = "off"
+    time_control: str = SEEK_CLOCK
     fill_after: float | None = None  # seconds
     rating_range: tuple[float, float] | None = None
 
@@ -73,27 +84,11 @@ def accepts(seek: Seek, other: Seek) -> bool:
     return low <= other.rating <= high
 
 
-def groups(waiting: Sequence[Seek], size: int) -> list[list[Seek]]:
-    """Tables of ``size`` mutually acceptable seekers, no player twice, the oldest first."""
-    used: set[str] = set()
-    found: list[list[Seek]] = []
-    for anchor in waiting:
-        if anchor.id in used:
-            continue
-        group = [anchor]
-        for other in waiting:
-            if other.id in used or other in group:
-                continue
-            if any(o.player_id == other.player_id for o in group):
-                continue
-            if all(accepts(g, other) and accepts(other, g) for g in group):
-                group.append(other)
-                if len(group) == size:
-                    break
-        if len(group) == size:
-            found.append(group)
-            used.update(s.id for s in group)
-    return found
+def mutual(group: Sequence[Seek], other: Seek) -> bool:
+    """Whether ``other`` may join ``group``: no player twice, each accepting the other."""
+    if any(g.player_id == other.player_id or g.id == other.id for g in group):
+        return False
+    return all(accepts(g, other) and accepts(other, g) for g in group)
 
 
 class Matchmaker:
@@ -105,6 +100,7 @@ class Matchmaker:
         rating: Callable[[str], float | None],
         *,
         ttl_seconds: int = 600,
+        per_address: int = 8,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.seeks = seeks
@@ -112,15 +108,22 @@ class Matchmaker:
         self.players = players
         self.rating = rating
         self.ttl_seconds = ttl_seconds
+        self.per_address = per_address  # waiting seeks per client address (its rate-limit key)
         self.now = now
 
     # -- a player's seeks ---------------------------------------------------------------------
 
-    def post(self, player: Player, request: SeekRequest) -> Seek:
-        """Wait for a table as ``request`` says; paired at once if the pool allows."""
+    def post(self, player: Player, request: SeekRequest, address: str = "") -> Seek:
+        """Wait for a table as ``request`` says; paired at once if the pool allows.
+        ``address``: the client's (its rate-limit key); so many seeks from one at a time."""
         self._check(request)
         rating = self.rating(player.player_id)
         now = self.now()
+        if address and self.seeks.from_address(address, now) >= self.per_address:
+            raise TooManySeeks(
+                f"{self.per_address} seeks from your address wait already: "
+                "wait for one, or cancel it"
+            )
         low, high = request.rating_range or (None, None)
         seek = Seek(
             id=f"sk_{request.pool}_{secrets.token_hex(10)}",
@@ -133,10 +136,11 @@ class Matchmaker:
             fill_after=request.fill_after,
             posted=now,
             expires=now + self.ttl_seconds,
+            address=address,
         )
         if not self.seeks.add(seek, self.ttl_seconds):
             raise AlreadySeeking(f"you already seek a table of this kind ({request.pool})")
-        self.match(request.pool)
+        self.match_around(seek)
         return self.seeks.get(seek.id) or seek
 
     def status(self, player: Player, seek_id: str) -> Seek:
@@ -154,45 +158,64 @@ class Matchmaker:
 
     # -- pairing ------------------------------------------------------------------------------
 
-    def match(self, pool: str) -> list[str]:
-        """Pair the pool's waiting seekers into games; the games started."""
-        size = int(pool.split("-")[0])
-        started: list[str] = []
+    def match_around(self, anchor: Seek) -> str | None:
+        """A table for ``anchor`` among the seeks that fit it (read from the pool's rating
+        indexes, a bounded number: never the pool's oldest end); the game, if one started.
+
+        A table that became possible when a seek arrived has that seek in it, so a look around
+        each new seek pairs everyone who can be paired; the sweep looks again around seeks
+        drawn at random (a look lost to a crash or a race)."""
+        size = int(anchor.pool.split("-")[0])
         for _ in range(5):  # a group lost to another worker: look again
-            lost = False
-            for group in groups(self.seeks.waiting(pool), size):
-                game_id = self._claim(pool, group, [])
-                if game_id is None:
-                    lost = True
-                    continue
+            group = [anchor]
+            for other in self.seeks.candidates(anchor):
+                if len(group) == size:
+                    break
+                if mutual(group, other):
+                    group.append(other)
+            if len(group) < size:
+                return None
+            game_id = self._claim(anchor.pool, group, [])
+            if game_id is not None:
+                return game_id
+            current = self.seeks.get(anchor.id)
+            if current is None or current.state != "waiting":
+                return None  # the anchor itself went (paired by the other worker)
+        return None
+
+    def match(self, pool: str) -> list[str]:
+        """Look for tables around a bounded number of the pool's seeks, drawn at random."""
+        started: list[str] = []
+        for anchor in self.seeks.anchors(pool):
+            current = self.seeks.get(anchor.id)
+            if current is None or current.state != "waiting":
+                continue  # seated by a look around an earlier anchor
+            game_id = self.match_around(current)
+            if game_id is not None:
                 started.append(game_id)
-            if not lost:
-                break
         return started
 
     def sweep(self, now: float | None = None) -> dict[str, int]:
-        """Every pool: pair, fill with bots the seeks whose time has come, expire the old ones."""
+        """Every pool: pair, fill with bots the seeks whose time has come, expire the old ones.
+        Each task reads a bounded number of seeks per pool, whatever the pool holds."""
         now = self.now() if now is None else now
         done = {"paired": 0, "filled": 0, "expired": 0}
         for pool in self.seeks.pools():
             done["paired"] += len(self.match(pool))
-            for seek in self.seeks.waiting(pool, limit=1000):
-                if seek.expires <= now:
-                    done["expired"] += self.seeks.end(pool, [seek], "expired")
-                elif seek.fill_after is not None and seek.posted + seek.fill_after <= now:
-                    done["filled"] += self._fill(pool, seek) is not None
+            for seek in self.seeks.expired(pool, now, self.ttl_seconds):
+                done["expired"] += self.seeks.end(pool, [seek], "expired")
+            for seek in self.seeks.due(pool, now):
+                done["filled"] += self._fill(pool, seek) is not None
         return done
 
     def _fill(self, pool: str, anchor: Seek) -> str | None:
         """A table for ``anchor`` and whoever else waits and fits, bots in the other seats."""
         size = int(pool.split("-")[0])
         group = [anchor]
-        for other in self.seeks.waiting(pool):
+        for other in self.seeks.candidates(anchor):
             if len(group) == size - 1:
                 break
-            if other.id == anchor.id or any(o.player_id == other.player_id for o in group):
-                continue
-            if all(accepts(g, other) and accepts(other, g) for g in group):
+            if mutual(group, other):
                 group.append(other)
         return self._claim(pool, group, [FILL_BOT] * (size - len(group)))
 
@@ -225,27 +248,41 @@ class Matchmaker:
             log.exception("claim %s of pool %s: carried out later", claim, pool)
 
     def _carry_out(self, pool: str, claim: str) -> None:
-        """Create the claim's game and seat its players (again: nothing twice)."""
+        """Create the claim's game with its players in their seats, in one append (again:
+        nothing twice). Never a game with a matched seat open: a stranger could take it."""
         found = self.seeks.claim(pool, claim)
         if found is None:
             return
         game_id, plan = found
         seats = [None if isinstance(p, list) else p for p in plan]
-        if self.games.cache.get(game_id).version == 0:  # not created yet (a look costs nothing)
-            with contextlib.suppress(GameAlreadyExists):  # created meanwhile by another look
-                self.games.create(
-                    game_id, rules=rules_of(pool), seats=seats, plan=DealPlan(), idempotency=None
-                )
-        state = self.games.snapshot(game_id).state.state
-        for seat, entry in enumerate(plan):
-            if not isinstance(entry, list) or state.seats[seat].player_id == entry[0]:
-                continue
-            player_id, name = entry
+        players = {seat: (p[0], p[1]) for seat, p in enumerate(plan) if isinstance(p, list)}
+        if self.games.cache.get(game_id).version:  # created by an earlier look
+            self._finish_open_seats(game_id, players)
+            return
+        for player_id, _ in players.values():
             self.players.accounts.add_game(player_id, game_id)
-            with contextlib.suppress(SeatTaken):  # taken meanwhile by another attempt
-                self.games.join(
-                    game_id, name=name, seat=seat, idempotency=None, player_id=player_id
-                )
+        with contextlib.suppress(GameAlreadyExists):  # created meanwhile by another look
+            self.games.create(
+                game_id,
+                rules=rules_of(pool),
+                seats=seats,
+                plan=DealPlan(),
+                idempotency=None,
+                players=players,
+            )
+
+    def _finish_open_seats(self, game_id: str, players: dict[int, tuple[str, str]]) -> None:
+        """A claim half carried out before seats were bound in the first append (its game
+        created with the seats open, a crash before every join) is finished as it was begun;
+        a game created since has none of its matched seats open."""
+        state = self.games.snapshot(game_id).state.state
+        for seat, (player_id, name) in players.items():
+            if state.seats[seat].is_open:
+                self.players.accounts.add_game(player_id, game_id)
+                with contextlib.suppress(SeatTaken, GameFull):  # taken meanwhile
+                    self.games.join(
+                        game_id, name=name, seat=seat, idempotency=None, player_id=player_id
+                    )
 
     # -- checks -------------------------------------------------------------------------------
 
@@ -255,6 +292,12 @@ class Matchmaker:
         if request.time_control not in TIME_CONTROLS:
             raise InvalidSeek(
                 f"unknown time control {request.time_control!r}; one of {sorted(TIME_CONTROLS)}"
+            )
+        if not TIME_CONTROLS[request.time_control][0]:
+            clocks = sorted(name for name, (per, _) in TIME_CONTROLS.items() if per)
+            raise InvalidSeek(
+                "a matched game is rated, and a rated game has a clock: not "
+                f"{request.time_control!r}; one of {clocks}"
             )
         RuleOptions.from_dict(request.rules())  # InvalidRules for a table that makes no sense
         if request.rating_range is not None and request.rating_range[0] > request.rating_range[1]:

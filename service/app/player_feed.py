@@ -53,7 +53,11 @@ def notices(
         if before.phase in NOT_STARTED and after.phase not in NOT_STARTED:
             out.append((player_id, GAME_START, base))
         if after.phase is Phase.FINISHED and before.phase is not Phase.FINISHED:
-            scores = {"winners": list(after.winners), "totals": list(after.scores)}
+            scores = {
+                "winners": list(after.winners),
+                "totals": list(after.scores),
+                "abandoned_by": after.abandoned_by,  # the seat that left, if one did
+            }
             out.append((player_id, GAME_FINISH, {**base, **scores}))
         elif info.bot is None:
             now = decision(after, seat)

@@ -64,6 +64,8 @@ def render_hand(record: HandRecord, colour: bool = False) -> str:
     width = max(len(seat_name(record, i)) for i in range(n))
     out: list[str] = []
     status = "finished" if record.finished else "in play"
+    if record.abandoned_by is not None:
+        status = "abandoned"
     out.append(
         s.bold(f"Hand {record.number}")
         + f" ({status}) - dealer {seat_name(record, record.dealer)}, pass {record.pass_direction}"
@@ -92,6 +94,10 @@ def render_hand(record: HandRecord, colour: bool = False) -> str:
         out += _tricks(record, s)
     if record.finished:
         out += _scoring(record, width)
+    if record.abandoned_by is not None:
+        winners = ", ".join(seat_name(record, w) for w in record.winners or ())
+        out.append(f"  {seat_name(record, record.abandoned_by)} left the game")
+        out.append(f"  Game over: {winners} won")
     return "\n".join(out)
 
 

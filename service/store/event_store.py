@@ -30,6 +30,10 @@ tag, so every key an append touches lives in the same cluster slot)::
                                     score = the first deadline in microseconds since the
                                     epoch: kept by every append (``deadline``), so the
                                     timekeeper reads only the games that are due
+    <prefix>:{p<N>}:silent          sorted set of the ids of games in play without a turn
+                                    clock, score = their last append's time (us): kept by
+                                    every append (``silent``), so the abandonment sweep
+                                    (service/app/abandonment.py) reads only games long silent
     <prefix>:{p<N>}:idem:<scope>    string "<fingerprint>\\n<response>" with a TTL:
                                     an idempotency record, in the partition of the
                                     game whose append wrote it
@@ -118,18 +122,19 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _STREAM_ID = re.compile(r"^\d+-\d+$")
 
 # KEYS: 1 game stream, 2 partition log, 3 games index, 4 waiting index, 5 deadlines index,
-#       [6 idempotency record]
+#       6 silent index, [7 idempotency record]
 # ARGV: 1 game_id, 2 expected version, 3 expected prev hash, 4 games-index score,
 #       5 event count, 6 fingerprint, 7 response, 8 ttl seconds,
 #       then per event i (1-based): 9+3(i-1) seq, 10+3(i-1) hash, 11+3(i-1) envelope JSON,
 #       then the waiting change ('add', 'remove' or ''), then the deadline ('' unchanged,
-#       'clear', or the first deadline's score)
+#       'clear', or the first deadline's score), then the silence ('' unchanged, 'clear', or
+#       the score of the append's time)
 # Returns {'ok', version} | {'replay', response, version} | {'idem_reused'}
 #       | {'conflict', version} | {'prev_hash_mismatch', version, last_hash}
 #       | {'corrupt', reason}
 _APPEND_LUA = r"""
 local game, log, games, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local deadlines, idem = KEYS[5], KEYS[6]
+local deadlines, silent, idem = KEYS[5], KEYS[6], KEYS[7]
 local expected = tonumber(ARGV[2])
 
 -- Checks. Nothing below may write until every check has passed.
@@ -150,6 +155,8 @@ t = type_of(waiting)
 if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'waiting key is a ' .. t} end
 t = type_of(deadlines)
 if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'deadlines key is a ' .. t} end
+t = type_of(silent)
+if t ~= 'none' and t ~= 'zset' then return {'corrupt', 'silent key is a ' .. t} end
 
 local version, last_hash = 0, string.rep('0', 64)
 local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
@@ -212,6 +219,12 @@ if due == 'clear' then
   redis.call('ZREM', deadlines, ARGV[1])
 elseif due ~= '' then
   redis.call('ZADD', deadlines, due, ARGV[1])
+end
+local quiet = ARGV[11 + 3 * n]
+if quiet == 'clear' then
+  redis.call('ZREM', silent, ARGV[1])
+elseif quiet ~= '' then
+  redis.call('ZADD', silent, quiet, ARGV[1])
 end
 if idem then
   redis.call('SET', idem, ARGV[6] .. '\n' .. ARGV[7], 'EX', ARGV[8])
@@ -557,6 +570,35 @@ class RedisEventStore:
         else:
             self.redis.zadd(key, {game_id: _time_score(time)})
 
+    def silent_key(self, partition: int) -> str:
+        return f"{self._partition_prefix(partition)}:silent"
+
+    def silent_since_before(
+        self, time: str, limit: int = 100, partitions: Iterable[int] | None = None
+    ) -> list[str]:
+        """Ids of games in play without a turn clock whose last append was before ``time``
+        (ISO-8601 UTC), longest silent first, at most ``limit`` per partition: a read of the
+        silent index only."""
+        cutoff = _time_score(time)
+        pipe = self.redis.pipeline(transaction=False)
+        for partition in range(self.partitions) if partitions is None else partitions:
+            pipe.zrangebyscore(self.silent_key(partition), "-inf", f"({cutoff}", 0, limit)
+        return [_text(game_id) for ids in pipe.execute() for game_id in ids]
+
+    def silent_before(self, game_id: str, time: str) -> bool:
+        """Whether the game is in the silent index, last heard from before ``time``."""
+        score = self.redis.zscore(self.silent_key(self.partition_of(game_id)), game_id)
+        return score is not None and score < _time_score(time)
+
+    def set_silent(self, game_id: str, time: str | None) -> None:
+        """Put a game in the silent index as last heard from at ``time`` (None: take it out),
+        for an entry found stale: the appends keep it otherwise."""
+        key = self.silent_key(self.partition_of(game_id))
+        if time is None:
+            self.redis.zrem(key, game_id)
+        else:
+            self.redis.zadd(key, {game_id: _time_score(time)})
+
     def forget_waiting(self, game_id: str) -> None:
         """Take a game out of the waiting index (one found there that no longer waits)."""
         self.redis.zrem(self.waiting_key(self.partition_of(game_id)), game_id)
@@ -581,6 +623,7 @@ class RedisEventStore:
         prev_hash: str | None = None,
         waiting: bool | None = None,
         deadline: str | bool | None = None,
+        silent: bool | None = None,
     ) -> AppendResult:
         """Append ``events`` to the game if its version is ``expected_version``.
 
@@ -604,6 +647,8 @@ class RedisEventStore:
         the waiting index, scored by ``time``), False if it ends the wait (it leaves it).
         ``deadline``: the game's first deadline after this append (ISO-8601 UTC) enters the
         deadlines index; False takes the game out of it; None leaves it as it is.
+        ``silent``: True puts the game in the silent index at ``time`` (a game in play without
+        a turn clock), False takes it out, None leaves it as it is.
         """
         _check_game_id(game_id)
         _check_count("expected_version", expected_version, 0)
@@ -642,6 +687,7 @@ class RedisEventStore:
             self.games_key(partition),
             self.waiting_key(partition),
             self.deadlines_key(partition),
+            self.silent_key(partition),
         ]
         args: list[Any] = [game_id, expected_version, prev_hash, score, len(recorded)]
         if idempotency is not None:
@@ -659,6 +705,7 @@ class RedisEventStore:
             args.append("clear")
         else:
             args.append(_time_score(deadline))
+        args.append({True: score, False: "clear", None: ""}[silent])
 
         try:
             if self.min_replicas:

@@ -6,17 +6,28 @@ Redis Cluster hash tag, so a pool's keys all live in one slot and a claim is one
     <prefix>:seek-pools                  set of the pools ever used (the sweep's list)
     <prefix>:{m:<pool>}:waiting          sorted set of the pool's waiting seek ids, score = when
                                          posted (ms since the epoch)
+    <prefix>:{m:<pool>}:open             the waiting seeks without a rating range, score = rating
+    <prefix>:{m:<pool>}:ranged           the waiting seeks with one, score = rating
+    <prefix>:{m:<pool>}:due              the waiting seeks to fill with bots, score = when (ms)
     <prefix>:{m:<pool>}:seek:<id>        hash: the seek (see ``Seek``), kept a day after it ends
     <prefix>:{m:<pool>}:of:<player id>   string: the player's waiting seek in this pool
+    <prefix>:{sa:<address>}:seeks        sorted set: the waiting seeks posted from a client
+                                         address (its rate-limit key), score = expiry (ms)
 
-A seek leaves ``waiting`` exactly once, by one script that checks it is still there: a claim
-(paired into a game, or given bots), an expiry or a cancel. So two workers pairing the same
-seekers at once seat each seeker once: the second claim finds a seek gone and changes nothing.
+A seek leaves ``waiting`` (and its indexes) exactly once, by one script that checks it is still
+there: a claim (paired into a game, or given bots), an expiry or a cancel. So two workers
+pairing the same seekers at once seat each seeker once: the second claim finds a seek gone and
+changes nothing.
+
+Pairing never reads a pool from its oldest end (issue 32: 200 seeks nobody could accept sat
+there and blocked everyone behind them): the candidates for a seek are read from the rating
+indexes, at most ``CANDIDATES`` of each, so a look costs the same whatever the pool holds.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,37 +37,45 @@ KEEP_SECONDS = 24 * 60 * 60  # an ended seek's record, for its status
 POOL = re.compile(r"^([3-6])-([a-z_]{1,20})-([a-z_]{1,20})$")
 SEEK_ID = re.compile(r"^sk_([3-6]-[a-z_]{1,20}-[a-z_]{1,20})_([0-9a-f]{20})$")
 
-# KEYS: 1 waiting, then per seek its hash and its player's pointer.
-# ARGV: 1 new state, 2 claim id, 3 game id, then per seek its seat (or '' for none).
-# All or nothing: 0 if any seek has left ``waiting`` already, else 1 and every one has ended.
+# KEYS: 1 waiting, 2 open, 3 ranged, 4 due, then per seek its hash and its player's pointer.
+# ARGV: 1 new state, 2 claim id, 3 game id, then per seek its seat (or '' for none), then the
+# ended seeks' time to live. All or nothing: 0 if any seek has left ``waiting`` already, else 1
+# and every one has ended.
 _END_LUA = """
-local n = (#KEYS - 1) / 2
+local n = (#KEYS - 4) / 2
 for i = 1, n do
-  local id = redis.call('HGET', KEYS[2 * i], 'id')
+  local id = redis.call('HGET', KEYS[3 + 2 * i], 'id')
   if not id or not redis.call('ZSCORE', KEYS[1], id) then return 0 end
 end
 for i = 1, n do
-  local seek = KEYS[2 * i]
+  local seek = KEYS[3 + 2 * i]
   local id = redis.call('HGET', seek, 'id')
-  redis.call('ZREM', KEYS[1], id)
+  for k = 1, 4 do redis.call('ZREM', KEYS[k], id) end
   redis.call('HSET', seek, 'state', ARGV[1], 'claim', ARGV[2], 'game', ARGV[3],
              'seat', ARGV[3 + i])
   redis.call('EXPIRE', seek, tonumber(ARGV[3 + n + 1]))
-  if redis.call('GET', KEYS[2 * i + 1]) == id then redis.call('DEL', KEYS[2 * i + 1]) end
+  if redis.call('GET', KEYS[4 + 2 * i]) == id then redis.call('DEL', KEYS[4 + 2 * i]) end
 end
 return 1
 """
 
-# KEYS: 1 waiting, 2 the seek's hash, 3 the player's pointer. ARGV: 1 id, 2 score, 3 ttl,
-# then the hash's fields and values. 0 if the player already waits in this pool.
+# KEYS: 1 waiting, 2 the seek's hash, 3 the player's pointer, 4 its rating index (open or
+# ranged), 5 due. ARGV: 1 id, 2 score, 3 ttl, 4 rating, 5 when due ('' never), then the hash's
+# fields and values. 0 if the player already waits in this pool.
 _ADD_LUA = """
 if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 redis.call('SET', KEYS[3], ARGV[1], 'EX', tonumber(ARGV[3]))
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+if ARGV[5] ~= '' then redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1]) end
 return 1
 """
+
+CANDIDATES = 32  # seeks read per index for one look at a seek's table
+SWEEP_ANCHORS = 16  # seeks a sweep looks for a table around, per pool
+SWEEP_BUDGET = 64  # seeks a sweep expires or fills, per pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +94,11 @@ class Seek:
     game_id: str | None = None
     seat: int | None = None
     claim: str | None = None
+    address: str = ""  # the client address's key it was posted from (the per-address bound)
+
+    @property
+    def ranged(self) -> bool:
+        return self.low is not None or self.high is not None
 
     def to_hash(self) -> dict[str, str]:
         return {
@@ -89,6 +113,7 @@ class Seek:
             "posted": repr(self.posted),
             "expires": repr(self.expires),
             "state": self.state,
+            "address": self.address,
         }
 
     @classmethod
@@ -113,6 +138,7 @@ class Seek:
             game_id=h.get("game") or None,
             seat=int(h["seat"]) if h.get("seat") else None,
             claim=h.get("claim") or None,
+            address=h.get("address", ""),
         )
 
 
@@ -133,6 +159,14 @@ class SeekStore:
     def waiting_key(self, pool: str) -> str:
         return f"{self._tag(pool)}:waiting"
 
+    def index_keys(self, pool: str) -> list[str]:
+        """waiting, open, ranged, due: every set a waiting seek is in (the end script's)."""
+        tag = self._tag(pool)
+        return [f"{tag}:waiting", f"{tag}:open", f"{tag}:ranged", f"{tag}:due"]
+
+    def address_key(self, address: str) -> str:
+        return f"{self.prefix}:{{sa:{address}}}:seeks"
+
     def seek_key(self, pool: str, seek_id: str) -> str:
         return f"{self._tag(pool)}:seek:{seek_id}"
 
@@ -148,17 +182,38 @@ class SeekStore:
     def add(self, seek: Seek, ttl_seconds: int) -> bool:
         """Store a waiting seek; False (nothing stored) if its player already waits in the pool."""
         fields = [x for pair in seek.to_hash().items() for x in pair]
+        waiting, open_, ranged, due = self.index_keys(seek.pool)
+        fill = "" if seek.fill_after is None else int((seek.posted + seek.fill_after) * 1000)
         added = self._add(
             keys=[
-                self.waiting_key(seek.pool),
+                waiting,
                 self.seek_key(seek.pool, seek.id),
                 self.player_key(seek.pool, seek.player_id),
+                ranged if seek.ranged else open_,
+                due,
             ],
-            args=[seek.id, int(seek.posted * 1000), ttl_seconds + KEEP_SECONDS, *fields],
+            args=[
+                seek.id,
+                int(seek.posted * 1000),
+                ttl_seconds + KEEP_SECONDS,
+                repr(seek.rating),
+                fill,
+                *fields,
+            ],
         )
         if added:
             self.redis.sadd(self.pools_key, seek.pool)
+            if seek.address:
+                key = self.address_key(seek.address)
+                self.redis.zadd(key, {seek.id: int(seek.expires * 1000)})
+                self.redis.expire(key, ttl_seconds + 60)
         return bool(added)
+
+    def from_address(self, address: str, now: float) -> int:
+        """How many seeks posted from ``address`` still wait (those ended are forgotten)."""
+        key = self.address_key(address)
+        self.redis.zremrangebyscore(key, "-inf", int(now * 1000))
+        return int(self.redis.zcard(key))
 
     def end(
         self,
@@ -173,12 +228,17 @@ class SeekStore:
         """End every one of ``seeks`` at once (matched into ``game_id`` at ``seats``, expired or
         cancelled) if every one is still waiting; False, changing nothing, otherwise."""
         seeks = list(seeks)
-        keys = [self.waiting_key(pool)]
+        keys = self.index_keys(pool)
         for seek in seeks:
             keys += [self.seek_key(pool, seek.id), self.player_key(pool, seek.player_id)]
         places = list(seats) if seats is not None else [None] * len(seeks)
         args = [state, claim, game_id, *["" if s is None else s for s in places], KEEP_SECONDS]
-        return bool(self._end(keys=keys, args=args))
+        ended = bool(self._end(keys=keys, args=args))
+        if ended:  # a crash here leaves an entry that its expiry (its score) forgets
+            for seek in seeks:
+                if seek.address:
+                    self.redis.zrem(self.address_key(seek.address), seek.id)
+        return ended
 
     def claim_key(self, pool: str, claim: str) -> str:
         return f"{self._tag(pool)}:claim:{claim}"
@@ -208,11 +268,56 @@ class SeekStore:
         return Seek.from_hash(raw) if raw else None
 
     def waiting(self, pool: str, limit: int = 200) -> list[Seek]:
-        """The pool's waiting seeks, oldest first (at most ``limit``)."""
-        ids = [_text(i) for i in self.redis.zrange(self.waiting_key(pool), 0, limit - 1)]
+        """The pool's waiting seeks, oldest first (at most ``limit``): for a look at a pool,
+        never for pairing (see ``candidates``)."""
+        ids = self.redis.zrange(self.waiting_key(pool), 0, limit - 1)
+        return self._read(pool, ids)
+
+    def candidates(self, anchor: Seek, limit: int = CANDIDATES) -> list[Seek]:
+        """Waiting seeks whose rating ``anchor`` accepts, at most ``limit`` of each index: the
+        seeks without a range first (each accepts anyone, so any of them fits), then those
+        with one, from a random place among those in range, so no seeks a pool holds stand
+        in front of the rest for good."""
+        _, open_, ranged, _ = self.index_keys(anchor.pool)
+        low = "-inf" if anchor.low is None else repr(anchor.low)
+        high = "+inf" if anchor.high is None else repr(anchor.high)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrangebyscore(open_, low, high, start=0, num=limit + 1)
+        pipe.zcount(ranged, low, high)
+        open_ids, in_range = pipe.execute()
+        start = random.randrange(max(1, in_range - limit))
+        ranged_ids = self.redis.zrangebyscore(ranged, low, high, start=start, num=limit + 1)
+        found = self._read(anchor.pool, [*open_ids, *ranged_ids])
+        # The seeks without a range first (any of them fits), then the oldest first.
+        return sorted((s for s in found if s.id != anchor.id), key=lambda s: (s.ranged, s.posted))
+
+    def anchors(self, pool: str, count: int = SWEEP_ANCHORS) -> list[Seek]:
+        """Up to ``count`` waiting seeks drawn at random: a sweep's looks at a pool."""
+        return self._read(pool, self.redis.zrandmember(self.waiting_key(pool), count) or [])
+
+    def expired(self, pool: str, now: float, ttl_seconds: int) -> list[Seek]:
+        """Waiting seeks posted ``ttl_seconds`` or more before ``now``, the oldest first, at
+        most ``SWEEP_BUDGET``; an id whose record is gone leaves the index here."""
+        before = int((now - ttl_seconds) * 1000)
+        return self._due(self.waiting_key(pool), pool, before)
+
+    def due(self, pool: str, now: float) -> list[Seek]:
+        """Waiting seeks whose time to be filled with bots has come (at most SWEEP_BUDGET)."""
+        return self._due(self.index_keys(pool)[3], pool, int(now * 1000))
+
+    def _due(self, key: str, pool: str, before: int) -> list[Seek]:
+        ids = self.redis.zrangebyscore(key, "-inf", before, start=0, num=SWEEP_BUDGET)
+        found = self._read(pool, ids)
+        gone = {_text(i) for i in ids} - {s.id for s in found}
+        if gone:  # a record expired while its id waited (an old crash): nothing to end
+            for index in self.index_keys(pool):
+                self.redis.zrem(index, *gone)
+        return found
+
+    def _read(self, pool: str, ids: Iterable[Any]) -> list[Seek]:
         pipe = self.redis.pipeline(transaction=False)
         for seek_id in ids:
-            pipe.hgetall(self.seek_key(pool, seek_id))
+            pipe.hgetall(self.seek_key(pool, _text(seek_id)))
         return [Seek.from_hash(raw) for raw in pipe.execute() if raw]
 
     def pools(self) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+import zlib
 from typing import Any
 
 import pytest
@@ -25,7 +26,12 @@ def register(client, name: str | None = None) -> str:
 
 
 def seek(client, key: str, **body: Any):
-    return client.post("/api/v1/seeks", json=body, headers=auth(key))
+    # Each player from an address of its own: seeks per address are bounded.
+    n = zlib.crc32(key.encode())
+    address = f"10.{n % 250}.{n // 250 % 250}.{n // 62500 % 250}"
+    return client.post(
+        "/api/v1/seeks", json=body, headers=auth(key), environ_base={"REMOTE_ADDR": address}
+    )
 
 
 def status(client, key: str, seek_id: str) -> dict[str, Any]:
@@ -102,7 +108,7 @@ def test_rating_ranges_are_mutual(client, service, monkeypatch):
     found = [status(client, k, s["id"]) for k, s in zip(keys[1:], others, strict=True)]
     assert [s["state"] for s in found] == ["matched"] * 3
     assert len({s["game_id"] for s in found}) == 1
-    waiting = matchmaker.seeks.waiting("3-standard-off")
+    waiting = matchmaker.seeks.waiting("3-standard-relaxed")
     assert [s.player_id for s in waiting] == [ids[0]]
 
 
@@ -116,7 +122,7 @@ def test_a_seek_expires_and_is_gone_and_a_cancelled_one_stays_cancelled(client):
     later = time.time() + matchmaker.ttl_seconds + 1
     assert matchmaker.sweep(later)["expired"] == 1
     assert status(client, key, waiting["id"])["state"] == "expired"
-    assert matchmaker.seeks.waiting("6-standard-off") == []
+    assert matchmaker.seeks.waiting("6-standard-relaxed") == []
     # The player may seek that table again.
     assert seek(client, key, players=6).status_code == 201
 

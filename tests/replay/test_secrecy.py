@@ -18,6 +18,7 @@ import pytest
 from domain.decider import evolve
 from domain.events import (
     EVENT_TYPES,
+    GameAbandoned,
     GameEnded,
     GameExpired,
     MoonScoringChosen,
@@ -86,6 +87,7 @@ def _log(rules: RuleOptions) -> list[RecordedEvent]:
         GameEnded((0,), (10,) * rules.players),
         GameExpired("2026-01-01T00:00:00.000000Z"),
         SeatTimedOut(2, "2026-01-01T00:00:00.000000Z"),
+        GameAbandoned(1, "2026-01-01T00:00:00.000000Z"),
         SeedContributed(3, 0, "c0ffee"),
     ]
     events += [NewEvent(event_type(x), type(x).schema_version, event_to_dict(x)) for x in extra]

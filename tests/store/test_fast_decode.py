@@ -25,6 +25,7 @@ from domain.events import (
     EVENT_TYPES,
     CardPlayed,
     CardsPassed,
+    GameAbandoned,
     GameCreated,
     GameEnded,
     GameExpired,
@@ -261,6 +262,7 @@ EXAMPLES = [
     GameEnded((2, 3), (100, 52, 20, 20)),
     GameExpired("2026-11-23T21:08:00.000000Z"),
     SeatTimedOut(2, "2026-11-26T14:30:00.000000Z"),
+    GameAbandoned(1, "2026-11-26T14:30:00.000000Z"),
     SeedContributed(2, 1, "c0ffee"),
 ]
 

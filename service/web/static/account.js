@@ -133,8 +133,9 @@ function playNow(player) {
   const clock = choice(
     "Clock",
     "time_control",
-    [["off", "none"], ["relaxed", "relaxed (60 s + 300 s)"], ["quick", "quick (15 s + 60 s)"]],
-    "off",
+    // Matched games are rated, and a rated game always has a clock (issue 32).
+    [["relaxed", "relaxed (60 s + 300 s)"], ["quick", "quick (15 s + 60 s)"]],
+    "relaxed",
   );
   const fillLabel = el("label", "Bots after (s) ");
   const fill = el("input");

@@ -164,6 +164,9 @@ export async function showTable(root, gameId, { watch }) {
       const open = view.seats.filter((s) => s.name == null && s.bot == null).length;
       return `Waiting for ${open} player${open === 1 ? "" : "s"} to join`;
     }
+    if (view.phase === "finished" && view.abandoned_by != null) {
+      return `${who(view.abandoned_by)} left the game · Game over`;
+    }
     if (view.phase === "finished") return "Game over";
     if (view.phase === "expired") return "Expired: its seats were not all taken in time";
     const parts = [`Hand ${view.hand_number}`, `pass ${view.pass_direction}`];
@@ -238,7 +241,9 @@ export async function showTable(root, gameId, { watch }) {
     const me = view.seat;
     if (view.phase === "finished") {
       const winners = view.winners.map((s) => seatName(view.seats, s)).join(" and ");
-      return html`<div class="banner over"><b>Game over.</b> ${winners} won.
+      // A player silent too long in a game without a clock left it (GameAbandoned).
+      const left = view.abandoned_by != null ? `${seatName(view.seats, view.abandoned_by)} left the game. ` : "";
+      return html`<div class="banner over"><b>Game over.</b> ${left}${winners} won.
         <a href="#/replay/${segment(gameId)}/${segment(view.hand_number)}">Replay the last hand</a> ·
         <a href="#/scoreboard/${segment(gameId)}">Scoreboard</a></div>`;
     }
@@ -362,11 +367,13 @@ export async function showTable(root, gameId, { watch }) {
   });
 
   accept(await load());
-  // The last scored hand: the one before this, or this one once the game is over.
-  const scored = view.phase === "finished" ? view.hand_number : view.hand_number - 1;
+  // The last scored hand: the one before this, or this one once the game is over (unless a
+  // player left it: then it was never scored).
+  const over = view.phase === "finished" && view.abandoned_by == null;
+  const scored = over ? view.hand_number : view.hand_number - 1;
   if (scored >= 1 && !lastHand) {
     const previous = await attempt(() => api.hand(gameId, scored));
-    if (previous) {
+    if (previous?.points_taken) {
       lastHand = previous;
       draw();
     }

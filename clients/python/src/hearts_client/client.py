@@ -483,12 +483,13 @@ class Player:
         *,
         players: int = 4,
         preset: str = "standard",
-        time_control: str = "off",
+        time_control: str = "relaxed",
         fill_with_bots_after: float | None = None,
         rating_range: tuple[float, float] | None = None,
     ) -> dict[str, Any]:
         """Seek a table: paired with other seekers of the same kind whose ratings fit (409
-        ``already-seeking`` if this player waits for one of this kind already). The seek:
+        ``already-seeking`` if this player waits for one of this kind already). A matched game
+        is rated, so it has a clock: ``time_control`` ``off`` is refused (422). The seek:
         ``state`` waiting or matched (then ``game_id`` and ``seat``: ``resume`` takes it)."""
         body: dict[str, Any] = {
             "players": players,

@@ -6,6 +6,27 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 Phase = Literal["waiting", "dealing", "passing", "playing", "moon_choice", "finished", "expired"]
 MoonChoice = Literal["add_to_others", "subtract_from_shooter"]
+# What an event of a game's log may be: the domain's events and the service's records.
+EventType = Literal[
+    "GameCreated",
+    "PlayerJoined",
+    "SeatResumed",
+    "SeatControlChanged",
+    "HandDealt",
+    "CardsPassed",
+    "PassesExchanged",
+    "CardPlayed",
+    "TrickTaken",
+    "MoonScoringChosen",
+    "HandScored",
+    "GameEnded",
+    "GameExpired",
+    "SeatTimedOut",
+    "GameAbandoned",  # the seat's player left (silent too long, no clock); GameEnded follows
+    "SeedContributed",
+    "DealPlan",
+    "SeedCommitted",
+]
 
 
 class SeatSummary(TypedDict):
@@ -89,6 +110,7 @@ class PublicView(TypedDict):
     imported: bool  # imported from an export, not played here (left out of the statistics)
     moon_shooter: int | None
     winners: list[int]
+    abandoned_by: int | None  # the seat that left, ending the game (GameAbandoned)
     clock: Clock | None  # the turn clock; None for a game without one
     next_deal: NextDeal | None  # None when the creator chose the deals (Seat.contribute())
 
@@ -111,7 +133,7 @@ class Joined(TypedDict):
 
 class Event(TypedDict):
     seq: int
-    type: str
+    type: EventType
     schema_version: int
     time: str
     command_id: str

@@ -251,9 +251,22 @@ class SeatBotSchema(Schema):
 
 class GamesQuerySchema(Schema):
     status = fields.String(validate=validate.OneOf(PHASES))
-    player = fields.String(validate=validate.Length(1, MAX_NAME))
+    player = fields.String(
+        validate=validate.Length(1, MAX_NAME),
+        metadata={
+            "description": "Only games with a seat of this name, compared as names are; an "
+            "imported game is never listed under a name (its names are the export's, which "
+            "anyone can edit)"
+        },
+    )
     arranged = fields.Boolean(
         metadata={"description": "Only arranged games (true) or only the others (false)"}
+    )
+    imported = fields.Boolean(
+        metadata={
+            "description": "Only games imported from an export (true) or only the games "
+            "played here (false)"
+        }
     )
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(1, 512))
@@ -785,6 +798,13 @@ class ImportedSchema(Schema):
     id = fields.String()
     version = fields.Integer()
     source_game_id = fields.String()
+    imported = fields.Boolean(
+        metadata={
+            "description": "Always true: the game is an imported copy. Its seats are guests "
+            "whatever their names (a registered player's name included): it is never listed "
+            "under a player's name, in a player's games, statistics or ratings"
+        }
+    )
 
 
 class NextActionSchema(Schema):

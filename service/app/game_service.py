@@ -284,8 +284,10 @@ class GameService:
         cursor: str | None,
         scan_budget: int = 500,
         arranged: bool | None = None,
+        imported: bool | None = None,
     ) -> tuple[list[Snapshot[StoredGame]], str | None]:
-        """Games oldest first, filtered by phase and player name; at most ``limit``.
+        """Games oldest first, filtered by phase, player name, arranged and imported; at most
+        ``limit``. An imported game is never listed under a player's name (see ``_matches``).
 
         Filtering folds each listed game (from the cache); a request scans at most
         ``scan_budget`` games, so a page may hold fewer than ``limit`` games and still have a
@@ -303,7 +305,7 @@ class GameService:
             for game_id in page.game_ids:
                 scanned += 1
                 snap = self.cache.get(game_id)
-                if snap.version and _matches(snap.state, status, player, arranged):
+                if snap.version and _matches(snap.state, status, player, arranged, imported):
                     found.append(snap)
             cursor = page.next_cursor
             if cursor is None:
@@ -737,15 +739,25 @@ def _deadline_change(before: StoredGame, after: StoredGame) -> str | bool | None
 
 
 def _matches(
-    table: StoredGame, status: str | None, player: str | None, arranged: bool | None
+    table: StoredGame,
+    status: str | None,
+    player: str | None,
+    arranged: bool | None,
+    imported: bool | None = None,
 ) -> bool:
     state = table.state
     if status is not None and state.phase.value != status:
         return False
     if arranged is not None and arranged == table.plan.empty:
         return False
+    if imported is not None and imported != table.imported:
+        return False
     if player is None:
         return True
+    if table.imported:
+        # Imports stay guests (issue 32): anyone may edit an export's names and recompute its
+        # chain, so an imported game's seats are never anybody's games here, whatever they say.
+        return False
     key = name_key(player)
     return any(seat.name is not None and name_key(seat.name) == key for seat in state.seats)
 

@@ -180,11 +180,14 @@ class JoinSchema(Schema):
         load_default=None,
         validate=validate.Length(1, MAX_NAME),
         metadata={
-            "description": "Your name at the table (RFC 8266 nickname): letters, digits, spaces, "
-            "punctuation and symbols; no control, invisible or bidi-override characters "
-            "(422 invalid-name). Stored normalized (NFKC, spaces trimmed and collapsed); unique "
-            "at the table ignoring case and width (409 name-taken). A guest (no key) must give "
-            "one, and not a registered player's (409 player-name-taken); with a player's key "
+            "description": "Your name at the table (RFC 8266 nickname whose characters are in "
+            "the Unicode identifier profile, UTS #39, or spaces between words): letters of any "
+            "script, digits, ' - . _ and the like; no control, invisible, blank, symbol or emoji "
+            "character (422 invalid-name). Stored normalized (NFKC, spaces trimmed and "
+            "collapsed); unique at the table ignoring case and width (409 name-taken), and no "
+            "look-alike of a name at the table (a UTS #39 confusable: 409 name-confusable). A "
+            "guest (no key) must give one, neither a registered player's (409 "
+            "player-name-taken) nor a look-alike of one (409 name-confusable); with a player's key "
             "(Authorization: Bearer hp_...) the seat takes the registered name: leave it out "
             "or give that name"
         },
@@ -848,8 +851,10 @@ class RegisterSchema(Schema):
         required=True,
         validate=validate.Length(1, MAX_NAME),
         metadata={
-            "description": "The name to hold across the service (RFC 8266 nickname, as at a "
-            "join): unique ignoring case, width and spacing (409 player-name-taken)"
+            "description": "The name to hold across the service (as at a join: an RFC 8266 "
+            "nickname in the Unicode identifier profile): unique ignoring case, width and "
+            "spacing (409 player-name-taken), and no look-alike of a registered player's name "
+            "(a UTS #39 confusable, e.g. a Cyrillic 'а' for a Latin 'a': 409 name-confusable)"
         },
     )
 

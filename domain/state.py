@@ -118,7 +118,7 @@ class GameState:
     hand: HandState | None = None
     moon_shooter: int | None = None  # while the shooter chooses
     winners: tuple[int, ...] = ()
-    names: NameRules = NameRules.NICKNAME  # how this game's joins check names (domain/names.py)
+    names: NameRules = NameRules.IDENTIFIER  # how this game's joins check names (domain/names.py)
     # The players' contributions to the next hand's shuffle so far, (seat, text) by seat.
     contributions: tuple[tuple[int, str], ...] = ()
 

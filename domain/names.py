@@ -134,6 +134,11 @@ def lookalike(a: str, b: str) -> bool:
     return not skeletons(a).isdisjoint(skeletons(b))
 
 
+def resembles(name: str, word: str) -> bool:
+    """The same name as ``word``, or a look-alike of it (a bot's name, a reserved word)."""
+    return same_name(name, word) or lookalike(name, word)
+
+
 def player_name(raw: str, rules: NameRules, registered: bool = False) -> str:
     """The name a join stores under ``rules``; InvalidNameText if those rules refuse it.
 

@@ -43,7 +43,7 @@ from domain.dealing import check_explicit_deal
 from domain.decider import decide, fold
 from domain.errors import RuleViolation
 from domain.events import PlayerJoined
-from domain.names import name_key, same_name
+from domain.names import name_key, resembles, same_name
 from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
@@ -404,10 +404,13 @@ class GameService:
     ) -> Outcome:
         """Take a seat as ``name``: a guest's, or (``player_id``) the registered player's whose
         key the caller presented (service/app/players.py checks both)."""
-        if isinstance(name, str) and any(same_name(name, bot) for bot in bot_names()):
+        # A guest's look-alike of one too ("rаndom", a Cyrillic а): a registered player's name
+        # was checked when registered, under the rules of the day.
+        like = same_name if player_id is not None else resembles
+        if isinstance(name, str) and any(like(name, bot) for bot in bot_names()):
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
-        if isinstance(name, str) and any(same_name(name, word) for word in RESERVED_NAMES):
+        if isinstance(name, str) and any(like(name, word) for word in RESERVED_NAMES):
             raise NameReserved(f"{name.strip()!r} is reserved: /players/me is one's own account")
         if idempotency is not None and not auth.unguessable_key(idempotency.key):
             # Its receipt gives the token back to whoever repeats the key and body: only an

@@ -31,6 +31,7 @@ from domain.names import (
     display_name,
     identifier_name,
     name_key,
+    resembles,
     same_name,
     skeletons,
 )
@@ -218,9 +219,9 @@ def _checked_name(raw: str) -> str:
         name = identifier_name(raw)  # what a new game's join allows (domain/names.py)
     except InvalidNameText as error:
         raise InvalidName(str(error)) from None
-    if any(same_name(name, bot) for bot in bot_names()):
+    if any(resembles(name, bot) for bot in bot_names()):
         raise NameReserved(f"{name!r} is a bot's name: choose another")
-    if any(same_name(name, word) for word in RESERVED_NAMES):
+    if any(resembles(name, word) for word in RESERVED_NAMES):
         raise NameReserved(f"{name!r} is reserved: /players/me is one's own account")
     return name
 

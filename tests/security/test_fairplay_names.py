@@ -183,3 +183,10 @@ def test_the_skeleton_index_on_every_redis(redis_client, key_prefix):
     assert accounts.index_skeletons("p3", skeletons("Carol")) == []
     assert accounts.index_skeletons("p9", skeletons("Carol")) == ["p3"]  # the first keeps them
     assert accounts.holders(name_key("x"), skeletons("\u0421arol")) == (None, "p3")
+
+
+@pytest.mark.parametrize("alike", ["r\u0430ndom", "RAND\u041eM"], ids=["cyrillic-a", "cyrillic-o"])
+def test_a_lookalike_of_a_bots_name_is_reserved(http, alike):
+    # Statistics go by name, and bots by their strategy's: "rаndom" would pass for the bot.
+    problem(register(http, alike), 422, "name-reserved")
+    problem(join(http, open_table(http), alike), 422, "name-reserved")

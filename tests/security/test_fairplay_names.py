@@ -25,8 +25,8 @@ from service.settings import Settings
 from service.store.accounts import AccountStore, NameLookalike
 from tests.api.helpers import auth
 from tests.domain.given import GAME_ID, Story, given
+from tests.security.test_names import problem
 
-PROBLEM = "application/problem+json"
 PLAYERS = "/api/v1/players"
 ALICES = {"cyrillic-a": "\u0430lice", "greek-alpha": "\u0391lice", "upper-greek": "\u0391LICE"}
 BOBS = {"cyrillic-ve": "\u0412ob", "greek-beta": "\u0392ob"}
@@ -44,13 +44,6 @@ def app():
 @pytest.fixture
 def http(app):
     return app.test_client()
-
-
-def problem(response, status: int, code: str) -> dict:
-    assert response.status_code == status, (response.status_code, response.get_json())
-    assert response.mimetype == PROBLEM
-    assert response.get_json()["code"] == code
-    return response.get_json()
 
 
 def register(http, name: str):

@@ -17,7 +17,7 @@ class CreateGame:
     seats: tuple[str | None, ...] | None = None
     # How joins check names: every new game takes the default; an audit re-deciding a game
     # created before names were checked passes the rules that game recorded.
-    names: NameRules = NameRules.NICKNAME
+    names: NameRules = NameRules.IDENTIFIER
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from .errors import (
     GameNotCreated,
     InvalidCommand,
     InvalidName,
+    NameConfusable,
     NameTaken,
     NoPlayerToTakeOver,
     NotAway,
@@ -39,7 +40,7 @@ from .errors import (
     WrongPhase,
 )
 from .legal import lowest_club, play_violation, table_legal_mask
-from .names import InvalidNameText, NameRules, compared_as, player_name
+from .names import Clash, InvalidNameText, NameRules, clash, player_name
 from .passing import exchange
 from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
@@ -141,7 +142,8 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_not_expired(state)
     try:
-        name = player_name(command.name, state.names)  # domain/names.py: RFC 8266 nicknames
+        # domain/names.py: RFC 8266 nicknames, in UTS #39's identifier profile (a guest's)
+        name = player_name(command.name, state.names, registered=bool(command.player_id))
     except InvalidNameText as error:
         raise InvalidName(str(error)) from None
     if not state.open_seats:
@@ -152,11 +154,14 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
     _require_seat(state, seat)
     if not state.seats[seat].is_open:
         raise SeatTaken(f"seat {seat} is taken")
-    # Unique as names are compared (case, width and spacing folded), not as they are spelt.
-    key = compared_as(name, state.names)
+    # Unique as names are compared (case, width and spacing folded), not as they are spelt,
+    # and (the game's rules permitting) no look-alike of a name at the table (UTS #39).
     taken = (s.name for s in state.seats if s.player and s.name is not None)
-    if any(compared_as(other, state.names) == key for other in taken):
+    found = clash(name, taken, state.names)
+    if found is not None and found[0] is Clash.SAME:
         raise NameTaken(f"a player called {name!r} already sits at this table")
+    if found is not None:
+        raise NameConfusable(f"{name!r} looks like {found[1]!r}, who sits at this table")
     return [e.PlayerJoined(seat, name, command.credential, command.player_id)]
 
 

@@ -60,9 +60,17 @@ class NameTaken(RuleViolation):
     code = "name-taken"
 
 
+class NameConfusable(RuleViolation):
+    """The name looks like another player's (a Unicode confusable, UTS #39: "Вob" with a
+    Cyrillic В looks like "Bob"): a registered player's, or one at this table. Choose another."""
+
+    code = "name-confusable"
+
+
 class InvalidName(RuleViolation):
     """The name is empty, too long, or holds a character a nickname may not (RFC 8266 PRECIS:
-    control, invisible or bidi-override characters, lone surrogates)."""
+    control, invisible or bidi-override characters, lone surrogates), or (games since issue 32)
+    one outside the Unicode identifier profile (UTS #39: blanks such as U+2800, symbols, emoji)."""
 
     code = "invalid-name"
     kind = "invalid"

@@ -28,7 +28,9 @@ class GameCreated:
     game_id: str
     rules: RuleOptions
     seats: tuple[str | None, ...]  # per seat: None for an open seat, else the bot's strategy
-    names: NameRules = NameRules.NICKNAME  # how joins check and compare names (domain/names.py)
+    # How joins check and compare names (domain/names.py). Every stored payload spells it out
+    # (event_to_dict writes every field; v1 is upcast): the default is a new game's rule.
+    names: NameRules = NameRules.IDENTIFIER
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,17 +14,29 @@ the ``precis-i18n`` library rather than hand-written Unicode tables:
 - ``name_key``: the form compared, from ``NicknameCaseMapped`` (RFC 8266's comparison: the same
   rules, then lower case): "Ann", "ANN" and "ａｎｎ" are one name.
 
-Confusable look-alikes across scripts (Unicode TR39 skeletons: Latin "a" and Cyrillic "а") are
-not folded: we found no maintained Python package that computes TR39 skeletons
-(``confusable-homoglyphs`` only flags mixed-script look-alikes, and would refuse honest mixes
-such as "Taro 太郎"); see README.
+Look-alikes (issue 32) are UTS #39's, computed by ICU's ``SpoofChecker`` (the ``pyicu``
+binding), never by tables of ours:
+
+- ``identifier_name``: a nickname whose every character has Identifier_Status=Allowed in UTS
+  #39's identifier profile, or is the ASCII space between words (the profile is for
+  identifiers, which have no spaces; "Jean Dupont" and "Taro 太郎" stay names). It refuses what
+  PRECIS lets through and a reader cannot tell apart: blanks such as U+2800 (BRAILLE PATTERN
+  BLANK), symbols, emoji, obsolete and technical letters.
+- ``skeletons``: UTS #39 confusable skeletons of a name as written, in lower case and in upper
+  case (ICU's skeletons keep case, while names compare ignoring it: "Вob" looks like "Bob", and
+  "ΑLICE" like "ALICE", which is "Alice"). Two names are look-alikes when they share one.
+
+ICU's data is Unicode's: U+04CF CYRILLIC SMALL LETTER PALOCHKA's prototype is "i", so "Аӏісе"
+looks like "Aiice" to UTS #39, not like "Alice" (see README).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from functools import lru_cache
 
+import icu
 from precis_i18n import get_profile
 
 MAX_NAME_LENGTH = 64  # code points, after enforcement
@@ -32,6 +44,15 @@ _MAX_RAW = 4 * MAX_NAME_LENGTH  # as sent: room for spaces to collapse and forms
 
 _DISPLAY = get_profile("NicknameCasePreserved")
 _COMPARE = get_profile("NicknameCaseMapped")
+
+# UTS #39: confusable skeletons, and Identifier_Status=Allowed (the union of the Recommended and
+# Inclusion identifier types). A configured checker is only read: safe to share across threads.
+_SPOOF = icu.SpoofChecker()
+_ALLOWED = icu.UnicodeSet()  # a copy of ICU's sets would be frozen, as they are
+_ALLOWED.addAll(_SPOOF.getRecommendedUnicodeSet())
+_ALLOWED.addAll(_SPOOF.getInclusionUnicodeSet())
+_ALLOWED.add(" ")  # between words only: display_name trims and collapses spaces
+_ALLOWED.freeze()
 
 
 class NameRules(StrEnum):
@@ -42,8 +63,17 @@ class NameRules(StrEnum):
     its names are not refused or respelt now and its audit stays clean.
     """
 
-    NICKNAME = "rfc8266"  # RFC 8266 nicknames, compared case- and width-folded (every new game)
-    AS_WRITTEN = "as_written"  # before: trimmed, 1 to 64 characters, compared as written
+    # RFC 8266 nicknames in UTS #39's identifier profile; look-alikes are taken (every new game)
+    IDENTIFIER = "rfc8266+uts39"
+    NICKNAME = "rfc8266"  # before: RFC 8266 nicknames, compared case- and width-folded
+    AS_WRITTEN = "as_written"  # before that: trimmed, 1 to 64 characters, compared as written
+
+
+class Clash(StrEnum):
+    """How a name clashes with another of the same table."""
+
+    SAME = "same"  # the same name, as the game's rules compare names
+    LOOKALIKE = "lookalike"  # a UTS #39 confusable (NameRules.IDENTIFIER only)
 
 
 class InvalidNameText(ValueError):
@@ -80,9 +110,43 @@ def name_key(name: str) -> str:
         return name
 
 
-def player_name(raw: str, rules: NameRules) -> str:
-    """The name a join stores under ``rules``; InvalidNameText if those rules refuse it."""
-    if rules is NameRules.NICKNAME:
+def identifier_name(raw: str) -> str:
+    """``display_name``, every character of it in UTS #39's identifier profile (or a space)."""
+    name = display_name(raw)
+    for position, char in enumerate(name):
+        if not _ALLOWED.contains(char):
+            raise InvalidNameText(
+                f"a name may not contain U+{ord(char):04X} (outside the Unicode identifier "
+                f"profile, UTS #39) at position {position}"
+            )
+    return name
+
+
+@lru_cache(maxsize=4096)
+def skeletons(name: str) -> frozenset[str]:
+    """UTS #39 skeletons of ``name`` as written, lower- and upper-cased: names that share one
+    look alike (a name is compared ignoring case, and ICU's skeletons keep it)."""
+    forms = {name, name_key(name), name.upper()}
+    return frozenset(_SPOOF.getSkeleton(0, form) for form in forms)
+
+
+def lookalike(a: str, b: str) -> bool:
+    return not skeletons(a).isdisjoint(skeletons(b))
+
+
+def resembles(name: str, word: str) -> bool:
+    """The same name as ``word``, or a look-alike of it (a bot's name, a reserved word)."""
+    return same_name(name, word) or lookalike(name, word)
+
+
+def player_name(raw: str, rules: NameRules, registered: bool = False) -> str:
+    """The name a join stores under ``rules``; InvalidNameText if those rules refuse it.
+
+    A registered player's name (``registered``) was checked when it was registered, under the
+    rules of that day: it is taken as a nickname, so no account is renamed by a new rule."""
+    if rules is NameRules.IDENTIFIER and not registered:
+        return identifier_name(raw)
+    if rules in (NameRules.IDENTIFIER, NameRules.NICKNAME):
         return display_name(raw)
     name = raw.strip() if isinstance(raw, str) else ""
     if not name or len(name) > MAX_NAME_LENGTH:
@@ -92,7 +156,22 @@ def player_name(raw: str, rules: NameRules) -> str:
 
 def compared_as(name: str, rules: NameRules) -> str:
     """The form two of a game's names are compared in under ``rules``."""
-    return name_key(name) if rules is NameRules.NICKNAME else name
+    return name if rules is NameRules.AS_WRITTEN else name_key(name)
+
+
+def clash(name: str, others: Iterable[str], rules: NameRules) -> tuple[Clash, str] | None:
+    """The first of ``others`` (a table's names) that ``name`` may not sit beside, and why:
+    the same name first, else (``NameRules.IDENTIFIER``) a look-alike."""
+    others = list(others)
+    key = compared_as(name, rules)
+    same = next((o for o in others if compared_as(o, rules) == key), None)
+    if same is not None:
+        return Clash.SAME, same
+    if rules is NameRules.IDENTIFIER:
+        alike = next((o for o in others if lookalike(name, o)), None)
+        if alike is not None:
+            return Clash.LOOKALIKE, alike
+    return None
 
 
 def same_name(a: str, b: str) -> bool:

@@ -119,7 +119,7 @@ class GameState:
     moon_shooter: int | None = None  # while the shooter chooses
     winners: tuple[int, ...] = ()
     abandoned_by: int | None = None  # the seat that left the game, ending it (GameAbandoned)
-    names: NameRules = NameRules.NICKNAME  # how this game's joins check names (domain/names.py)
+    names: NameRules = NameRules.IDENTIFIER  # how this game's joins check names (domain/names.py)
     # The players' contributions to the next hand's shuffle so far, (seat, text) by seat.
     contributions: tuple[tuple[int, str], ...] = ()
 

@@ -86,12 +86,14 @@ def create_game(body: dict[str, Any]):
 @blp.response(200, GameListSchema)
 @documented(blp, 400, 422)
 def list_games(query: dict[str, Any]):
-    """Games, oldest first; filter by phase (``status``), by a player's name and by whether
-    the creator chose the deals (``arranged``)."""
+    """Games, oldest first; filter by phase (``status``), by a player's name (games played
+    here: an imported game is nobody's), by whether the creator chose the deals (``arranged``)
+    and by whether the game was imported from an export (``imported``)."""
     found, cursor = service().list_games(
         status=query.get("status"),
         player=query.get("player"),
         arranged=query.get("arranged"),
+        imported=query.get("imported"),
         limit=query["limit"],
         cursor=query.get("cursor"),
     )

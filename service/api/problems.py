@@ -339,6 +339,7 @@ _DOMAIN_TITLES = {
     "must-play-queen": "You must play the queen of spades",
     "game-not-found": "No such game",
     "name-taken": "Name taken",
+    "name-confusable": "Name looks like another",
     "invalid-name": "Name not allowed",
 }
 

@@ -438,6 +438,7 @@ def import_():
 
 
 def _imported(body: dict[str, Any], replayed: bool = False, existing: bool = False) -> Response:
+    body = {**body, "imported": True}  # its seats are guests, whatever they are called
     headers = {"Location": f"/api/v1/games/{body['id']}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"

@@ -191,11 +191,14 @@ class JoinSchema(Schema):
         load_default=None,
         validate=validate.Length(1, MAX_NAME),
         metadata={
-            "description": "Your name at the table (RFC 8266 nickname): letters, digits, spaces, "
-            "punctuation and symbols; no control, invisible or bidi-override characters "
-            "(422 invalid-name). Stored normalized (NFKC, spaces trimmed and collapsed); unique "
-            "at the table ignoring case and width (409 name-taken). A guest (no key) must give "
-            "one, and not a registered player's (409 player-name-taken); with a player's key "
+            "description": "Your name at the table (RFC 8266 nickname whose characters are in "
+            "the Unicode identifier profile, UTS #39, or spaces between words): letters of any "
+            "script, digits, ' - . _ and the like; no control, invisible, blank, symbol or emoji "
+            "character (422 invalid-name). Stored normalized (NFKC, spaces trimmed and "
+            "collapsed); unique at the table ignoring case and width (409 name-taken), and no "
+            "look-alike of a name at the table (a UTS #39 confusable: 409 name-confusable). A "
+            "guest (no key) must give one, neither a registered player's (409 "
+            "player-name-taken) nor a look-alike of one (409 name-confusable); with a player's key "
             "(Authorization: Bearer hp_...) the seat takes the registered name: leave it out "
             "or give that name"
         },
@@ -262,9 +265,22 @@ class SeatBotSchema(Schema):
 
 class GamesQuerySchema(Schema):
     status = fields.String(validate=validate.OneOf(PHASES))
-    player = fields.String(validate=validate.Length(1, MAX_NAME))
+    player = fields.String(
+        validate=validate.Length(1, MAX_NAME),
+        metadata={
+            "description": "Only games with a seat of this name, compared as names are; an "
+            "imported game is never listed under a name (its names are the export's, which "
+            "anyone can edit)"
+        },
+    )
     arranged = fields.Boolean(
         metadata={"description": "Only arranged games (true) or only the others (false)"}
+    )
+    imported = fields.Boolean(
+        metadata={
+            "description": "Only games imported from an export (true) or only the games "
+            "played here (false)"
+        }
     )
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(1, 512))
@@ -839,6 +855,13 @@ class ImportedSchema(Schema):
     id = fields.String()
     version = fields.Integer()
     source_game_id = fields.String()
+    imported = fields.Boolean(
+        metadata={
+            "description": "Always true: the game is an imported copy. Its seats are guests "
+            "whatever their names (a registered player's name included): it is never listed "
+            "under a player's name, in a player's games, statistics or ratings"
+        }
+    )
 
 
 class NextActionSchema(Schema):
@@ -882,8 +905,10 @@ class RegisterSchema(Schema):
         required=True,
         validate=validate.Length(1, MAX_NAME),
         metadata={
-            "description": "The name to hold across the service (RFC 8266 nickname, as at a "
-            "join): unique ignoring case, width and spacing (409 player-name-taken)"
+            "description": "The name to hold across the service (as at a join: an RFC 8266 "
+            "nickname in the Unicode identifier profile): unique ignoring case, width and "
+            "spacing (409 player-name-taken), and no look-alike of a registered player's name "
+            "(a UTS #39 confusable, e.g. a Cyrillic 'а' for a Latin 'a': 409 name-confusable)"
         },
     )
 

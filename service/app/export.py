@@ -216,7 +216,8 @@ def redecide(entries: Sequence[game_log.Entry], game_id: str) -> list[NewEvent]:
             raise ImportRefused("export-fails-audit", f"seq {entry.seq}: {name} unasked")
         command = command_for(event)
         if isinstance(command, c.CreateGame):
-            command = c.CreateGame(game_id, command.rules, command.seats)
+            # The source's name rules: its joins are decided again as they were decided there.
+            command = c.CreateGame(game_id, command.rules, command.seats, command.names)
         elif isinstance(command, c.JoinGame):
             command = c.JoinGame(command.name, command.seat, None)
         try:

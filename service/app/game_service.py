@@ -43,7 +43,7 @@ from domain.dealing import check_explicit_deal
 from domain.decider import decide, fold
 from domain.errors import RuleViolation
 from domain.events import PlayerJoined
-from domain.names import name_key, same_name
+from domain.names import name_key, resembles, same_name
 from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
@@ -296,8 +296,10 @@ class GameService:
         cursor: str | None,
         scan_budget: int = 500,
         arranged: bool | None = None,
+        imported: bool | None = None,
     ) -> tuple[list[Snapshot[StoredGame]], str | None]:
-        """Games oldest first, filtered by phase and player name; at most ``limit``.
+        """Games oldest first, filtered by phase, player name, arranged and imported; at most
+        ``limit``. An imported game is never listed under a player's name (see ``_matches``).
 
         Filtering folds each listed game (from the cache); a request scans at most
         ``scan_budget`` games, so a page may hold fewer than ``limit`` games and still have a
@@ -315,7 +317,7 @@ class GameService:
             for game_id in page.game_ids:
                 scanned += 1
                 snap = self.cache.get(game_id)
-                if snap.version and _matches(snap.state, status, player, arranged):
+                if snap.version and _matches(snap.state, status, player, arranged, imported):
                     found.append(snap)
             cursor = page.next_cursor
             if cursor is None:
@@ -447,10 +449,13 @@ class GameService:
     ) -> Outcome:
         """Take a seat as ``name``: a guest's, or (``player_id``) the registered player's whose
         key the caller presented (service/app/players.py checks both)."""
-        if isinstance(name, str) and any(same_name(name, bot) for bot in bot_names()):
+        # A guest's look-alike of one too ("rаndom", a Cyrillic а): a registered player's name
+        # was checked when registered, under the rules of the day.
+        like = same_name if player_id is not None else resembles
+        if isinstance(name, str) and any(like(name, bot) for bot in bot_names()):
             # Statistics are kept by name, and bots appear under their strategy's name.
             raise NameReserved(f"{name.strip()!r} is a bot's name: choose another")
-        if isinstance(name, str) and any(same_name(name, word) for word in RESERVED_NAMES):
+        if isinstance(name, str) and any(like(name, word) for word in RESERVED_NAMES):
             raise NameReserved(f"{name.strip()!r} is reserved: /players/me is one's own account")
         if idempotency is not None and not auth.unguessable_key(idempotency.key):
             # Its receipt gives the token back to whoever repeats the key and body: only an
@@ -798,15 +803,25 @@ def _deadline_change(before: StoredGame, after: StoredGame) -> str | bool | None
 
 
 def _matches(
-    table: StoredGame, status: str | None, player: str | None, arranged: bool | None
+    table: StoredGame,
+    status: str | None,
+    player: str | None,
+    arranged: bool | None,
+    imported: bool | None = None,
 ) -> bool:
     state = table.state
     if status is not None and state.phase.value != status:
         return False
     if arranged is not None and arranged == table.plan.empty:
         return False
+    if imported is not None and imported != table.imported:
+        return False
     if player is None:
         return True
+    if table.imported:
+        # Imports stay guests (issue 32): anyone may edit an export's names and recompute its
+        # chain, so an imported game's seats are never anybody's games here, whatever they say.
+        return False
     key = name_key(player)
     return any(seat.name is not None and name_key(seat.name) == key for seat in state.seats)
 

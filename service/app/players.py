@@ -10,24 +10,43 @@ A join with a player's key binds the seat to the player: the seat takes the regi
 and ``PlayerJoined.player_id``. A guest (a join without a key) may not take a registered name.
 A player resumes a seat elsewhere with their key: a fresh seat token, and the old one stops
 working (``SeatResumed``: the domain checks the seat is the player's).
+
+Look-alikes (issue 32): a name registered now is in UTS #39's identifier profile, and a name
+sharing a confusable skeleton with a registered player's (``domain.names.skeletons``: "Вob" with
+a Cyrillic В, "Bob" with a Greek Β) is taken, for registering and for a guest's join alike: one
+MGET of the account store's skeleton index (``NameConfusable``, 409 ``name-confusable``).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bots import bot_names
 from domain.commands import ResumeSeat
-from domain.errors import InvalidName
-from domain.names import InvalidNameText, display_name, name_key, same_name
+from domain.errors import InvalidName, NameConfusable
+from domain.names import (
+    InvalidNameText,
+    display_name,
+    identifier_name,
+    name_key,
+    resembles,
+    same_name,
+    skeletons,
+)
 from domain.state import GameState
 from service.app import auth
 from service.app.errors import NameReserved, PlayerNameTaken
 from service.app.game import StoredGame
 from service.app.game_service import RESERVED_NAMES, GameService, Idempotency, Outcome
-from service.store.accounts import AccountStore, NameClaimed, PlayerGone
+from service.store.accounts import (
+    AccountStore,
+    NameClaimed,
+    NameLookalike,
+    PlayerGone,
+    StoredPlayer,
+)
 from service.store.event_store import Snapshot, utc_now_iso
 
 KEY_PREFIX = "hp_"  # recognisable in logs and by secret scanners
@@ -79,9 +98,13 @@ class PlayerService:
         key, key_hash = new_key()
         created = utc_now_iso()
         try:
-            self.accounts.register(player_id, name, name_key(name), key_hash, created)
+            self.accounts.register(
+                player_id, name, name_key(name), key_hash, created, skeletons(name)
+            )
         except NameClaimed:
             raise PlayerNameTaken(f"{name!r} is a registered player's name") from None
+        except NameLookalike:
+            raise _lookalike(name) from None
         return Player(player_id, name, created, key_hash), key
 
     def authenticate(self, key: str | None) -> Player:
@@ -150,11 +173,14 @@ class PlayerService:
 
     def _check_guest_name(self, name: str) -> None:
         try:
-            compared = name_key(display_name(name))
+            shown = display_name(name)
         except InvalidNameText:
             return  # the rules refuse it as they do any bad name (422 invalid-name)
-        if self.accounts.holder_of(compared) is not None:
+        holder, alike = self.accounts.holders(name_key(shown), skeletons(shown))
+        if holder is not None:
             raise PlayerNameTaken(f"{name.strip()!r} is a registered player's: join with its key")
+        if alike is not None:
+            raise _lookalike(shown)
 
     def my_games(self, player: Player, limit: int) -> list[PlayerGame]:
         """The player's games, the latest joined first, with its seat in each."""
@@ -185,14 +211,22 @@ class PlayerService:
         )
 
 
+def _lookalike(name: str) -> NameConfusable:
+    # Which player it looks like is left out: the detail names nothing but what was sent.
+    return NameConfusable(
+        f"{name!r} looks like a registered player's name (Unicode confusables, UTS #39): "
+        "choose another"
+    )
+
+
 def _checked_name(raw: str) -> str:
     try:
-        name = display_name(raw)
+        name = identifier_name(raw)  # what a new game's join allows (domain/names.py)
     except InvalidNameText as error:
         raise InvalidName(str(error)) from None
-    if any(same_name(name, bot) for bot in bot_names()):
+    if any(resembles(name, bot) for bot in bot_names()):
         raise NameReserved(f"{name!r} is a bot's name: choose another")
-    if any(same_name(name, word) for word in RESERVED_NAMES):
+    if any(resembles(name, word) for word in RESERVED_NAMES):
         raise NameReserved(f"{name!r} is reserved: /players/me is one's own account")
     return name
 
@@ -206,3 +240,45 @@ def _same_text_name(given: str, registered: str) -> bool:
 
 def _seat_of_player(seats: Sequence, player: Player) -> int | None:
     return next((i for i, s in enumerate(seats) if s.player_id == player.player_id), None)
+
+
+# -- the operator's checks (hearts players ...) ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Collision:
+    """Accounts whose names share a UTS #39 skeleton: they look alike. Nobody is merged or
+    renamed; an operator decides what, if anything, to do."""
+
+    skeleton: str
+    players: tuple[StoredPlayer, ...]  # oldest first
+
+
+def collisions(players: Iterable[StoredPlayer]) -> list[Collision]:
+    """The groups of accounts that look alike, each group once (by its oldest account)."""
+    by_skeleton: dict[str, list[StoredPlayer]] = {}
+    for player in players:
+        for skeleton in skeletons(player.name):
+            by_skeleton.setdefault(skeleton, []).append(player)
+    seen: set[tuple[str, ...]] = set()
+    found = []
+    for skeleton, group in sorted(by_skeleton.items()):
+        ids = tuple(sorted({p.player_id for p in group}))
+        if len(ids) > 1 and ids not in seen:
+            seen.add(ids)
+            unique = {p.player_id: p for p in group}.values()
+            found.append(Collision(skeleton, tuple(sorted(unique, key=_age))))
+    return found
+
+
+def index_names(accounts: AccountStore) -> int:
+    """Index every account's skeletons (accounts registered before they were kept), oldest
+    first so the oldest keeps a skeleton two share; returns how many accounts were indexed."""
+    players = sorted(accounts.all_players(), key=_age)
+    for player in players:
+        accounts.index_skeletons(player.player_id, skeletons(player.name))
+    return len(players)
+
+
+def _age(player: StoredPlayer) -> tuple[str, str]:
+    return player.created, player.player_id

@@ -10,9 +10,15 @@ runs on one slot and is atomic on a cluster as on one server)::
     <prefix>:{accounts}:key:<sha256>   string: the id of the player whose key hashes to it
     <prefix>:{accounts}:games:<id>     sorted set: the player's game ids, score = when joined
                                        (microseconds)
+    <prefix>:{accounts}:skeleton:<sha256 of a skeleton>  string: the id of the player whose name
+                                       has that UTS #39 skeleton (domain.names.skeletons: up
+                                       to three per name), so a look-alike is one MGET away;
+                                       written with the account, kept as long as it is
 
 The name key is the SHA-256 of ``domain.names.name_key`` (the RFC 8266 comparison form), so a
 look-alike ("ANN", "ａｎｎ") finds the same key, and any name makes a bounded, printable key.
+Accounts registered before skeletons were kept get their entries from ``hearts players
+index-names`` (``index_skeletons``: idempotent, the oldest account keeps a shared skeleton).
 One tag puts every account on one slot: enough for a first slice (one small hash per player);
 spreading them means giving up the one-script registration (name claim + record + key index).
 """
@@ -21,14 +27,21 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-# KEYS: 1 name, 2 player, 3 key index; ARGV: 1 id, 2 name, 3 key hash, 4 created
+# KEYS: 1 name, 2 player, 3 key index, 4.. the name's skeletons
+# ARGV: 1 id, 2 name, 3 key hash, 4 created
 _REGISTER_LUA = r"""
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 'taken' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
+for i = 4, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 'confusable' end
+end
+redis.call('SET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'name', ARGV[2], 'key', ARGV[3], 'created', ARGV[4])
 redis.call('SET', KEYS[3], ARGV[1])
+for i = 4, #KEYS do redis.call('SET', KEYS[i], ARGV[1]) end
 return 'ok'
 """
 
@@ -54,6 +67,10 @@ class StoredPlayer:
 
 class NameClaimed(Exception):
     """The name (as compared) belongs to a registered player already."""
+
+
+class NameLookalike(Exception):
+    """The name shares a UTS #39 skeleton with a registered player's."""
 
 
 class PlayerGone(Exception):
@@ -82,17 +99,59 @@ class AccountStore:
     def games_key(self, player_id: str) -> str:
         return self._key("games", player_id)
 
-    def register(self, player_id: str, name: str, compared: str, key_hash: str, created: str):
-        """Claim ``compared`` for a new player; NameClaimed if anyone holds it."""
+    def skeleton_key(self, skeleton: str) -> str:
+        return self._key("skeleton", hashlib.sha256(skeleton.encode("utf-8")).hexdigest())
+
+    def register(
+        self,
+        player_id: str,
+        name: str,
+        compared: str,
+        key_hash: str,
+        created: str,
+        skeletons: Iterable[str] = (),
+    ) -> None:
+        """Claim ``compared`` and ``skeletons`` for a new player: NameClaimed if anyone holds
+        the name, NameLookalike if anyone's name has one of the skeletons (nothing written)."""
         keys = [self.name_key(compared), self.player_key(player_id), self.key_index(key_hash)]
-        reply = self._register(keys=keys, args=[player_id, name, key_hash, created])
-        if _text(reply) == "taken":
+        keys += [self.skeleton_key(s) for s in sorted(skeletons)]
+        reply = _text(self._register(keys=keys, args=[player_id, name, key_hash, created]))
+        if reply == "taken":
             raise NameClaimed(name)
+        if reply == "confusable":
+            raise NameLookalike(name)
 
     def holder_of(self, compared: str) -> str | None:
         """The id of the player whose name compares as ``compared``, if any."""
         found = self.redis.get(self.name_key(compared))
         return None if found is None else _text(found)
+
+    def holders(self, compared: str, skeletons: Iterable[str]) -> tuple[str | None, str | None]:
+        """In one round trip: the player holding the name ``compared``, and one whose name has
+        one of ``skeletons`` (a look-alike), each None if nobody."""
+        keys = [self.name_key(compared), *(self.skeleton_key(s) for s in sorted(skeletons))]
+        found = self.redis.mget(keys)  # one slot: every key has the {accounts} tag
+        alike = next((_text(f) for f in found[1:] if f is not None), None)
+        return (None if found[0] is None else _text(found[0])), alike
+
+    def all_players(self, batch: int = 500) -> Iterator[StoredPlayer]:
+        """Every account (a SCAN: for operators' tools, never a request)."""
+        for key in self.redis.scan_iter(match=self.player_key("*"), count=batch):
+            player = self.get(_text(key).rsplit(":", 1)[1])
+            if player is not None:
+                yield player
+
+    def index_skeletons(self, player_id: str, skeletons: Iterable[str]) -> list[str]:
+        """Index an account's skeletons where nobody holds them yet (SET NX each); returns
+        the ids already holding the others (other players': look-alikes registered before)."""
+        pipe = self.redis.pipeline(transaction=False)
+        keys = [self.skeleton_key(s) for s in sorted(skeletons)]
+        for key in keys:
+            pipe.set(key, player_id, nx=True)
+        for key in keys:
+            pipe.get(key)
+        held = pipe.execute()[len(keys) :]
+        return sorted({_text(h) for h in held if h is not None and _text(h) != player_id})
 
     def by_key_hash(self, key_hash: str) -> StoredPlayer | None:
         found = self.redis.get(self.key_index(key_hash))

@@ -23,11 +23,18 @@ from .given import GAME_ID, Story, created, given
         ("Ann\u00a0Lee", "Ann Lee"),  # other spaces are ASCII spaces
         ("e\u0301mile", "émile"),  # composed (NFC)
         ("李小龙", "李小龙"),
-        ("O'Brien 🂡", "O'Brien 🂡"),  # punctuation and symbols are fine in a nickname
+        ("O'Brien", "O'Brien"),  # an apostrophe is in the identifier profile (UTS #39)
     ],
 )
 def test_a_name_is_stored_normalized(sent: str, stored: str) -> None:
     given(created()).when(JoinGame(sent)).then(PlayerJoined(0, stored))
+
+
+def test_symbols_were_fine_in_a_nickname_and_games_created_then_keep_them() -> None:
+    rules = RuleOptions()
+    before = Story.of([GameCreated(GAME_ID, rules, (None,) * rules.players, NameRules.NICKNAME)])
+    given(before).when(JoinGame("O'Brien 🂡")).then(PlayerJoined(0, "O'Brien 🂡"))
+    given(created()).when(JoinGame("O'Brien 🂡")).raises(InvalidName, "U\\+1F0A1")
 
 
 @pytest.mark.parametrize(
@@ -104,6 +111,6 @@ def test_given_a_game_created_before_names_were_checked_when_joins_come_then_nam
     given(story).when(JoinGame("ＡＮＮ")).raises(NameTaken)
 
 
-def test_a_new_game_records_the_rfc_8266_rule() -> None:
+def test_a_new_game_records_the_rfc_8266_and_uts_39_rule() -> None:
     (event,) = given().when(CreateGame(GAME_ID)).events()
-    assert event.names is NameRules.NICKNAME
+    assert event.names is NameRules.IDENTIFIER

@@ -93,9 +93,10 @@ def test_a_lone_surrogate_in_a_command_is_a_422(client):
 def test_a_surrogate_pair_is_a_character_not_a_refusal(client):
     game = new_game(client)
     url = f"/api/v1/games/{game}/seats"
-    response = post_raw(client, url, '{"name": "ace \\ud83c\\udca1"}')  # U+1F0A1, a card
+    # U+20B9F, a CJK ideograph beyond the BMP (a name's characters are UTS #39 identifier ones)
+    response = post_raw(client, url, '{"name": "ace \\ud842\\udf9f"}')
     assert response.status_code == 201, response.get_json()
-    assert response.get_json()["view"]["seats"][0]["name"] == "ace \U0001f0a1"
+    assert response.get_json()["view"]["seats"][0]["name"] == "ace \U00020b9f"
 
 
 # -- nesting depth: 400 json-too-deep before json.loads ------------------------------------------

@@ -106,7 +106,9 @@ class DiskBlobStore:
     def _read(path: Path) -> bytes | None:
         try:
             return path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            # Not an object: nothing there, or a name under an object's name ("a/b" when "a"
+            # is one), or a prefix of other objects' names (a directory here, nothing on S3).
             return None
 
     def get(self, name: str) -> bytes | None:
@@ -116,9 +118,10 @@ class DiskBlobStore:
         return self._path(name).is_file()
 
     def size(self, name: str) -> int | None:
+        path = self._path(name)
         try:
-            return self._path(name).stat().st_size
-        except FileNotFoundError:
+            return path.stat().st_size if path.is_file() else None
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def names(self, prefix: str = "") -> Iterator[str]:

@@ -9,8 +9,10 @@ sets the usual AWS environment variables to dummies, so a developer's real ones 
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -68,3 +70,16 @@ def start_s3_server() -> S3Server:
     bucket = f"hearts-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=endpoint, region_name=REGION).create_bucket(Bucket=bucket)
     return S3Server(endpoint, bucket, server)
+
+
+def make_blob_store(request: Any, kind: str, tmp_path: Path) -> Any:
+    """An empty blob store of ``kind`` (disk, s3, memory) for the test of ``request``."""
+    from service.store.blobs import MemoryBlobStore, blob_store_from_url
+
+    if kind == "disk":
+        return blob_store_from_url((tmp_path / "archive").as_uri())
+    if kind == "memory":
+        return MemoryBlobStore()
+    if os.environ.get(REAL_S3_ENV):  # a real store's scratch bucket (docs/operations.md)
+        return blob_store_from_url(unique_url(os.environ[REAL_S3_ENV]))
+    return blob_store_from_url(request.getfixturevalue("s3_server").unique_url())

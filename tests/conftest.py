@@ -145,11 +145,6 @@ def blob_store(request, tmp_path):
     """An empty blob store of each backend: a directory of the test's, or a prefix of its own in
     the session's S3 bucket (moto's, or a real store's: HEARTS_TEST_S3_URL), made by
     ``blob_store_from_url`` as the service makes one."""
-    from service.store.blobs import blob_store_from_url
-    from tests.blob_helpers import REAL_S3_ENV, unique_url
+    from tests.blob_helpers import make_blob_store
 
-    if request.param == "disk":
-        return blob_store_from_url((tmp_path / "archive").as_uri())
-    if os.environ.get(REAL_S3_ENV):  # a real store's scratch bucket (docs/operations.md)
-        return blob_store_from_url(unique_url(os.environ[REAL_S3_ENV]))
-    return blob_store_from_url(request.getfixturevalue("s3_server").unique_url())
+    return make_blob_store(request, request.param, tmp_path)

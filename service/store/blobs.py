@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -134,6 +135,36 @@ class DiskBlobStore:
                 rel = Path(dirpath, file).relative_to(self.root).as_posix()
                 if rel.startswith(prefix):
                     yield rel
+
+
+class MemoryBlobStore:
+    """Objects in this process's memory: for an app whose data lives only as long as the
+    process (``hearts serve --ephemeral``, an app handed its Redis in a test)."""
+
+    def __init__(self) -> None:
+        self.url = "memory:"
+        self._objects: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def put(self, name: str, data: bytes) -> None:
+        check_name(name)
+        with self._lock:
+            existing = self._objects.setdefault(name, bytes(data))
+        if existing != data:
+            raise BlobConflict(name)
+
+    def get(self, name: str) -> bytes | None:
+        return self._objects.get(check_name(name))
+
+    def exists(self, name: str) -> bool:
+        return check_name(name) in self._objects
+
+    def size(self, name: str) -> int | None:
+        found = self.get(name)
+        return None if found is None else len(found)
+
+    def names(self, prefix: str = "") -> Iterator[str]:
+        return iter([name for name in list(self._objects) if name.startswith(prefix)])
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -1,4 +1,5 @@
-"""The blob store contract (service/store/blobs.py), on local disk and on S3 (moto's server).
+"""The blob store contract (service/store/blobs.py), on local disk, on S3 (moto's server) and in
+memory.
 
 Every backend passes the same tests: write-once objects, names that cannot leave the store,
 missing objects read as None, big objects whole, racing writers of one name.
@@ -13,8 +14,21 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from service.store.blobs import BlobConflict, DiskBlobStore, blob_store_from_url, check_name
+from service.store.blobs import (
+    BlobConflict,
+    DiskBlobStore,
+    MemoryBlobStore,
+    blob_store_from_url,
+    check_name,
+)
 from service.store.s3_blobs import S3BlobStore
+from tests.blob_helpers import make_blob_store
+
+
+@pytest.fixture(params=["disk", "s3", "memory"])
+def blob_store(request, tmp_path):
+    """conftest's ``blob_store`` and the in-memory one (apps handed their Redis use it)."""
+    return make_blob_store(request, request.param, tmp_path)
 
 
 def test_put_get_exists_size(blob_store):
@@ -155,7 +169,7 @@ def test_concurrent_puts_of_other_bytes_keep_one_winner(blob_store):
     winners = [r for r in results if r is not None]
     assert winners, "some writer must have created the object"
     assert blob_store.get("games/raced") in winners
-    if isinstance(blob_store, DiskBlobStore):
+    if isinstance(blob_store, DiskBlobStore | MemoryBlobStore):
         # link(2) is atomic: exactly one writer wins. (moto checks If-None-Match before it
         # writes, not atomically, so on it two racing writers can both succeed: AWS S3's
         # conditional write is atomic; see service/store/s3_blobs.py for stores without one.)

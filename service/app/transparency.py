@@ -72,6 +72,9 @@ from service.store.event_store import RedisEventStore
 from service.store.game_tree import GameTree, Leaf
 
 KEY_FILE = "log-key.pem"
+# A checkpoint's request cuts at most this many tiles (a few ms each): a log written before
+# tiles, or one whose store was down, is moved out over the next checkpoints.
+TILES_PER_CHECKPOINT = 16
 ARCHIVE_DIR = "archive"  # the blob store's directory in the data directory, by default
 log = logging.getLogger(__name__)
 HEAD_HEADER = "Hearts-Head"
@@ -267,7 +270,7 @@ class TransparencyLog:
         reorder its leaves) to the blob store. A store that fails leaves them in Redis, to be
         cut at a later checkpoint: proofs read them there meanwhile."""
         try:
-            self.tree.cut_tiles(size)
+            self.tree.cut_tiles(size, most=TILES_PER_CHECKPOINT)
         except BlobStoreError as error:
             log.warning("the public log's tiles were not cut (retried later): %s", error)
 

@@ -20,7 +20,8 @@ scripts may name them all)::
     <prefix>:{tlog}:tiled         hash: level -> how many of its hashes are in full tiles (the
                                   index of the list's first element); absent: 0
     <prefix>:{tlog}:edge          hash: leaf index -> its head, for leaves not tiled yet
-    <prefix>:{tlog}:games         hash: game id -> JSON {"index": i, "head": leaf data}
+    <prefix>:{tlog}:games         hash: game id -> JSON {"index": i, "head": leaf data}; the
+                                  head is dropped once it is in a cut bundle
     <prefix>:{tlog}:published     hash: the size and time of the checkpoint published last
     <prefix>:{tlog}:cosig:<size>  hash: witness name -> its cosignature line on the checkpoint
                                   of that size
@@ -97,10 +98,11 @@ table.insert(found, 1, tiled)
 return found
 """
 
-# KEYS: 1 tiled, 2 the level's list, 3 the next level's list, 4 edge. ARGV: 1 level, 2 the
-# level's tiled count the cut was made at, 3 the tile's root. Removes the level's first full
-# tile from Redis (it is in the blob store) and appends its root to the next level; nothing if
-# another cutter did it first.
+# KEYS: 1 tiled, 2 the level's list, 3 the next level's list, 4 edge, 5 games. ARGV: 1 level,
+# 2 the level's tiled count the cut was made at, 3 the tile's root, 4.. (level 0) the game id
+# of each of its 256 leaves. Removes the level's first full tile from Redis (it is in the blob
+# store) and appends its root to the next level; for level 0, the heads too (in its bundle
+# now), from :edge and from each game's index record. Nothing if another cutter did it first.
 _COMMIT_LUA = """
 local tiled = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if tiled ~= tonumber(ARGV[2]) or redis.call('LLEN', KEYS[2]) < 256 then return 0 end
@@ -109,6 +111,12 @@ redis.call('HSET', KEYS[1], ARGV[1], string.format('%d', tiled + 256))
 redis.call('RPUSH', KEYS[3], ARGV[3])
 if ARGV[1] == '0' then
   for i = tiled, tiled + 255 do redis.call('HDEL', KEYS[4], string.format('%d', i)) end
+  for k = 4, #ARGV do
+    local record = redis.call('HGET', KEYS[5], ARGV[k])
+    if record and cjson.decode(record)['index'] == tiled + k - 4 then
+      redis.call('HSET', KEYS[5], ARGV[k], cjson.encode({index = tiled + k - 4}))
+    end
+  end
 end
 return 1
 """
@@ -145,6 +153,14 @@ class Leaf:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _game_id(head: bytes) -> str:
+    """The game id a head names (its second line, ``game <id>``); "" if it names none."""
+    lines = head.split(b"\n")
+    if len(lines) > 1 and lines[1].startswith(b"game "):
+        return lines[1][len(b"game ") :].decode(errors="replace")
+    return ""
 
 
 class _TileCache:
@@ -254,7 +270,11 @@ class GameTree:
         if record is None:
             return None
         found = json.loads(_text(record))
-        return Leaf(game_id, int(found["index"]), found["head"])
+        index = int(found["index"])
+        head = found.get("head")
+        if head is None:  # tiled: its head is in its entry bundle
+            head = self.heads(index, 1)[0].decode()
+        return Leaf(game_id, index, head)
 
     # -- hashes, roots, proofs -------------------------------------------------------------------
 
@@ -329,7 +349,7 @@ class GameTree:
         pairs: list[str] = []
         for _game, record in self.redis.hscan_iter(self.games_key, count=1000):
             found = json.loads(_text(record))
-            if int(found["index"]) >= tiled:
+            if int(found["index"]) >= tiled and "head" in found:
                 pairs += [str(int(found["index"])), found["head"]]
             if len(pairs) >= 2000:
                 self._fill_edge(keys=[self.tiled_key, self.edge_key], args=pairs)
@@ -347,14 +367,16 @@ class GameTree:
             return tiles.entry_bundle(self.heads(index * WIDTH, count))
         return b"".join(self.hashes(int(level), index * WIDTH, count))
 
-    def cut_tiles(self, upto: int) -> int:
+    def cut_tiles(self, upto: int, most: int | None = None) -> int:
         """Write every full tile of the tree's first ``upto`` leaves that is still in Redis to
-        the blob store, then remove it from Redis; how many were cut (by this call)."""
+        the blob store, then remove it from Redis; how many were cut (by this call). At most
+        ``most`` (None: all), so that a log written before tiles is moved out a part at a
+        time, in the requests that sign checkpoints."""
         if self.blobs is None:
             return 0
         cut, level = 0, 0
-        while tiles.hashes_below(level, upto) >= WIDTH:
-            while True:
+        while tiles.hashes_below(level, upto) >= WIDTH and (most is None or cut < most):
+            while most is None or cut < most:
                 tiled = self.tiled(level)
                 if tiled + WIDTH > tiles.hashes_below(level, upto):
                     break
@@ -366,29 +388,34 @@ class GameTree:
                     continue  # another cutter moved on: look again
                 if len(hashes) < WIDTH:
                     break  # the tile below is not cut yet (cut by its own cutter)
-                self._write_tile(level, tiled // WIDTH, hashes)
+                games = self._write_tile(level, tiled // WIDTH, hashes)
                 root = merkle.root(hashes)
                 keys = [
                     self.tiled_key,
                     self.level_key(level),
                     self.level_key(level + 1),
                     self.edge_key,
+                    self.games_key,
                 ]
-                cut += int(self._commit(keys=keys, args=[level, tiled, root]))
+                cut += int(self._commit(keys=keys, args=[level, tiled, root, *games]))
             level += 1
         if cut:
             self._check_edge()
         return cut
 
-    def _write_tile(self, level: int, index: int, hashes: list[bytes]) -> None:
+    def _write_tile(self, level: int, index: int, hashes: list[bytes]) -> list[str]:
+        """Put the tile (and for level 0 its bundle); the game ids of its leaves (level 0)."""
         assert self.blobs is not None
+        games = []
         if level == 0:
             heads = self.heads(index * WIDTH, WIDTH)
             for i, (head, leaf_hash) in enumerate(zip(heads, hashes, strict=True)):
                 if merkle.leaf_hash(head) != leaf_hash:
                     raise ValueError(f"leaf {index * WIDTH + i}'s head does not hash to its leaf")
+                games.append(_game_id(head))
             self.blobs.put(tiles.tile_path(tiles.ENTRIES, index), tiles.entry_bundle(heads))
         self.blobs.put(tiles.tile_path(level, index), b"".join(hashes))
+        return games
 
     def _check_edge(self) -> None:
         """After a cut of a log written before tiles: its right edge's heads into ``:edge``."""

@@ -466,3 +466,30 @@ def test_hearts_verify_proves_a_game_in_a_cut_tile(redis_client, key_prefix, tmp
         assert status == 0
     finally:
         app.extensions["hearts.bots_stop"]()
+
+
+def test_a_tile_beyond_the_published_checkpoint_is_not_cached(key_prefix) -> None:
+    import fakeredis
+
+    settings_ = Settings(key_prefix=key_prefix, checkpoint_interval=3600.0)
+    app = create_app(settings_, redis=fakeredis.FakeRedis())
+    try:
+        client = app.test_client()
+        tree = app.extensions["hearts.log"].tree
+        for i in range(300):
+            tree.append(f"g{i:020x}", head(i))
+        assert client.get("/api/v1/log/checkpoint").status_code == 200  # publishes 300
+        for i in range(300, 520):
+            tree.append(f"g{i:020x}", head(i))
+        published = client.get("/api/v1/log/tile/0/001.p/44")  # within the 300 published
+        assert published.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        # A full tile the tree has, but no checkpoint published yet: a failover could still
+        # reorder its leaves, so no cache may keep it.
+        beyond = client.get("/api/v1/log/tile/0/001")
+        assert beyond.status_code == 200 and beyond.data == b"".join(
+            merkle.leaf_hash(head(i).encode()) for i in range(256, 512)
+        )
+        assert beyond.headers["Cache-Control"] == "no-store"
+        assert tree.tiled(0) == 256  # and it was not cut: only the published size is
+    finally:
+        app.extensions["hearts.bots_stop"]()

@@ -24,6 +24,7 @@ import hmac
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,7 @@ KEY_FILE = "log-key.pem"
 # A checkpoint's request cuts at most this many tiles (a few ms each): a log written before
 # tiles, or one whose store was down, is moved out over the next checkpoints.
 TILES_PER_CHECKPOINT = 16
+CUT_RETRY_SECONDS = 60.0  # after the blob store failed, the next try at cutting tiles
 ARCHIVE_DIR = "archive"  # the blob store's directory in the data directory, by default
 log = logging.getLogger(__name__)
 HEAD_HEADER = "Hearts-Head"
@@ -180,6 +182,7 @@ class TransparencyLog:
         self.witnesses = tuple(w for w in witnesses if w.sig_type == COSIGNATURE)
         # Full tiles go to ``blobs`` as checkpoints are signed (None: the tree stays in Redis).
         self.tree = GameTree(store.redis, store.prefix, blobs)
+        self._cut_after = 0.0  # time.monotonic() before which no cut is tried (store failing)
         # Each game's head salt: HMAC of its id under a key derived from the signing key, so
         # every process of the service has the same salts and nothing more to keep.
         raw = signer.key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
@@ -269,9 +272,13 @@ class TransparencyLog:
         """Move the full tiles of the tree of ``size`` (its replicas hold it: a failover cannot
         reorder its leaves) to the blob store. A store that fails leaves them in Redis, to be
         cut at a later checkpoint: proofs read them there meanwhile."""
+        if time.monotonic() < self._cut_after:
+            return
         try:
             self.tree.cut_tiles(size, most=TILES_PER_CHECKPOINT)
         except BlobStoreError as error:
+            # Not at every checkpoint while the store is down: each try costs its timeouts.
+            self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
             log.warning("the public log's tiles were not cut (retried later): %s", error)
 
     def _await_replicas(self, size: int) -> None:

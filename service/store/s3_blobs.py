@@ -38,7 +38,11 @@ def _client(endpoint: str | None, region: str | None, addressing: str) -> Any:
     config = Config(
         region_name=region,
         s3={"addressing_style": addressing},
-        retries={"mode": "standard", "max_attempts": 5},
+        retries={"mode": "standard", "max_attempts": 3},
+        # A store that does not answer fails the operation in seconds, not minutes: a
+        # checkpoint's request cuts tiles, and it carries on without them (cut later).
+        connect_timeout=5,
+        read_timeout=30,
         # Checksums only where the operation needs one: several S3-compatible stores refuse
         # the CRC headers newer SDKs add to every upload by default.
         request_checksum_calculation="when_required",

@@ -16,6 +16,7 @@ import pytest
 
 from service.store.blobs import (
     BlobConflict,
+    BlobStoreError,
     DiskBlobStore,
     MemoryBlobStore,
     blob_store_from_url,
@@ -237,3 +238,24 @@ def test_a_store_without_conditional_writes_falls_back_to_check_then_put(s3_serv
     with pytest.raises(BlobConflict):
         store.put("games/g1", b"other")
     assert (store.get("games/g1"), store.get("games/g2")) == (b"one", b"two")
+
+
+def test_an_s3_store_that_does_not_answer_raises_blob_store_error(s3_server) -> None:
+    import boto3
+    from botocore.config import Config
+
+    from tests.redis_helpers import free_port
+
+    # Nothing listens there; one attempt per call (the store's own client retries 3 times).
+    config = Config(retries={"max_attempts": 1}, connect_timeout=2)
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", config=config)
+    store = S3BlobStore(s3_server.bucket, "x", client=client)
+    for call in (
+        lambda: store.put("games/g1", b"x"),
+        lambda: store.get("games/g1"),
+        lambda: store.size("games/g1"),
+        lambda: list(store.names()),
+    ):
+        with pytest.raises(BlobStoreError):
+            call()

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from service.api.factory import create_app
 from service.settings import Settings
-from service.store.blobs import MemoryBlobStore
+from service.store.blobs import BlobStoreError, MemoryBlobStore
 from service.store.game_tree import GameTree
 from tests.api.helpers import Hearts
 from tests.transparency.test_api import finished_games, project
@@ -491,5 +491,47 @@ def test_a_tile_beyond_the_published_checkpoint_is_not_cached(key_prefix) -> Non
         )
         assert beyond.headers["Cache-Control"] == "no-store"
         assert tree.tiled(0) == 256  # and it was not cut: only the published size is
+    finally:
+        app.extensions["hearts.bots_stop"]()
+
+
+class DownStore(MemoryBlobStore):
+    """A blob store that cannot be reached (until ``up``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = False
+        self.tries = 0
+
+    def put(self, name: str, data: bytes) -> None:
+        self.tries += 1
+        if not self.up:
+            raise BlobStoreError("unreachable")
+        super().put(name, data)
+
+
+def test_checkpoints_are_signed_while_the_blob_store_is_down(key_prefix, caplog) -> None:
+    import fakeredis
+
+    app = create_app(Settings(key_prefix=key_prefix), redis=fakeredis.FakeRedis())
+    try:
+        client = app.test_client()
+        log = app.extensions["hearts.log"]
+        store = DownStore()
+        log.tree.blobs = store
+        hashes = [log.tree.append(f"g{i:020x}", head(i))[0].hash for i in range(300)]
+        first = client.get("/api/v1/log/checkpoint")
+        assert first.status_code == 200
+        assert Checkpoint.parse(Note.parse(first.get_data(as_text=True)).text).root == (
+            merkle.root(hashes)
+        )
+        assert "not cut" in caplog.text and store.tries == 1
+        assert client.get("/api/v1/log/checkpoint").status_code == 200
+        assert store.tries == 1  # not tried again at once: each try costs the store's timeouts
+        assert log.tree.tiled(0) == 0  # everything still in Redis, and proving from there
+        assert client.get(f"/api/v1/log/games/g{5:020x}").status_code == 200
+        store.up, log._cut_after = True, 0.0  # the store is back, the pause is over
+        assert client.get("/api/v1/log/checkpoint").status_code == 200
+        assert log.tree.tiled(0) == 256
     finally:
         app.extensions["hearts.bots_stop"]()

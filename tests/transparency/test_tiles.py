@@ -535,3 +535,23 @@ def test_checkpoints_are_signed_while_the_blob_store_is_down(key_prefix, caplog)
         assert log.tree.tiled(0) == 256
     finally:
         app.extensions["hearts.bots_stop"]()
+
+
+def test_cutters_racing_cut_each_tile_once(redis_server, key_prefix) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = redis.Redis.from_url(redis_server)
+    blobs = MemoryBlobStore()
+    hashes = [
+        GameTree(client, key_prefix).append(f"g{i:020x}", head(i))[0].hash for i in range(1000)
+    ]
+    cutters = [GameTree(redis.Redis.from_url(redis_server), key_prefix, blobs) for _ in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        cut = sum(pool.map(lambda tree: tree.cut_tiles(1000), cutters))
+    assert cut == 3  # each tile committed by one of them
+    assert tree_keys(client, key_prefix) == {"leaves": 232, "edge": 232, "tiled": 768}
+    assert client.llen(f"{key_prefix}:{{tlog}}:level:1") == 3
+    assert cutters[0].root(1000) == merkle.root(hashes)
+    assert sorted(blobs.names("tile/0/")) == ["tile/0/000", "tile/0/001", "tile/0/002"]
+    for tree in [*cutters, appender]:
+        tree.redis.close()

@@ -542,9 +542,8 @@ def test_cutters_racing_cut_each_tile_once(redis_server, key_prefix) -> None:
 
     client = redis.Redis.from_url(redis_server)
     blobs = MemoryBlobStore()
-    hashes = [
-        GameTree(client, key_prefix).append(f"g{i:020x}", head(i))[0].hash for i in range(1000)
-    ]
+    appender = GameTree(client, key_prefix)
+    hashes = [appender.append(f"g{i:020x}", head(i))[0].hash for i in range(1000)]
     cutters = [GameTree(redis.Redis.from_url(redis_server), key_prefix, blobs) for _ in range(4)]
     with ThreadPoolExecutor(4) as pool:
         cut = sum(pool.map(lambda tree: tree.cut_tiles(1000), cutters))

@@ -312,7 +312,8 @@ class GameTree:
                 found = tiles.tile_hashes(data)
             if len(found) != WIDTH:
                 raise TileMissing(f"{path} holds {len(found)} of 256 entries")
-            self._cache.put(path, found)
+            if level != tiles.ENTRIES:  # bundles are 5x a tile, and only an inclusion reads one
+                self._cache.put(path, found)
         return found
 
     def root(self, size: int) -> bytes:

@@ -84,6 +84,10 @@ class Settings:
     # Where the embedded redis-server keeps its append-only file. None: the user's data directory
     # (platformdirs; see data_directory), the same whatever the working directory.
     data_dir: str | None = None
+    # Where immutable objects go (the public log's tiles; archived games): ``file:///path`` or a
+    # path, or ``s3://bucket/prefix?endpoint=...&region=...`` (service/store/blobs.py). None:
+    # ``archive/`` in the data directory.
+    archive_url: str | None = None
     # Folded games kept in memory per process (never served stale: see StateCache).
     cache_games: int = 1024
     # ...and no bot move is begun after this many milliseconds of a request.
@@ -292,6 +296,18 @@ def one_of(*choices: str) -> Callable[[str], str]:
 
 
 long_work = one_of("process", "inline")
+
+
+def archive_url(raw: str) -> str:
+    """A blob store's URL: a path, ``file://`` or ``s3://`` (checked whole when it is opened)."""
+    from urllib.parse import urlparse
+
+    value = raw.strip()
+    if urlparse(value).scheme not in ("", "file", "s3"):
+        raise ValueError(raw)
+    return value
+
+
 analysis_worker = one_of("in-process", "external")
 timekeeper = one_of("in-process", "external")
 
@@ -357,6 +373,7 @@ _VARIABLES = (
     ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
+    ("archive_url", "HEARTS_ARCHIVE_URL", archive_url),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
     ("bot_request_ms", "HEARTS_BOT_REQUEST_MS", milliseconds),
     ("bot_runner", "HEARTS_BOT_RUNNER", boolean),

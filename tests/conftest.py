@@ -121,3 +121,30 @@ def _log_key_file(tmp_path_factory):
         os.environ.pop("HEARTS_LOG_KEY_FILE", None)
     else:
         os.environ["HEARTS_LOG_KEY_FILE"] = previous
+
+
+# --- Blob stores (service/store/blobs.py): local disk and S3 ------------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A throwaway S3-protocol server (moto, in a thread) with one bucket, for the session; the
+    AWS credential variables are dummies while it runs."""
+    from tests.blob_helpers import CREDENTIALS, start_s3_server
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in CREDENTIALS.items():
+            patch.setenv(name, value)
+        server = start_s3_server()
+        yield server
+        server.stop()
+
+
+@pytest.fixture(params=["disk", "s3"])
+def blob_store(request, tmp_path):
+    """An empty blob store of each backend: a directory of the test's, or a prefix of its own in
+    the session's S3 bucket (moto's, or a real store's: HEARTS_TEST_S3_URL), made by
+    ``blob_store_from_url`` as the service makes one."""
+    from tests.blob_helpers import make_blob_store
+
+    return make_blob_store(request, request.param, tmp_path)

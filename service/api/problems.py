@@ -380,6 +380,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.InvalidHead: 422,  # the transparency log (service/api/transparency.py)
     app_errors.HeadNotExtended: 409,
     app_errors.NotInLog: 404,
+    app_errors.TileNotFound: 404,
     app_errors.BadTreeSize: 400,
     app_errors.InvalidCosignature: 422,
     app_errors.HandInProgress: 409,

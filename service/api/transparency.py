@@ -1,5 +1,6 @@
 """Signed heads and the public log of games (docs/verify.md): the log's key, checkpoints and
-their cosignatures, inclusion and consistency proofs, and checking a head a player kept."""
+their cosignatures, inclusion and consistency proofs, the tree's tiles (c2sp.org/tlog-tiles),
+and checking a head a player kept."""
 
 from __future__ import annotations
 
@@ -43,6 +44,14 @@ for _problem in (
         "The game is not finished, or the projector has not appended it yet; retry shortly.",
     ),
     ProblemType(
+        "tile-not-found",
+        404,
+        "Tile not found",
+        "Not a tile of the public log (c2sp.org/tlog-tiles: tile/<L>/<N>[.p/<W>] or "
+        "tile/entries/<N>[.p/<W>], N in 3-digit elements, all but the last prefixed 'x'), or a "
+        "tile the log does not have yet: fetch tiles for the size of a checkpoint.",
+    ),
+    ProblemType(
         "bad-tree-size",
         400,
         "No such tree size",
@@ -61,6 +70,18 @@ for _problem in (
 
 TEXT = "text/plain"
 STRING = {"type": "string"}
+OCTETS = "application/octet-stream"
+BINARY = {"type": "string", "format": "binary"}
+# A tile within the checkpoint published last never changes (c2sp.org/tlog-tiles): any cache or
+# CDN may keep it for good. One beyond it may still change if a failover loses its leaves.
+IMMUTABLE = "public, max-age=31536000, immutable"
+TILE_CACHE_DOC = {
+    "Cache-Control": {
+        "description": f"'{IMMUTABLE}' for a tile of the checkpoint published last, else "
+        "'no-store'",
+        "schema": {"type": "string"},
+    }
+}
 
 
 def _text(body: str) -> Response:
@@ -185,6 +206,26 @@ def _chain(game_id: str, head_version: int) -> Chain:
     if service().store.version(game_id) <= long_work.page():
         return read_chain(service().store, game_id, head_version)
     return long_work.work().chain(game_id, head_version)
+
+
+@blp.route("/api/v1/log/tile/<path:tile>", methods=["GET"])
+@blp.doc(operationId="getLogTile")
+@blp.response(
+    200,
+    BINARY,
+    content_type=OCTETS,
+    headers=TILE_CACHE_DOC,
+    description="A tile (concatenated 32-byte hashes) or an entry bundle (uint16-length-prefixed "
+    "leaf data: the games' final heads)",
+)
+@documented(blp, 404)
+def log_tile(tile: str):
+    """The public log as tiles (c2sp.org/tlog-tiles, prefix ``/api/v1/log``):
+    ``tile/<L>/<N>[.p/<W>]`` and ``tile/entries/<N>[.p/<W>]``; make any proof from them."""
+    data, immutable = transparency().tile(f"tile/{tile}")
+    response = Response(data, mimetype=OCTETS)
+    response.headers["Cache-Control"] = IMMUTABLE if immutable else "no-store"
+    return response
 
 
 @blp.route("/api/v1/games/<game_id>/verify", methods=["POST"])

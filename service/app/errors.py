@@ -291,6 +291,13 @@ class NotInLog(ServiceError):
     code = "game-not-in-log"
 
 
+class TileNotFound(ServiceError):
+    """Not a tile of the public log (c2sp.org/tlog-tiles): a malformed path, or a tile the
+    tree does not have yet."""
+
+    code = "tile-not-found"
+
+
 class BadTreeSize(ServiceError):
     """A tree size the public log does not have (or two in the wrong order)."""
 

@@ -9,7 +9,9 @@
   ``GameEnded``. Checkpoints (c2sp.org/tlog-checkpoint) are signed on request for the current
   size (Ed25519 is deterministic: the same size gives the same note); witnesses cosign them
   (``hearts witness``) and post the cosignature back; inclusion and consistency proofs are made
-  by :mod:`hearts_client.merkle`, the module the verifier checks them with.
+  by :mod:`hearts_client.merkle`, the module the verifier checks them with. The tree is kept as
+  tiles (c2sp.org/tlog-tiles) in the blob store (``HEARTS_ARCHIVE_URL``), cut as checkpoints are
+  signed, and served as they are by ``GET /log/tile/...``.
 
 The signing key is a PEM file (``Settings.log_key_file``, else ``log-key.pem`` in the data
 directory), made on first start. See docs/verify.md for what each check proves.
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +39,7 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
     load_pem_private_key,
 )
-from hearts_client import merkle
+from hearts_client import tiles
 from hearts_client.note import (
     COSIGNATURE,
     Checkpoint,
@@ -59,14 +63,22 @@ from service.app.errors import (
     InvalidCosignature,
     InvalidHead,
     NotInLog,
+    TileNotFound,
 )
 from service.settings import ConfigError, Settings, data_directory
+from service.store.blobs import BlobStore, BlobStoreError, MemoryBlobStore, blob_store_from_url
 from service.store.envelope import verify_chain
 from service.store.errors import NotReplicated
 from service.store.event_store import RedisEventStore
 from service.store.game_tree import GameTree, Leaf
 
 KEY_FILE = "log-key.pem"
+# A checkpoint's request cuts at most this many tiles (a few ms each): a log written before
+# tiles, or one whose store was down, is moved out over the next checkpoints.
+TILES_PER_CHECKPOINT = 16
+CUT_RETRY_SECONDS = 60.0  # after the blob store failed, the next try at cutting tiles
+ARCHIVE_DIR = "archive"  # the blob store's directory in the data directory, by default
+log = logging.getLogger(__name__)
 HEAD_HEADER = "Hearts-Head"
 
 
@@ -182,6 +194,7 @@ class TransparencyLog:
         witnesses: Sequence[Verifier] = (),
         *,
         publish_every: float = 0.0,
+        blobs: BlobStore | None = None,
     ) -> None:
         self.store = store
         # The checkpoint GET /log/checkpoint serves is published at most once per this many
@@ -190,7 +203,9 @@ class TransparencyLog:
         self.publish_every = publish_every
         self.signer = signer
         self.witnesses = tuple(w for w in witnesses if w.sig_type == COSIGNATURE)
-        self.tree = GameTree(store.redis, store.prefix)
+        # Full tiles go to ``blobs`` as checkpoints are signed (None: the tree stays in Redis).
+        self.tree = GameTree(store.redis, store.prefix, blobs)
+        self._cut_after = 0.0  # time.monotonic() before which no cut is tried (store failing)
         # Each game's head salt: HMAC of its id under a key derived from the signing key, so
         # every process of the service has the same salts and nothing more to keep.
         raw = signer.key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
@@ -276,8 +291,22 @@ class TransparencyLog:
             size = self.tree.published_size(int(self.publish_every * 1000))
         size = self._size(size)
         self._await_replicas(size)
+        self._cut_tiles(size)
         text = Checkpoint(self.origin, size, self.tree.root(size)).text()
         return text + "\n" + self.signer.sign(text) + "".join(self.tree.cosignatures(size))
+
+    def _cut_tiles(self, size: int) -> None:
+        """Move the full tiles of the tree of ``size`` (its replicas hold it: a failover cannot
+        reorder its leaves) to the blob store. A store that fails leaves them in Redis, to be
+        cut at a later checkpoint: proofs read them there meanwhile."""
+        if time.monotonic() < self._cut_after:
+            return
+        try:
+            self.tree.cut_tiles(size, most=TILES_PER_CHECKPOINT)
+        except BlobStoreError as error:
+            # Not at every checkpoint while the store is down: each try costs its timeouts.
+            self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
+            log.warning("the public log's tiles were not cut (retried later): %s", error)
 
     def _await_replicas(self, size: int) -> None:
         """Sign a size only once HEARTS_MIN_REPLICAS replicas hold it (else NotReplicated:
@@ -322,9 +351,7 @@ class TransparencyLog:
         except NoteError as error:
             raise InvalidCosignature(f"not a checkpoint this log signed: {error}") from None
         size = self._size(checkpoint.size)
-        if checkpoint.origin != self.origin or merkle.root(self.tree.leaf_hashes(size)) != (
-            checkpoint.root
-        ):
+        if checkpoint.origin != self.origin or self.tree.root(size) != checkpoint.root:
             raise InvalidCosignature("the checkpoint is not this log's tree of its size")
         kept = []
         for witness in self.witnesses:
@@ -342,6 +369,22 @@ class TransparencyLog:
         if not kept:
             raise InvalidCosignature("no cosignature of a witness this log knows")
         return kept
+
+    def tile(self, path: str) -> tuple[bytes, bool]:
+        """A tile or entry bundle of the tree (c2sp.org/tlog-tiles: ``tile/<L>/<N>[.p/<W>]``,
+        ``tile/entries/<N>[.p/<W>]``): its bytes, and whether it is within the checkpoint
+        published last (then it never changes: a failover cannot reorder what was published).
+        TileNotFound for a path that is not a tile's, or a tile the tree does not have yet."""
+        try:
+            level, index, width = tiles.parse_tile_path(path)
+        except tiles.TileError as error:
+            raise TileNotFound(str(error)) from None
+        size = self.tree.size()
+        data = self.tree.tile(level, index, width, size)
+        if data is None:
+            raise TileNotFound(f"{path}: the log of {size} games has no such tile (yet)")
+        published = self.tree.last_published() if self.publish_every > 0 else size
+        return data, tiles.tile_exists(level, index, width, published or 0)
 
 
 DEFAULT_CHECKPOINT_INTERVAL = 10.0  # seconds between two checkpoints published
@@ -367,4 +410,20 @@ def build_log(store: RedisEventStore, settings: Settings, *, injected: bool) -> 
     every = settings.checkpoint_interval
     if every is None:  # hearts serve publishes every 10 s; an app handed its Redis, at once
         every = 0.0 if injected else DEFAULT_CHECKPOINT_INTERVAL
-    return TransparencyLog(store, signer, witnesses, publish_every=every)
+    return TransparencyLog(
+        store, signer, witnesses, publish_every=every, blobs=archive(settings, injected=injected)
+    )
+
+
+def archive(settings: Settings, *, injected: bool) -> BlobStore:
+    """The blob store of ``HEARTS_ARCHIVE_URL``, else ``archive/`` in the data directory; an
+    app handed its Redis with neither configured keeps its objects in memory, as its games
+    live only as long as that Redis."""
+    if settings.archive_url:
+        try:
+            return blob_store_from_url(settings.archive_url)
+        except (ValueError, ImportError) as error:
+            raise ConfigError(f"HEARTS_ARCHIVE_URL: {error}") from None
+    if injected and not settings.data_dir:
+        return MemoryBlobStore()
+    return blob_store_from_url(str(data_directory(settings.data_dir)[0] / ARCHIVE_DIR))

@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -106,7 +107,9 @@ class DiskBlobStore:
     def _read(path: Path) -> bytes | None:
         try:
             return path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            # Not an object: nothing there, or a name under an object's name ("a/b" when "a"
+            # is one), or a prefix of other objects' names (a directory here, nothing on S3).
             return None
 
     def get(self, name: str) -> bytes | None:
@@ -116,9 +119,10 @@ class DiskBlobStore:
         return self._path(name).is_file()
 
     def size(self, name: str) -> int | None:
+        path = self._path(name)
         try:
-            return self._path(name).stat().st_size
-        except FileNotFoundError:
+            return path.stat().st_size if path.is_file() else None
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def names(self, prefix: str = "") -> Iterator[str]:
@@ -131,6 +135,36 @@ class DiskBlobStore:
                 rel = Path(dirpath, file).relative_to(self.root).as_posix()
                 if rel.startswith(prefix):
                     yield rel
+
+
+class MemoryBlobStore:
+    """Objects in this process's memory: for an app whose data lives only as long as the
+    process (``hearts serve --ephemeral``, an app handed its Redis in a test)."""
+
+    def __init__(self) -> None:
+        self.url = "memory:"
+        self._objects: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def put(self, name: str, data: bytes) -> None:
+        check_name(name)
+        with self._lock:
+            existing = self._objects.setdefault(name, bytes(data))
+        if existing != data:
+            raise BlobConflict(name)
+
+    def get(self, name: str) -> bytes | None:
+        return self._objects.get(check_name(name))
+
+    def exists(self, name: str) -> bool:
+        return check_name(name) in self._objects
+
+    def size(self, name: str) -> int | None:
+        found = self.get(name)
+        return None if found is None else len(found)
+
+    def names(self, prefix: str = "") -> Iterator[str]:
+        return iter([name for name in list(self._objects) if name.startswith(prefix)])
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -1,59 +1,143 @@
-"""The public log of games: one append-only Merkle tree (RFC 9162) of finished games' heads.
+"""The public log of games: one append-only Merkle tree (RFC 9162) of finished games' heads,
+kept as tiles (c2sp.org/tlog-tiles) in the blob store and its right edge in Redis.
 
 Each finished game is one leaf, appended once: the leaf's data is the game's final head (the
 text of :class:`hearts_client.note.Head`: origin, game id, version, chain hash), its hash
-``SHA-256(0x00 || data)``. The hashing, roots and proofs are :mod:`hearts_client.merkle`'s, the
-same code the independent verifier checks them with.
+``SHA-256(0x00 || data)``. The hashing, roots and proofs are :mod:`hearts_client.merkle`'s and
+:mod:`hearts_client.tiles`', the code the independent verifier checks them with.
+
+Where the tree is: a *full* tile (256 hashes of a level) is written once to the blob store,
+``tile/<L>/<N>`` (and, for level 0, its entry bundle ``tile/entries/<N>``: the 256 heads), and
+then removed from Redis. Redis keeps what is not tiled yet: per level, the hashes after the
+last full tile (fewer than 256 once tiles are cut), and the heads of the leaves after the last
+full bundle. A proof reads O(log n) hashes: a run of one tile per subtree it needs.
 
 Key layout (``{tlog}`` is a Redis Cluster hash tag: every key below is in one slot, so the
-append script may name them all)::
+scripts may name them all)::
 
-    <prefix>:{tlog}:leaves        list of leaf hashes (32 raw bytes each), in append order
-    <prefix>:{tlog}:games         hash: game id -> JSON {"index": i, "head": leaf data}
+    <prefix>:{tlog}:leaves        list: the leaf hashes (32 raw bytes each) not tiled yet
+    <prefix>:{tlog}:level:<L>     list: the hashes of level L >= 1 not tiled yet
+    <prefix>:{tlog}:tiled         hash: level -> how many of its hashes are in full tiles (the
+                                  index of the list's first element); absent: 0
+    <prefix>:{tlog}:edge          hash: leaf index -> its head, for leaves not tiled yet
+    <prefix>:{tlog}:games         hash: game id -> JSON {"index": i, "head": leaf data}; the
+                                  head is dropped once it is in a cut bundle
+    <prefix>:{tlog}:published     hash: the size and time of the checkpoint published last
     <prefix>:{tlog}:cosig:<size>  hash: witness name -> its cosignature line on the checkpoint
                                   of that size
 
+A log written before tiles (every leaf hash in ``:leaves``, no ``:tiled`` or ``:edge``) is the
+same layout with nothing tiled: it proves as it is, and its first cut moves its full tiles out
+(the heads of its leaves are found in ``:games``).
+
 The append is one Lua script: a game already in the tree is answered with its index and nothing
 is written, so appending again (a projector re-delivered the game's end) is harmless. Leaves are
-never removed or reordered.
-
-Proofs read the leaf hashes up to the size asked (one LRANGE) and hash them here: O(size) per
-proof. Fine for thousands of games; a very large log would keep interior nodes (tiles) instead.
+never removed or reordered. Tiles are cut (:meth:`GameTree.cut_tiles`) only up to a size about
+to be signed, once its replicas hold it: a tile is never written from leaves a failover could
+lose and re-append in another order. A cut writes the tile, then removes it from Redis in one
+script that does nothing if another cutter did it first; a crash between the two leaves the
+tile written and Redis whole, and the next cut writes the same bytes again (a no-op).
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from hearts_client import merkle
+from hearts_client import merkle, tiles
 
+from service.store.blobs import BlobStore
 from service.store.event_store import fence_and_wait
 
+# KEYS: 1 leaves, 2 games, 3 tiled, 4 edge. ARGV: 1 game id, 2 leaf hash, 3 head.
 _APPEND_LUA = """
 local known = redis.call('HGET', KEYS[2], ARGV[1])
 if known then return {0, known} end
-local size = redis.call('RPUSH', KEYS[1], ARGV[2])
-local record = cjson.encode({index = size - 1, head = ARGV[3]})
+local tiled = tonumber(redis.call('HGET', KEYS[3], '0') or '0')
+local index = tiled + redis.call('RPUSH', KEYS[1], ARGV[2]) - 1
+local record = cjson.encode({index = index, head = ARGV[3]})
 redis.call('HSET', KEYS[2], ARGV[1], record)
+redis.call('HSET', KEYS[4], string.format('%d', index), ARGV[3])
 return {1, record}
 """
 
-# KEYS: 1 leaves, 2 the published checkpoint's record. ARGV: 1 interval (ms). The size of the
-# checkpoint published now: the tree's size, published again once the interval has passed
-# since the last publication (the Redis server's time: every process agrees).
+# KEYS: 1 leaves, 2 tiled. The tree's size.
+_SIZE_LUA = """
+return tonumber(redis.call('HGET', KEYS[2], '0') or '0') + redis.call('LLEN', KEYS[1])
+"""
+
+# KEYS: 1 leaves, 2 the published checkpoint's record, 3 tiled. ARGV: 1 interval (ms). The size
+# of the checkpoint published now: the tree's size, published again once the interval has
+# passed since the last publication (the Redis server's time: every process agrees).
 _PUBLISH_LUA = """
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local at = tonumber(redis.call('HGET', KEYS[2], 'at') or '-1')
 local size = tonumber(redis.call('HGET', KEYS[2], 'size') or '-1')
 if size < 0 or now - at >= tonumber(ARGV[1]) then
-  size = redis.call('LLEN', KEYS[1])
+  size = tonumber(redis.call('HGET', KEYS[3], '0') or '0') + redis.call('LLEN', KEYS[1])
   redis.call('HSET', KEYS[2], 'size', size, 'at', now)
 end
 return size
 """
+
+# KEYS: 1 tiled, 2 the level's list. ARGV: 1 level, 2 start, 3 count. {tiled, hashes...}: the
+# level's hashes start .. start + count - 1 still in Redis (as many as there are), or only
+# {tiled} if start is in a full tile already. One script: a cut between the two reads cannot
+# shift the list under the index.
+_READ_LUA = """
+local tiled = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local start = tonumber(ARGV[2])
+if start < tiled then return {tiled} end
+local first = start - tiled
+local found = redis.call('LRANGE', KEYS[2], first, first + tonumber(ARGV[3]) - 1)
+table.insert(found, 1, tiled)
+return found
+"""
+
+# KEYS: 1 tiled, 2 the level's list, 3 the next level's list, 4 edge, 5 games. ARGV: 1 level,
+# 2 the level's tiled count the cut was made at, 3 the tile's root, 4.. (level 0) the game id
+# of each of its 256 leaves. Removes the level's first full tile from Redis (it is in the blob
+# store) and appends its root to the next level; for level 0, the heads too (in its bundle
+# now), from :edge and from each game's index record. Nothing if another cutter did it first.
+_COMMIT_LUA = """
+local tiled = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tiled ~= tonumber(ARGV[2]) or redis.call('LLEN', KEYS[2]) < 256 then return 0 end
+redis.call('LTRIM', KEYS[2], 256, -1)
+redis.call('HSET', KEYS[1], ARGV[1], string.format('%d', tiled + 256))
+redis.call('RPUSH', KEYS[3], ARGV[3])
+if ARGV[1] == '0' then
+  for i = tiled, tiled + 255 do redis.call('HDEL', KEYS[4], string.format('%d', i)) end
+  for k = 4, #ARGV do
+    local record = redis.call('HGET', KEYS[5], ARGV[k])
+    if record and cjson.decode(record)['index'] == tiled + k - 4 then
+      redis.call('HSET', KEYS[5], ARGV[k], cjson.encode({index = tiled + k - 4}))
+    end
+  end
+end
+return 1
+"""
+
+# KEYS: 1 tiled, 2 edge. ARGV: index, head, index, head... Heads of a log written before tiles,
+# found in the games hash, kept for the leaves not tiled yet (never for a tiled one: a cut may
+# have removed it since they were read).
+_FILL_EDGE_LUA = """
+local tiled = tonumber(redis.call('HGET', KEYS[1], '0') or '0')
+for i = 1, #ARGV, 2 do
+  if tonumber(ARGV[i]) >= tiled then redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+end
+return 1
+"""
+
+WIDTH = tiles.TILE_WIDTH
+
+
+class TileMissing(Exception):
+    """Redis says a tile was cut, but the blob store has no such object (a blob store that
+    lost data, or another store configured than the one tiles were written to)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,77 +155,282 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-class GameTree:
-    """The tree in Redis: append a finished game, read sizes, roots and proofs."""
+def _game_id(head: bytes) -> str:
+    """The game id a head names (its second line, ``game <id>``); "" if it names none."""
+    lines = head.split(b"\n")
+    if len(lines) > 1 and lines[1].startswith(b"game "):
+        return lines[1][len(b"game ") :].decode(errors="replace")
+    return ""
 
-    def __init__(self, redis: Any, prefix: str) -> None:
+
+class _TileCache:
+    """Full tiles read from the blob store, the most recently used kept (they never change)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._tiles: OrderedDict[str, list[bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> list[bytes] | None:
+        with self._lock:
+            found = self._tiles.get(path)
+            if found is not None:
+                self._tiles.move_to_end(path)
+            return found
+
+    def put(self, path: str, hashes: list[bytes]) -> None:
+        with self._lock:
+            self._tiles[path] = hashes
+            while len(self._tiles) > self.capacity:
+                self._tiles.popitem(last=False)
+
+
+class GameTree:
+    """The tree: append a finished game, read sizes, roots, proofs and tiles, cut full tiles
+    into ``blobs`` (None: nothing is cut, the whole tree stays in Redis)."""
+
+    def __init__(
+        self, redis: Any, prefix: str, blobs: BlobStore | None = None, cached_tiles: int = 512
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
+        self.blobs = blobs
+        self._cache = _TileCache(cached_tiles)  # 512 tiles: 4 MB
         self._append = redis.register_script(_APPEND_LUA)
+        self._size = redis.register_script(_SIZE_LUA)
         self._publish = redis.register_script(_PUBLISH_LUA)
+        self._read = redis.register_script(_READ_LUA)
+        self._commit = redis.register_script(_COMMIT_LUA)
+        self._fill_edge = redis.register_script(_FILL_EDGE_LUA)
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}:{{tlog}}:{name}"
 
     @property
     def leaves_key(self) -> str:
-        return f"{self.prefix}:{{tlog}}:leaves"
+        return self._key("leaves")
 
     @property
     def games_key(self) -> str:
-        return f"{self.prefix}:{{tlog}}:games"
+        return self._key("games")
 
     @property
     def published_key(self) -> str:
-        return f"{self.prefix}:{{tlog}}:published"
+        return self._key("published")
 
-    def published_size(self, every_ms: int) -> int:
-        """The size of the checkpoint published now: the tree's size as it was at the last
-        publication, unless ``every_ms`` have passed since (then the tree's size now)."""
-        return int(self._publish(keys=[self.leaves_key, self.published_key], args=[every_ms]))
+    @property
+    def tiled_key(self) -> str:
+        return self._key("tiled")
+
+    @property
+    def edge_key(self) -> str:
+        return self._key("edge")
+
+    def level_key(self, level: int) -> str:
+        """The list of the level's hashes not tiled yet (level 0: the leaf hashes)."""
+        return self.leaves_key if level == 0 else self._key(f"level:{level}")
 
     def cosig_key(self, size: int) -> str:
-        return f"{self.prefix}:{{tlog}}:cosig:{size}"
+        return self._key(f"cosig:{size}")
+
+    # -- appending and sizes ---------------------------------------------------------------------
 
     def append(self, game_id: str, head: str) -> tuple[Leaf, bool]:
         """Append the game's head unless the game is in the tree; (its leaf, whether added)."""
         leaf_hash = merkle.leaf_hash(head.encode())
         added, record = self._append(
-            keys=[self.leaves_key, self.games_key], args=[game_id, leaf_hash, head]
+            keys=[self.leaves_key, self.games_key, self.tiled_key, self.edge_key],
+            args=[game_id, leaf_hash, head],
         )
         found = json.loads(_text(record))
         return Leaf(game_id, int(found["index"]), found["head"]), bool(added)
 
     def size(self) -> int:
-        return int(self.redis.llen(self.leaves_key))
+        return int(self._size(keys=[self.leaves_key, self.tiled_key]))
+
+    def published_size(self, every_ms: int) -> int:
+        """The size of the checkpoint published now: the tree's size as it was at the last
+        publication, unless ``every_ms`` have passed since (then the tree's size now)."""
+        return int(
+            self._publish(
+                keys=[self.leaves_key, self.published_key, self.tiled_key], args=[every_ms]
+            )
+        )
+
+    def last_published(self) -> int | None:
+        """The size of the checkpoint published last (None: none was, or every request signs
+        the tree as it is)."""
+        size = self.redis.hget(self.published_key, "size")
+        return None if size is None else int(size)
 
     def leaf(self, game_id: str) -> Leaf | None:
         record = self.redis.hget(self.games_key, game_id)
         if record is None:
             return None
         found = json.loads(_text(record))
-        return Leaf(game_id, int(found["index"]), found["head"])
+        index = int(found["index"])
+        head = found.get("head")
+        if head is None:  # tiled: its head is in its entry bundle
+            head = self.heads(index, 1)[0].decode()
+        return Leaf(game_id, index, head)
 
-    def leaf_hashes(self, size: int) -> list[bytes]:
-        """The first ``size`` leaf hashes (ValueError if the tree is smaller)."""
-        if size == 0:
-            return []
-        hashes = [bytes(h) for h in self.redis.lrange(self.leaves_key, 0, size - 1)]
-        if len(hashes) != size:
-            raise ValueError(f"the tree has {len(hashes)} leaves, not {size}")
-        return hashes
+    # -- hashes, roots, proofs -------------------------------------------------------------------
+
+    def tiled(self, level: int) -> int:
+        """How many hashes of ``level`` are in full tiles of the blob store."""
+        return int(self.redis.hget(self.tiled_key, str(level)) or 0)
+
+    def hashes(self, level: int, start: int, count: int) -> list[bytes]:
+        """The hashes of ``level`` at ``start`` .. ``start + count - 1``, within one tile: from
+        the tile if it was cut, else from Redis (a hash of a level above 0 whose tile below
+        was not cut yet is computed from the 256 hashes below it). ValueError past the tree."""
+        index, offset = divmod(start, WIDTH)
+        if offset + count > WIDTH:
+            raise ValueError(f"hashes {start}..{start + count - 1} span two tiles")
+        reply = self._read(keys=[self.tiled_key, self.level_key(level)], args=[level, start, count])
+        if start < int(reply[0]):
+            return self._full_tile(level, index)[offset : offset + count]
+        found = [bytes(h) for h in reply[1:]]
+        if len(found) < count and level == 0:
+            raise ValueError(f"leaves {start}..{start + count - 1} are not all in the tree")
+        for missing in range(start + len(found), start + count):
+            found.append(merkle.root(self.hashes(level - 1, missing * WIDTH, WIDTH)))
+        return found
+
+    def _full_tile(self, level: int | str, index: int) -> list[bytes]:
+        path = tiles.tile_path(level, index)
+        found = self._cache.get(path)
+        if found is None:
+            data = self.blobs.get(path) if self.blobs is not None else None
+            if data is None:
+                raise TileMissing(f"{path} was cut but is not in the blob store")
+            if level == tiles.ENTRIES:
+                found = tiles.parse_entry_bundle(data)
+            else:
+                found = tiles.tile_hashes(data)
+            if len(found) != WIDTH:
+                raise TileMissing(f"{path} holds {len(found)} of 256 entries")
+            if level != tiles.ENTRIES:  # bundles are 5x a tile, and only an inclusion reads one
+                self._cache.put(path, found)
+        return found
 
     def root(self, size: int) -> bytes:
-        return merkle.root(self.leaf_hashes(size))
+        return tiles.tree_root(self.hashes, size)
 
     def inclusion(self, index: int, size: int) -> list[bytes]:
-        return merkle.inclusion_proof(self.leaf_hashes(size), index)
+        return tiles.inclusion_proof(self.hashes, size, index)
 
     def consistency(self, old: int, new: int) -> list[bytes]:
-        return merkle.consistency_proof(self.leaf_hashes(new), old)
+        return tiles.consistency_proof(self.hashes, new, old)
+
+    # -- tiles -----------------------------------------------------------------------------------
+
+    def heads(self, start: int, count: int) -> list[bytes]:
+        """The leaves' data at ``start`` .. ``start + count - 1``, within one bundle."""
+        index, offset = divmod(start, WIDTH)
+        if start < self.tiled(0):
+            return self._full_tile(tiles.ENTRIES, index)[offset : offset + count]
+        indices = [str(i) for i in range(start, start + count)]
+        found = self.redis.hmget(self.edge_key, indices)
+        if any(head is None for head in found):
+            if start < self.tiled(0):  # cut meanwhile: its heads are in its bundle now
+                return self.heads(start, count)
+            self._fill_edge_from_games()  # a log written before tiles
+            found = self.redis.hmget(self.edge_key, indices)
+            if any(head is None for head in found):
+                raise ValueError(f"leaves {start}..{start + count - 1} are not all in the tree")
+        return [bytes(head) if isinstance(head, bytes) else head.encode() for head in found]
+
+    def _fill_edge_from_games(self) -> None:
+        """Keep the heads of the leaves not tiled yet in ``:edge`` from ``:games`` (a log
+        written before tiles has none there): one pass over the games, once."""
+        tiled = self.tiled(0)
+        pairs: list[str] = []
+        for _game, record in self.redis.hscan_iter(self.games_key, count=1000):
+            found = json.loads(_text(record))
+            if int(found["index"]) >= tiled and "head" in found:
+                pairs += [str(int(found["index"])), found["head"]]
+            if len(pairs) >= 2000:
+                self._fill_edge(keys=[self.tiled_key, self.edge_key], args=pairs)
+                pairs = []
+        if pairs:
+            self._fill_edge(keys=[self.tiled_key, self.edge_key], args=pairs)
+
+    def tile(self, level: int | str, index: int, width: int | None, size: int) -> bytes | None:
+        """The bytes of ``tile/<level>/<index>[.p/<width>]`` in a tree of ``size`` (an entry
+        bundle for level ``ENTRIES``); None if that tree has no such tile."""
+        if not tiles.tile_exists(level, index, width, size):
+            return None
+        count = WIDTH if width is None else width
+        if level == tiles.ENTRIES:
+            return tiles.entry_bundle(self.heads(index * WIDTH, count))
+        return b"".join(self.hashes(int(level), index * WIDTH, count))
+
+    def cut_tiles(self, upto: int, most: int | None = None) -> int:
+        """Write every full tile of the tree's first ``upto`` leaves that is still in Redis to
+        the blob store, then remove it from Redis; how many were cut (by this call). At most
+        ``most`` (None: all), so that a log written before tiles is moved out a part at a
+        time, in the requests that sign checkpoints."""
+        if self.blobs is None:
+            return 0
+        cut, level = 0, 0
+        while tiles.hashes_below(level, upto) >= WIDTH and (most is None or cut < most):
+            while most is None or cut < most:
+                tiled = self.tiled(level)
+                if tiled + WIDTH > tiles.hashes_below(level, upto):
+                    break
+                reply = self._read(
+                    keys=[self.tiled_key, self.level_key(level)], args=[level, tiled, WIDTH]
+                )
+                hashes = [bytes(h) for h in reply[1:]]
+                if int(reply[0]) != tiled:
+                    continue  # another cutter moved on: look again
+                if len(hashes) < WIDTH:
+                    break  # the tile below is not cut yet (cut by its own cutter)
+                games = self._write_tile(level, tiled // WIDTH, hashes)
+                root = merkle.root(hashes)
+                keys = [
+                    self.tiled_key,
+                    self.level_key(level),
+                    self.level_key(level + 1),
+                    self.edge_key,
+                    self.games_key,
+                ]
+                cut += int(self._commit(keys=keys, args=[level, tiled, root, *games]))
+            level += 1
+        if cut:
+            self._check_edge()
+        return cut
+
+    def _write_tile(self, level: int, index: int, hashes: list[bytes]) -> list[str]:
+        """Put the tile (and for level 0 its bundle); the game ids of its leaves (level 0)."""
+        assert self.blobs is not None
+        games = []
+        if level == 0:
+            heads = self.heads(index * WIDTH, WIDTH)
+            for i, (head, leaf_hash) in enumerate(zip(heads, hashes, strict=True)):
+                if merkle.leaf_hash(head) != leaf_hash:
+                    raise ValueError(f"leaf {index * WIDTH + i}'s head does not hash to its leaf")
+                games.append(_game_id(head))
+            self.blobs.put(tiles.tile_path(tiles.ENTRIES, index), tiles.entry_bundle(heads))
+        self.blobs.put(tiles.tile_path(level, index), b"".join(hashes))
+        return games
+
+    def _check_edge(self) -> None:
+        """After a cut of a log written before tiles: its right edge's heads into ``:edge``."""
+        untiled = self.redis.llen(self.leaves_key)
+        if self.redis.hlen(self.edge_key) < untiled:
+            self._fill_edge_from_games()
+
+    # -- replicas and cosignatures ---------------------------------------------------------------
 
     def replicas_holding(self, size: int, wanted: int, timeout_ms: int) -> int:
         """How many replicas (up to ``wanted``) hold the tree's first ``size`` leaves and all
         before: a fence key written on the slot's master, then WAIT on the same connection
         (WAIT counts its own connection's writes: see RedisEventStore.await_replicas)."""
-        return fence_and_wait(self.redis, f"{self.prefix}:{{tlog}}:fence", size, wanted, timeout_ms)
+        return fence_and_wait(self.redis, self._key("fence"), size, wanted, timeout_ms)
 
     def add_cosignature(self, size: int, witness: str, line: str) -> None:
         self.redis.hset(self.cosig_key(size), witness, line)

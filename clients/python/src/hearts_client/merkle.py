@@ -18,7 +18,7 @@ two roots and the proof, and never the tree.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 HASH_SIZE = 32
 EMPTY_ROOT = hashlib.sha256(b"").digest()
@@ -59,41 +59,59 @@ def root(leaves: Sequence[bytes]) -> bytes:
     return level[0]
 
 
+# MTH(D[lo:hi]): the hash of the subtree over leaves lo..hi-1. The proofs below ask for the
+# subtrees they need through it, so the same code makes proofs from a list of leaf hashes (here)
+# or from a tiled log's stored hashes (hearts_client.tiles), reading O(log n) of them.
+Subtree = Callable[[int, int], bytes]
+
+
+def _over(leaves: Sequence[bytes]) -> Subtree:
+    return lambda lo, hi: root(leaves[lo:hi])
+
+
 def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
     """PATH(index, D[n]) of RFC 9162 section 2.1.3.1, for the leaf hashes ``leaves``."""
-    n = len(leaves)
-    if not 0 <= index < n:
-        raise ValueError(f"leaf {index} is not in a tree of {n}")
-    return _path(leaves, 0, n, index)
+    return inclusion_proof_of(_over(leaves), len(leaves), index)
 
 
-def _path(leaves: Sequence[bytes], lo: int, hi: int, index: int) -> list[bytes]:
+def inclusion_proof_of(subtree: Subtree, size: int, index: int) -> list[bytes]:
+    """PATH(index, D[size]), the subtrees' hashes given by ``subtree``."""
+    if not 0 <= index < size:
+        raise ValueError(f"leaf {index} is not in a tree of {size}")
+    return _path(subtree, 0, size, index)
+
+
+def _path(subtree: Subtree, lo: int, hi: int, index: int) -> list[bytes]:
     if hi - lo == 1:
         return []
     k = _split(hi - lo)
     if index < lo + k:
-        return [*_path(leaves, lo, lo + k, index), root(leaves[lo + k : hi])]
-    return [*_path(leaves, lo + k, hi, index), root(leaves[lo : lo + k])]
+        return [*_path(subtree, lo, lo + k, index), subtree(lo + k, hi)]
+    return [*_path(subtree, lo + k, hi, index), subtree(lo, lo + k)]
 
 
 def consistency_proof(leaves: Sequence[bytes], old_size: int) -> list[bytes]:
     """PROOF(m, D[n]) of RFC 9162 section 2.1.4.1: the tree of ``leaves`` extends its first
     ``old_size`` leaves. Empty when ``old_size`` is 0 or the whole tree."""
-    n = len(leaves)
-    if not 0 <= old_size <= n:
-        raise ValueError(f"size {old_size} is not within a tree of {n}")
-    if old_size in (0, n):
+    return consistency_proof_of(_over(leaves), len(leaves), old_size)
+
+
+def consistency_proof_of(subtree: Subtree, size: int, old_size: int) -> list[bytes]:
+    """PROOF(old_size, D[size]), the subtrees' hashes given by ``subtree``."""
+    if not 0 <= old_size <= size:
+        raise ValueError(f"size {old_size} is not within a tree of {size}")
+    if old_size in (0, size):
         return []
-    return _subproof(leaves, 0, n, old_size, True)
+    return _subproof(subtree, 0, size, old_size, True)
 
 
-def _subproof(leaves: Sequence[bytes], lo: int, hi: int, m: int, whole: bool) -> list[bytes]:
+def _subproof(subtree: Subtree, lo: int, hi: int, m: int, whole: bool) -> list[bytes]:
     if m == hi - lo:
-        return [] if whole else [root(leaves[lo:hi])]
+        return [] if whole else [subtree(lo, hi)]
     k = _split(hi - lo)
     if m <= k:
-        return [*_subproof(leaves, lo, lo + k, m, whole), root(leaves[lo + k : hi])]
-    return [*_subproof(leaves, lo + k, hi, m - k, False), root(leaves[lo : lo + k])]
+        return [*_subproof(subtree, lo, lo + k, m, whole), subtree(lo + k, hi)]
+    return [*_subproof(subtree, lo + k, hi, m - k, False), subtree(lo, lo + k)]
 
 
 def root_from_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes]) -> bytes:

@@ -421,7 +421,7 @@ class GameService:
             if claimed:  # not created: it does not count
                 self.bot_games.release(game_id)
             raise
-        if claimed and outcome.replayed and self.snapshot(game_id).state.state.phase in _OVER:
+        if claimed and outcome.replayed and self.cache.get(game_id).state.state.phase in _OVER:
             self.bot_games.release(game_id)  # a retry of a create whose game has ended since
         return outcome
 

@@ -5,7 +5,7 @@ the others by their totals."""
 from __future__ import annotations
 
 from domain.commands import AbandonGame, CreateGame, JoinGame
-from projections.ratings import places
+from projections.ratings import places, standings
 from projections.scoreboard import STATUS_FINISHED, SourceEvent, fold_game, rated_game
 from tests.domain.given import HOLD, Story
 
@@ -31,7 +31,8 @@ def test_the_scoreboard_ends_the_game_and_the_ratings_rank_the_leaver_last() -> 
     assert leaver not in board.winners
     rated = rated_game(board, AT)
     assert rated is not None
-    ranks = places(tuple(total for _, total in rated.seats))
+    assert rated.left == {f"pl_{leaver}"}  # left, as a seat handed to a bot has
+    ranks = places(standings(rated))
     assert ranks[leaver] == 4 and ranks.count(4) == 1  # last, alone
     others = [s for s in range(4) if s != leaver]
     by_total = sorted(others, key=lambda s: board.totals[s])

@@ -116,6 +116,14 @@ class Settings:
     sse_max_streams_per_client: int = 16
     # Run the projector in a thread of the app (only when no other process can reach the data).
     projector_in_process: bool = False
+    # Where ended games go (service/store/archive.py): file:///path (or a path) or
+    # s3://bucket/prefix?endpoint=...; None: archive/ in the data directory.
+    archive_url: str | None = None
+    # An ended game stays in Redis this long (seconds) before it moves to the archive.
+    archive_after: float = 300.0
+    # Run the archiver in this process (a background thread). None: the caller's default
+    # (``hearts serve``'s processes archive; an app built in a test or by hand does not).
+    archiver: bool | None = None
     # ``hearts serve``: where it listens, its gunicorn workers, threads and worker class (None:
     # gevent if installed, see service/cli/replay.py).
     host: str = "127.0.0.1"
@@ -196,6 +204,13 @@ def data_directory(configured: str | None) -> tuple[Path, str | None]:
         f"not using {legacy} (an earlier version's data directory, in the working directory): "
         f"the data is in {default}; pass --data-dir {legacy} to use the old one"
     )
+
+
+def archive_url(settings: Settings) -> str:
+    """Where ended games go: ``archive_url``, else ``archive/`` in the data directory."""
+    if settings.archive_url:
+        return settings.archive_url
+    return (data_directory(settings.data_dir)[0] / "archive").as_uri()
 
 
 def _holds_data(directory: Path) -> bool:
@@ -342,6 +357,9 @@ _VARIABLES = (
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),
     ("sse_max_streams_per_client", "HEARTS_SSE_MAX_STREAMS_PER_CLIENT", positive),
     ("projector_in_process", "HEARTS_PROJECTOR_IN_PROCESS", boolean),
+    ("archive_url", "HEARTS_ARCHIVE_URL", str),
+    ("archive_after", "HEARTS_ARCHIVE_AFTER", non_negative_seconds),
+    ("archiver", "HEARTS_ARCHIVER", boolean),
     ("host", "HEARTS_HOST", str),
     ("port", "HEARTS_PORT", positive),
     ("workers", "HEARTS_WORKERS", positive),

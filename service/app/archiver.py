@@ -75,6 +75,7 @@ class Archiver:
         batch: int = BATCH,
         on_step: Callable[[str, str], None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        lock_ms: int = LOCK_MS,
     ) -> None:
         self.store = store
         self.archive = archive
@@ -87,11 +88,12 @@ class Archiver:
         self.clock = clock
         self.owner = uuid.uuid4().hex
         self.lock_key = f"{store.prefix}:archiver-lock"
+        self.lock_ms = lock_ms  # a process that dies in a pass holds the others off this long
 
     def run_once(self) -> ArchivePass:
         """Move every game that is ready (``batch`` candidates per partition at a time)."""
         done = ArchivePass()
-        if not self.store.redis.set(self.lock_key, self.owner, nx=True, px=LOCK_MS):
+        if not self.store.redis.set(self.lock_key, self.owner, nx=True, px=self.lock_ms):
             done.skipped = True
             return done
         try:
@@ -183,20 +185,26 @@ class Archiver:
             return True
         return self.projections.checkpoint(generation, partition).covers(last_id)
 
+    def backfill(self, batch: int = 1000) -> int:
+        """Put every game whose end is in the partition logs in the index of ended games (games
+        that ended before the index existed); how many ends were read."""
+        found = 0
+        for partition in range(self.store.partitions):
+            after = "0-0"
+            while entries := self.store.read_log(partition, after, batch):
+                ended = [(e.game_id, e.event.time) for e in entries if e.type in GAME_OVER_TYPES]
+                if ended:
+                    self.archive.mark_ended(ended)
+                found += len(ended)
+                after = entries[-1].id
+        return found
+
     # Figures -------------------------------------------------------------------------
 
     def status(self) -> dict[str, int | float | None]:
         """Games hot and archived, archived bytes, and how long the oldest ended game waits."""
         counts = self.archive.counts()
-        oldest: float | None = None
-        pipe = self.store.redis.pipeline(transaction=False)
-        for p in range(self.store.partitions):
-            pipe.zrange(self.archive.ended_key(p), 0, 0, withscores=True)
-        now = _micros(self.clock())
-        for rows in pipe.execute():
-            if rows:
-                waited = (now - int(rows[0][1])) / 1e6
-                oldest = waited if oldest is None else max(oldest, waited)
+        oldest = self.archive.oldest_ended_seconds(_micros(self.clock()) / 1e6)
         hot = sum(int(n) for n in _games_counts(self.store))
         total_bytes = sum(
             record.bytes

@@ -507,8 +507,7 @@ def build_generation(
     generation is retired.
     """
     store = projections.store
-    lengths = [store.redis.xlen(store.log_key(p)) for p in range(projections.partitions)]
-    total = sum(lengths)
+    total = sum(projections.as_of(generation).log_lengths)  # archived entries included
     applied = 0
     for partition in range(projections.partitions):
         while True:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -143,6 +144,7 @@ class GameArchive:
         self.cache_games = cache_games
         self._cache: OrderedDict[str, ArchivedGame] = OrderedDict()
         self._lock = threading.Lock()
+        self._range_cache: dict[int, tuple[int, list]] = {}
         self._record = self.redis.register_script(_RECORD_LUA)
         self._remove = self.redis.register_script(_REMOVE_LUA)
 
@@ -152,7 +154,7 @@ class GameArchive:
         return ended_key(self.store, partition)
 
     def removed_key(self, partition: int) -> str:
-        return f"{self.store.log_key(partition).removesuffix(':log')}:archived-entries"
+        return removed_key(self.store, partition)
 
     def blob_name(self, game_id: str) -> str:
         """``games/p<N>/<id>.zst``; an id that is not a safe object name goes by its SHA-256."""
@@ -306,6 +308,18 @@ class GameArchive:
         removed = sum(int(r or 0) for r in replies[2::3])
         return {"archived": archived, "ended_hot": waiting, "removed_log_entries": removed}
 
+    def oldest_ended_seconds(self, now: float | None = None) -> float | None:
+        """Seconds since the end of the ended game that has waited longest to move (by its
+        end's time); None if none waits."""
+        pipe = self.redis.pipeline(transaction=False)
+        for p in range(self.store.partitions):
+            pipe.zrange(self.ended_key(p), 0, 0, withscores=True)
+        scores = [int(rows[0][1]) for rows in pipe.execute() if rows]
+        if not scores:
+            return None
+        now_us = (time.time() if now is None else now) * 1e6
+        return max(0.0, (now_us - min(scores)) / 1e6)
+
     def records(self, partition: int) -> Iterator[tuple[str, ArchiveRecord]]:
         """Every archived game of a partition with its record (HSCAN: a page at a time)."""
         for game_id, raw in self.redis.hscan_iter(self.store.archived_key(partition), count=500):
@@ -318,6 +332,45 @@ class GameArchive:
             pipe.get(self.removed_key(p))
         return [int(r or 0) for r in pipe.execute()]
 
+    def merge_log(
+        self, partition: int, after_id: str, count: int, live: list[LogEntry]
+    ) -> list[LogEntry]:
+        """The partition's log after ``after_id`` as it was before games left it: ``live`` (at
+        most ``count`` entries read from the log now) merged in id order with the archived
+        games' entries in the same stretch, at most ``count``. A game both in the log and
+        archived (between its record and its removal) is counted once."""
+        after = _stream_id(after_id)
+        upto = _stream_id(live[-1].id) if len(live) >= count else None
+        merged = {entry.id: entry for entry in live}
+        for first, last, game_id, record in self._ranges(partition):
+            if last <= after or (upto is not None and first > upto):
+                continue
+            for entry in self.log_entries(game_id, record):
+                at = _stream_id(entry.id)
+                if at > after and (upto is None or at <= upto):
+                    merged.setdefault(entry.id, entry)
+        if len(merged) == len(live):
+            return live
+        return sorted(merged.values(), key=lambda entry: _stream_id(entry.id))[:count]
+
+    def _ranges(
+        self, partition: int
+    ) -> list[tuple[tuple[int, int], tuple[int, int], str, ArchiveRecord]]:
+        """(first id, last id, game id, record) of the partition's archived games, read again
+        only when their number changed (records are never edited once written)."""
+        size = int(self.redis.hlen(self.store.archived_key(partition)))
+        with self._lock:
+            cached = self._range_cache.get(partition)
+        if cached is not None and cached[0] == size:
+            return cached[1]
+        ranges = sorted(
+            (_stream_id(record.first), _stream_id(record.last), game_id, record)
+            for game_id, record in self.records(partition)
+        )
+        with self._lock:
+            self._range_cache[partition] = (size, ranges)
+        return ranges
+
     def log_entries(self, game_id: str, record: ArchiveRecord) -> list[LogEntry]:
         """An archived game's partition-log entries, as the log held them."""
         game = self.load(game_id, record)
@@ -326,6 +379,12 @@ class GameArchive:
             LogEntry(entry_id, game_id, event.seq, event)
             for entry_id, event in zip(game.log_ids, game.events, strict=True)
         ]
+
+
+def removed_key(store: RedisEventStore, partition: int) -> str:
+    """The count of the partition's log entries moved to the archive: a log's length for the
+    projections' lag is its XLEN plus this (service/store/read_models.py)."""
+    return f"{store.log_key(partition).removesuffix(':log')}:archived-entries"
 
 
 def ended_key(store: RedisEventStore, partition: int) -> str:
@@ -337,9 +396,9 @@ def mark_ended(store: RedisEventStore, ended: Iterable[tuple[str, str]]) -> None
     ISO-8601 UTC; a game already there keeps its time). The projector calls it as it applies
     each end, so the index needs no blob store."""
     pipe = store.redis.pipeline(transaction=False)
-    for game_id, time in ended:
+    for game_id, at in ended:
         key = ended_key(store, store.partition_of(game_id))
-        pipe.zadd(key, {game_id: time_score(time)}, nx=True)
+        pipe.zadd(key, {game_id: time_score(at)}, nx=True)
     pipe.execute()
 
 

@@ -1030,6 +1030,10 @@ class RedisEventStore:
             _check_count("block_ms", block_ms, 0)
             reply = self.redis.xread({key: after_id}, count=count, block=block_ms)
             entries = _xread_entries(reply)
+        if self.archive is not None and block_ms is None:
+            # Ended games' entries left the log for the archive: merged back in id order, so
+            # a rebuild (or any reader of the log) sees the log as it was written.
+            return self.archive.merge_log(partition, after_id, count, self.log_entries(entries))
         return self.log_entries(entries)
 
     def log_entries(self, entries: Sequence[tuple[Any, dict]]) -> list[LogEntry]:

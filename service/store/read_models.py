@@ -63,6 +63,7 @@ from typing import Any
 from projections.ratings import PlayerRating, RatedGame, fold
 from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
 from projections.stats import COUNTERS, PlayerStats, merge_stats
+from service.store.archive import removed_key
 from service.store.event_store import RedisEventStore
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then nd game docs, then nz
@@ -291,10 +292,11 @@ class ProjectionStore:
             if generation is not None:
                 pipe.hmget(self.checkpoint_key(generation, p), ["position", "applied"])
             pipe.xlen(self.store.log_key(p))
+            pipe.get(removed_key(self.store, p))  # entries moved to the archive count too
         replies = pipe.execute()
         checkpoints = []
         lengths = []
-        step = 2 if generation is not None else 1
+        step = 3 if generation is not None else 2
         for p in range(self.partitions):
             if generation is not None:
                 position, applied = replies[step * p]
@@ -307,7 +309,9 @@ class ProjectionStore:
                 )
             else:
                 checkpoints.append(Checkpoint(p, None, 0))
-            lengths.append(int(replies[step * p + step - 1]))
+            lengths.append(
+                int(replies[step * p + step - 2]) + int(replies[step * p + step - 1] or 0)
+            )
         return AsOf(generation, tuple(checkpoints), tuple(lengths))
 
     # The atomic apply step ----------------------------------------------------

@@ -52,6 +52,4 @@ def world(redis: Any, prefix: str, archive_dir: str) -> World:
     projections = ProjectionStore(store)
     log = app.extensions["hearts.log"]
     projector = Projector(projections, public_log=Appender(log.store, log.origin), blocking=False)
-    return World(
-        app, Hearts(app.test_client()), store, store.archive, projections, projector
-    )
+    return World(app, Hearts(app.test_client()), store, store.archive, projections, projector)

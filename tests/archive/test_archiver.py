@@ -8,7 +8,8 @@ from service.store.archive_format import decode
 def _keys(hub, game_id: str) -> dict:
     store = hub.store
     partition = store.partition_of(game_id)
-    log = [e for e in store.read_log(partition, "0-0", 100_000) if e.game_id == game_id]
+    raw = store.redis.xrange(store.log_key(partition), "-", "+")  # the log itself, not merged
+    log = [i for i, fields in raw if fields[b"game_id"].decode() == game_id]
     return {"stream": store.redis.exists(store.game_key(game_id)), "log": len(log)}
 
 

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from service.store.archive_format import ArchiveCorrupt, ArchivedGame, decode, encode
-from service.store.blobs import _SEGMENT, BlobStore
+from service.store.blobs import _SEGMENT, BlobConflict, BlobStore
 from service.store.envelope import RecordedEvent, decode_envelopes
 from service.store.errors import CorruptStore
 from service.store.event_store import LogEntry, RedisEventStore
@@ -253,7 +253,23 @@ class GameArchive:
         """Write the game's object (the same bytes again after a crash is a no-op)."""
         data = encode(hot.events, hot.log_ids)
         name = self.blob_name(game_id)
-        self.blobs.put(name, data)
+        try:
+            self.blobs.put(name, data)
+        except BlobConflict:
+            # Written before with other bytes (another compression level, another library
+            # version): the same game is as good, anything else is not ours to replace.
+            existing = self.blobs.get(name) or b""
+            try:
+                same = decode(existing, game_id)
+            except ArchiveCorrupt:
+                raise CorruptStore(f"game {game_id!r}: {name} holds something else") from None
+            if (same.head, same.version, same.log_ids) != (
+                hot.head,
+                len(hot.events),
+                tuple(hot.log_ids),
+            ):
+                raise CorruptStore(f"game {game_id!r}: {name} holds another game") from None
+            data = existing
         return ArchiveRecord(
             len(hot.events), hot.head, hot.log_ids[0], hot.log_ids[-1], len(data), name
         )

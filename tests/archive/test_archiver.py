@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from service.store.archive_format import decode
 
 
@@ -82,3 +84,56 @@ def test_an_archived_game_takes_no_append(hub):
         else:
             raise AssertionError("appended to an archived game")
     assert hub.store.read(game_id)[-1].type == "GameEnded"
+
+
+def test_an_object_of_other_bytes_for_the_same_game_is_kept(hub, monkeypatch):
+    """A pass that died after its put, redone by a version that compresses otherwise."""
+    from service.store import archive_format
+
+    game_id = hub.bot_game()
+    hub.project()
+    hot = hub.archive.hot(game_id)
+    monkeypatch.setattr(archive_format, "LEVEL", 3)
+    earlier = hub.archive.put(game_id, hot)
+    monkeypatch.undo()
+    assert hub.archiver().run_once().archived == [game_id]
+    assert hub.archive.record_of(game_id) == earlier  # the object already there, as it was
+    assert hub.store.read(game_id) == hot.events
+
+
+def test_an_object_of_another_game_under_the_name_is_refused(hub):
+    game_id = hub.bot_game()
+    hub.project()
+    hub.archive.blobs.put(hub.archive.blob_name(game_id), b"not this game")
+    done = hub.archiver().run_once()
+    assert done.failed == [game_id] and done.archived == []
+    assert hub.store.redis.exists(hub.store.game_key(game_id))  # nothing removed
+
+
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_an_app_told_to_archive_moves_ended_games_itself(redis_client, key_prefix, tmp_path):
+    from service.api.factory import create_app
+    from service.settings import Settings
+    from tests.api.helpers import Hearts, poll
+
+    settings = Settings(
+        key_prefix=key_prefix,
+        archive_url=str(tmp_path / "archive"),
+        archive_after=0,
+        archiver=True,
+        projector_in_process=True,
+    )
+    app = create_app(settings, redis=redis_client)
+    try:
+        hearts = Hearts(app.test_client())
+        game = hearts.create([{"bot": "random"}] * 4, rules={"score_limit": 30})
+        hearts.wait_for(game["id"], lambda v: v["phase"] == "finished", timeout=120)
+        store = app.extensions["hearts"].store
+        poll(lambda: store.archive.record_of(game["id"]), lambda r: r is not None, 60)
+        assert hearts.view(game["id"])["phase"] == "finished"  # read from the archive
+    finally:
+        app.extensions["hearts.stop"]()
+
+
+def test_apps_built_by_hand_do_not_archive(hub):
+    assert "hearts.archiver" not in hub.app.extensions

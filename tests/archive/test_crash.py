@@ -3,12 +3,16 @@ audits, exports and verifies its players' heads as before it moved."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+from hearts_client import verify as hv
 
 from service.app.transparency import HEAD_HEADER
 from tests.archive.helpers import World
@@ -42,8 +46,27 @@ def _seen(hub: World, game_id: str) -> tuple:
     return hub.store.read(game_id), audit, export
 
 
+def _hearts_verify(hub: World, game_id: str, head: str, where: Path) -> tuple[int, str]:
+    """hearts-verify of the game's export with a head its player kept and its inclusion proof
+    (the client's own verifier: it needs nothing of the server)."""
+    http = hub.app.test_client()
+    (where / "game.json").write_text(http.get(f"{API}/games/{game_id}/export").get_data(True))
+    (where / "proof.json").write_text(http.get(f"{API}/log/games/{game_id}").get_data(True))
+    (where / "heads.txt").write_text(head + "\n")
+    log_key = http.get("/.well-known/hearts-log-key").get_data(as_text=True).strip()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = hv.main(
+            [str(where / "game.json"), "--log-key", log_key]
+            + ["--head", str(where / "heads.txt"), "--proof", str(where / "proof.json")]
+        )
+    return status, out.getvalue()
+
+
 @pytest.mark.parametrize("redis_client", ["real"], indirect=True)
-def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(hub: World, redis_server):
+def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(
+    hub: World, redis_server, tmp_path
+):
     http = hub.app.test_client()
     games: dict[str, tuple] = {}
     heads: dict[str, str] = {}
@@ -71,6 +94,9 @@ def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(hub: World, 
         assert _seen(hub, game_id) == before
         check = http.post(f"{API}/games/{game_id}/verify", json={"head": heads[game_id]})
         assert check.status_code == 200, check.get_json()
+        status, report = _hearts_verify(hub, game_id, heads[game_id], tmp_path)
+        assert status == 0 and "FAIL" not in report, report
+        assert "ok   head" in report and "ok   log: the game is leaf" in report
     listed = hub.store.list_games(limit=100).game_ids
     assert sorted(listed) == sorted(games)  # each game once
     assert hub.archive.counts() == {

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from domain.events import GameEnded, GameExpired
+from projections.scoreboard import Scoreboard, apply
+from service.app import game_log
 from service.store.archive import GameArchive, HotGame
 from service.store.bot_queue import BotQueue
 from service.store.errors import CorruptStore
@@ -99,6 +101,7 @@ class Archiver:
         try:
             cutoff = _micros(self.clock() - timedelta(seconds=self.after_seconds))
             for partition in range(self.store.partitions):
+                self._sweep_boards(partition)
                 self._partition(partition, cutoff, done)
         finally:
             if self.store.redis.get(self.lock_key) in (self.owner, self.owner.encode()):
@@ -156,8 +159,33 @@ class Archiver:
         return record.bytes
 
     def _forget(self, game_id: str) -> None:
+        generation = self.projections.current_generation()
+        if generation is not None:  # its board is folded from the archive when read
+            self.projections.drop_boards(generation, [game_id])
         self.bots.done(game_id)  # a stale hand-over would only load it again
         self.archive.forget_ended(game_id)
+
+    def _sweep_boards(self, partition: int) -> None:
+        """After a rebuild swapped in a generation (its fold re-made every board, archived
+        games' too), drop the archived games' boards from it: once per generation."""
+        generation = self.projections.current_generation()
+        if generation is None:
+            return
+        key = f"{self.store.log_key(partition).removesuffix(':log')}:archived-boards"
+        swept = self.store.redis.get(key)
+        if swept is not None and (swept.decode() if isinstance(swept, bytes) else swept) == (
+            generation
+        ):
+            return
+        batch: list[str] = []
+        for game_id, _ in self.archive.records(partition):
+            batch.append(game_id)
+            if len(batch) >= 500:
+                self.projections.drop_boards(generation, batch)
+                batch = []
+        if batch:
+            self.projections.drop_boards(generation, batch)
+        self.store.redis.set(key, generation)
 
     def ready(self, game_id: str, hot: HotGame) -> bool:
         """Ended, consumed by every projector group and the projections, and in the public log
@@ -220,6 +248,19 @@ class Archiver:
             "removed_log_entries": counts["removed_log_entries"],
             "oldest_ended_seconds": oldest,
         }
+
+
+def archived_scoreboard(projections: ProjectionStore, game_id: str) -> Scoreboard | None:
+    """An archived game's scoreboard, folded from its archived log entries as the projector
+    folded them (the same board, its positions included); None if the game is not archived."""
+    archive = projections.store.archive
+    record = archive.record_of(game_id) if archive is not None else None
+    if record is None:
+        return None
+    board: Scoreboard | None = None
+    for source in game_log.sources(archive.log_entries(game_id, record)):
+        board = apply(board, source, projections.count_arranged).board
+    return board
 
 
 def _games_counts(store: RedisEventStore) -> list[int]:

@@ -22,6 +22,8 @@ Key layout (``{p<N>}``: the game's partition, as in service/store/event_store.py
     <prefix>:{p<N>}:archived          hash: game id -> JSON {"version", "head", "first", "last",
                                       "bytes", "name"} (log ids of its first and last events)
     <prefix>:{p<N>}:archived-entries  string: log entries removed from the partition's log
+    <prefix>:{p<N>}:archived-boards   string: the read-model generation whose archived games'
+                                      scoreboards the archiver last dropped (its own key)
 
 Every read of the event store falls back on :meth:`GameArchive.events` when a game's stream is
 gone and the game is recorded here (service/store/event_store.py), so readers do not notice.

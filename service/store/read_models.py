@@ -56,7 +56,7 @@ import secrets
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,6 +208,15 @@ class ProjectionStore:
 
     def game_key(self, generation: str, game_id: str) -> str:
         return f"{self._base(generation, self.store.partition_of(game_id))}:game:{game_id}"
+
+    def drop_boards(self, generation: str, game_ids: Iterable[str]) -> None:
+        """Delete games' scoreboard documents from a generation: an archived game's board is
+        folded from the archive when read (service/app/archiver.py), not kept in Redis."""
+        keys = [self.game_key(generation, game_id) for game_id in game_ids]
+        pipe = self.redis.pipeline(transaction=False)
+        for key in keys:  # one key a command: on a cluster the games' slots differ
+            pipe.unlink(key)
+        pipe.execute()
 
     def stats_key(self, generation: str, partition: int) -> str:
         return f"{self._base(generation, partition)}:stats"

@@ -3,12 +3,13 @@ still equals the live read models (tests/projections/test_rebuild.py with archiv
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
 from domain import RuleOptions
-from service.app.archiver import Archiver
+from service.app.archiver import Archiver, archived_scoreboard
 from service.app.projector import Projector, rebuild
 from service.app.transparency import Appender
 from service.store.archive import attach
@@ -36,9 +37,11 @@ def test_a_rebuild_with_games_archived_equals_the_live_models(archived, seed):
     projector.ensure_groups()
     _append_and_project(store, projector, plans, rng)  # the games' entries interleave
     live = projections.current_generation()
-    before = projections.dump(live)
+    with_boards = projections.dump(live)
     moved = Archiver(store, store.archive, after_seconds=0, projections=projections).run_once()
     assert len(moved.archived) == 4
+    before = projections.dump(live)  # the moved games' boards are folded from the archive now
+    assert len(with_boards) - len(before) == 4
     assert sum(store.redis.xlen(key) for key in store.partition_log_keys()) < sum(
         projections.as_of().log_lengths
     )
@@ -48,5 +51,19 @@ def test_a_rebuild_with_games_archived_equals_the_live_models(archived, seed):
 
     assert result.replaced == live
     assert result.entries == sum(len(b) for p in plans for b in p.batches)
+    # The fold re-made the archived games' boards; the archiver's next pass drops them again.
+    assert len(projections.dump(result.generation)) == len(with_boards)
+    archiver = Archiver(store, store.archive, after_seconds=0, projections=projections)
+    assert archiver.run_once().archived == []
     assert projections.dump(result.generation) == before
     assert projections.as_of().lag == 0
+    for game_id in moved.archived:  # and the boards it dropped are the ones a read folds
+        board = archived_scoreboard(projections, game_id)
+        assert board is not None
+        assert json.loads(json.dumps(board.to_dict())) == _board(with_boards, game_id)
+
+
+def _board(dump: dict, game_id: str) -> dict:
+    found = [value for key, value in dump.items() if key.endswith(f":game:{game_id}")]
+    assert len(found) == 1
+    return found[0]

@@ -198,15 +198,7 @@ class GameArchive:
                 self._cache.move_to_end(game_id)
         if cached is not None and cached.head == record.head:
             return cached
-        data = self.blobs.get(record.name)
-        if data is None:
-            raise CorruptStore(f"game {game_id!r}: its archived object {record.name} is missing")
-        try:
-            game = decode(data, game_id)
-        except ArchiveCorrupt as exc:
-            raise CorruptStore(f"game {game_id!r}: archived object: {exc}") from None
-        if game.head != record.head or game.version != record.version:
-            raise CorruptStore(f"game {game_id!r}: its archived object ends elsewhere")
+        game = self.check(game_id, record)
         with self._lock:
             self._cache[game_id] = game
             while len(self._cache) > self.cache_games:
@@ -281,7 +273,7 @@ class GameArchive:
         head with its version."""
         data = self.blobs.get(record.name)
         if data is None:
-            raise CorruptStore(f"game {game_id!r}: its archived object was not kept")
+            raise CorruptStore(f"game {game_id!r}: its archived object {record.name} is missing")
         try:
             game = decode(data, game_id)
         except ArchiveCorrupt as exc:

@@ -102,3 +102,21 @@ def test_the_cli_reads_an_archived_game_the_same(hub: World, redis_server, monke
     assert outputs() == before
     assert [code for code, _ in before] == [0, 0, 0]
     assert f'"game_id": "{game_id}"' in before[2][1]
+
+
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+@pytest.mark.parametrize("damage", ["lost", "altered"])
+def test_an_archived_object_lost_or_altered_is_a_corrupt_game_not_a_500(hub: World, damage):
+    game_id = hub.bot_game()
+    hub.project()
+    hub.archiver().run_once()
+    path = hub.archive.blobs.root / hub.archive.blob_name(game_id)
+    if damage == "lost":
+        path.unlink()
+    else:
+        path.write_bytes(path.read_bytes()[:-9] + b"123456789")
+    hub.archive._cache.clear()
+    hub.app.extensions["hearts"].cache.forget(game_id)
+    answer = hub.app.test_client().get(f"{API}/games/{game_id}")
+    assert answer.status_code == 409
+    assert answer.get_json()["type"].endswith("corrupt-game")

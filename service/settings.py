@@ -141,6 +141,11 @@ class Settings:
     sse_max_streams_per_client: int = 16
     # Run the projector in a thread of the app (only when no other process can reach the data).
     projector_in_process: bool = False
+    # An ended game stays in Redis this long (seconds) before it moves to the archive.
+    archive_after: float = 300.0
+    # Run the archiver in this process (a background thread). None: the caller's default
+    # (``hearts serve``'s processes archive; an app built in a test or by hand does not).
+    archiver: bool | None = None
     # ``hearts serve``: where it listens, its gunicorn workers, threads and worker class (None:
     # gevent if installed, see service/cli/replay.py).
     host: str = "127.0.0.1"
@@ -223,6 +228,13 @@ def data_directory(configured: str | None) -> tuple[Path, str | None]:
     )
 
 
+def archive_url(settings: Settings) -> str:
+    """Where ended games go: ``archive_url``, else ``archive/`` in the data directory."""
+    if settings.archive_url:
+        return settings.archive_url
+    return (data_directory(settings.data_dir)[0] / "archive").as_uri()
+
+
 def _holds_data(directory: Path) -> bool:
     """Whether a redis-server has kept data there (an append-only file or a snapshot)."""
     if not directory.is_dir():
@@ -298,7 +310,7 @@ def one_of(*choices: str) -> Callable[[str], str]:
 long_work = one_of("process", "inline")
 
 
-def archive_url(raw: str) -> str:
+def blob_url(raw: str) -> str:
     """A blob store's URL: a path, ``file://`` or ``s3://`` (checked whole when it is opened)."""
     from urllib.parse import urlparse
 
@@ -373,7 +385,7 @@ _VARIABLES = (
     ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
-    ("archive_url", "HEARTS_ARCHIVE_URL", archive_url),
+    ("archive_url", "HEARTS_ARCHIVE_URL", blob_url),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),
     ("bot_request_ms", "HEARTS_BOT_REQUEST_MS", milliseconds),
     ("bot_runner", "HEARTS_BOT_RUNNER", boolean),
@@ -395,6 +407,8 @@ _VARIABLES = (
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),
     ("sse_max_streams_per_client", "HEARTS_SSE_MAX_STREAMS_PER_CLIENT", positive),
     ("projector_in_process", "HEARTS_PROJECTOR_IN_PROCESS", boolean),
+    ("archive_after", "HEARTS_ARCHIVE_AFTER", non_negative_seconds),
+    ("archiver", "HEARTS_ARCHIVER", boolean),
     ("host", "HEARTS_HOST", str),
     ("port", "HEARTS_PORT", positive),
     ("workers", "HEARTS_WORKERS", positive),

@@ -23,6 +23,7 @@ from service.api.projections import start_in_process_projector
 from service.api.schemas import ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.abandonment import start_abandonment
+from service.app.archiver import Archiver, start_archiver
 from service.app.bot_runner import start_sweep
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
@@ -193,6 +194,14 @@ def create_app(
         if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py
             timekeeper = Timekeeper(service, interval=settings.timekeeper_interval)
             stops.append(timekeeper.start().set)
+    if settings.archiver and service.store.archive is not None:
+        # Ended games move to the archive (service/app/archiver.py); off unless asked for in
+        # an app built by hand or in a test, on for hearts serve.
+        archiver = Archiver(
+            service.store, service.store.archive, after_seconds=settings.archive_after
+        )
+        app.extensions["hearts.archiver"] = archiver
+        stops.append(start_archiver(archiver).set)
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app

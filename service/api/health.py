@@ -86,6 +86,41 @@ def _readiness_metrics() -> Iterator[Metric]:
 register_collector(_readiness_metrics)
 
 
+def _archive_metrics() -> Iterator[Metric]:
+    """Ended games and the archive (docs/operations.md): read from Redis at scrape time."""
+    if not has_app_context() or "hearts" not in current_app.extensions:
+        return
+    store = current_app.extensions["hearts"].store
+    if store.archive is None:
+        return
+    try:
+        counts = store.archive.counts()
+        oldest = store.archive.oldest_ended_seconds()
+    except Exception:  # Redis down: /metrics still answers, without these figures
+        return
+    yield GaugeMetricFamily(
+        "hearts_archive_games", "Ended games moved to the archive.", value=counts["archived"]
+    )
+    yield GaugeMetricFamily(
+        "hearts_archive_ended_hot",
+        "Ended games still in Redis, waiting to move to the archive.",
+        value=counts["ended_hot"],
+    )
+    yield GaugeMetricFamily(
+        "hearts_archive_oldest_ended_seconds",
+        "How long the longest-waiting ended game has waited to move (0: none waits).",
+        value=oldest or 0.0,
+    )
+    yield GaugeMetricFamily(
+        "hearts_archive_log_entries",
+        "Partition-log entries moved out of Redis with their games.",
+        value=counts["removed_log_entries"],
+    )
+
+
+register_collector(_archive_metrics)
+
+
 @bp.get("/metrics")
 def metrics():
     body, content_type = exposition(current_app.extensions["hearts.settings"].metrics_dir)

@@ -36,8 +36,8 @@ from service.app.hand_records import HandRecord
 from service.app.replay import EventsPage, Replay, Stream
 from service.app.transparency import Chain, read_chain
 from service.offload import InlineOffload, Offload, OffloadFailed, ProcessOffload, serve_child
-from service.settings import Settings
-from service.store import redis_server
+from service.settings import Settings, archive_url
+from service.store import archive, redis_server
 from service.store.event_store import RedisEventStore, Snapshot
 
 EXTENSION = "hearts.long_work"
@@ -53,14 +53,17 @@ class Bootstrap:
 
 
 def store_for(redis: Any, settings: Settings) -> RedisEventStore:
-    """The event store as every process of the service opens it."""
-    return RedisEventStore(
+    """The event store as every process of the service opens it: reading archived games
+    through its archive (service/store/archive.py)."""
+    store = RedisEventStore(
         redis,
         prefix=settings.key_prefix,
         partitions=settings.partitions,
         min_replicas=settings.min_replicas,
         replica_timeout_ms=settings.replica_timeout_ms,
     )
+    archive.attach(store, archive_url(settings))
+    return store
 
 
 class LongWork:

@@ -46,6 +46,7 @@ from service.api.schemas import (
     PlayerSchema,
     ScoreboardSchema,
 )
+from service.app.archiver import archived_scoreboard
 from service.app.players import PlayerService
 from service.app.projector import Projector
 from service.app.ratings import RatingBook
@@ -187,7 +188,7 @@ def _figure_docs() -> str:
 @blp.route("/games/<game_id>/scoreboard", methods=["GET"])
 @blp.doc(operationId="getScoreboard")
 @blp.response(200, ScoreboardSchema, description="Hand by hand, running totals, standings")
-@documented(blp, 404)
+@documented(blp, 404, 409)  # 409 corrupt-game: an archived game's log, folded when read
 def scoreboard(game_id: str):
     """A game's scoreboard: each hand's pass, points taken, moon or sun, score changes and
     running totals; the standings and winners."""
@@ -196,6 +197,10 @@ def scoreboard(game_id: str):
     found = None
     if generation is not None:
         found = _scoreboard_with_checkpoint(store, generation, game_id)
+        if found is None:  # an archived game's board is folded from the archive
+            board = archived_scoreboard(store, game_id)
+            if board is not None:
+                found = board, store.checkpoint(generation, store.store.partition_of(game_id))
     if found is None:
         if not store.store.exists(game_id):
             raise Problem("game-not-found", f"no game {game_id!r}", status=404)

@@ -61,7 +61,9 @@ import redis as redis_lib
 
 from domain.events import GameEnded
 from service.app import game_log
+from service.app.archiver import GAME_OVER
 from service.app.transparency import Appender
+from service.store.archive import mark_ended
 from service.store.event_store import LogEntry
 from service.store.leases import PartitionLeases
 from service.store.read_models import (
@@ -408,6 +410,11 @@ class Projector:
                 for entry in entries:
                     if isinstance(entry.event, GameEnded):
                         self.public_log.record_ended(entry.game_id, entry.seq)
+            # Ended games join the archiver's candidates before their end is applied (a crash
+            # in between re-delivers it; the index keeps the first time): service/app/archiver.py.
+            ended = [(e.game_id, e.time) for e in entries if isinstance(e.event, GAME_OVER)]
+            if ended:
+                mark_ended(self.store, ended)
             status, _ = self.projections.apply_entries(
                 generation, partition, checkpoint.position, entries
             )
@@ -500,8 +507,7 @@ def build_generation(
     generation is retired.
     """
     store = projections.store
-    lengths = [store.redis.xlen(store.log_key(p)) for p in range(projections.partitions)]
-    total = sum(lengths)
+    total = sum(projections.as_of(generation).log_lengths)  # archived entries included
     applied = 0
     for partition in range(projections.partitions):
         while True:

@@ -65,7 +65,7 @@ from service.app.errors import (
     NotInLog,
     TileNotFound,
 )
-from service.settings import ConfigError, Settings, data_directory
+from service.settings import ConfigError, Settings, archive_url, data_directory
 from service.store.blobs import BlobStore, BlobStoreError, MemoryBlobStore, blob_store_from_url
 from service.store.envelope import verify_chain
 from service.store.errors import NotReplicated
@@ -77,7 +77,6 @@ KEY_FILE = "log-key.pem"
 # tiles, or one whose store was down, is moved out over the next checkpoints.
 TILES_PER_CHECKPOINT = 16
 CUT_RETRY_SECONDS = 60.0  # after the blob store failed, the next try at cutting tiles
-ARCHIVE_DIR = "archive"  # the blob store's directory in the data directory, by default
 log = logging.getLogger(__name__)
 HEAD_HEADER = "Hearts-Head"
 
@@ -426,4 +425,4 @@ def archive(settings: Settings, *, injected: bool) -> BlobStore:
             raise ConfigError(f"HEARTS_ARCHIVE_URL: {error}") from None
     if injected and not settings.data_dir:
         return MemoryBlobStore()
-    return blob_store_from_url(str(data_directory(settings.data_dir)[0] / ARCHIVE_DIR))
+    return blob_store_from_url(archive_url(settings))

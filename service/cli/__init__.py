@@ -31,6 +31,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("analyst", "service.cli.analyst"),
     ("timekeeper", "service.cli.timekeeper"),
     ("players", "service.cli.players"),
+    ("archive", "service.cli.archive"),  # ended games to the archive: docs/operations.md
 ]
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 

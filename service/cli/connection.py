@@ -18,8 +18,8 @@ def open_store() -> Iterator[RedisEventStore]:
     Without REDIS_URL it starts the embedded redis-server on the default data dir, as
     `hearts serve` does; without redis-server either there is nothing to work on.
     """
-    from service.settings import Settings
-    from service.store import redis_server
+    from service.settings import Settings, archive_url
+    from service.store import archive, redis_server
 
     settings = Settings.from_env()
     started = None
@@ -36,13 +36,15 @@ def open_store() -> Iterator[RedisEventStore]:
         raise SystemExit(UNUSABLE)
     client = redis_server.client_for(url)
     try:
-        yield RedisEventStore(
+        store = RedisEventStore(
             client,
             prefix=settings.key_prefix,
             partitions=settings.partitions,
             min_replicas=settings.min_replicas,
             replica_timeout_ms=settings.replica_timeout_ms,
         )
+        archive.attach(store, archive_url(settings))  # archived games read as before
+        yield store
     finally:
         client.close()
         if started is not None:

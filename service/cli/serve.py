@@ -108,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
         metrics_dir=metrics_dir,
         sweep_on_start=settings.sweep_on_start is not False,  # serve sweeps unless told not to
         rate_limits=settings.rate_limits is not False,  # and limits rates unless told not to
+        # and archives ended games unless told not to (or ephemeral: the objects would outlive
+        # the only index of them, the process's fakeredis)
+        archiver=settings.archiver is not False and url != redis_server.FAKE_URL,
     )
     if not args.no_projector and url != redis_server.FAKE_URL and _has_subcommand("project"):
         command = [sys.executable, "-m", "service.cli", "project", "--parent-pid", str(os.getpid())]

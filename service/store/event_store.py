@@ -15,7 +15,9 @@ Key layout (``<N>`` is the partition number, ``{p<N>}`` is a Redis Cluster hash
 tag, so every key an append touches lives in the same cluster slot)::
 
     <prefix>:{p<N>}:game:<game_id>  stream, one entry per event, entry id "<seq>-0",
-                                    fields: hash (the event's hash), event (envelope JSON)
+                                    fields: hash (the event's hash), event (envelope JSON),
+                                    log (its partition-log entry id; absent in games
+                                    written before the archive existed)
     <prefix>:{p<N>}:log             stream, every event of the partition's games in
                                     commit order, auto ids,
                                     fields: game_id, seq, event (envelope JSON)
@@ -34,12 +36,18 @@ tag, so every key an append touches lives in the same cluster slot)::
                                     clock, score = their last append's time (us): kept by
                                     every append (``silent``), so the abandonment sweep
                                     (service/app/abandonment.py) reads only games long silent
+    <prefix>:{p<N>}:archived        hash, game id -> JSON record of an archived game,
+    <prefix>:{p<N>}:ended           sorted set of ended games not archived yet,
+    <prefix>:{p<N>}:archived-entries count of log entries moved to the archive
+                                    (the three kept by service/store/archive.py)
     <prefix>:{p<N>}:idem:<scope>    string "<fingerprint>\\n<response>" with a TTL:
                                     an idempotency record, in the partition of the
                                     game whose append wrote it
 
 A game's version is the seq of its stream's last entry (read from the last id,
-never from XLEN). Streams are never trimmed and entries are never deleted.
+never from XLEN). Streams are never trimmed and entries are never deleted, except by the
+archiver (service/store/archive.py): an ended game's stream and log entries leave Redis once its
+archived object is written and checked, and every read here then reads the archive instead.
 
 Appends run as one Lua script that makes every check before its first write
 (Redis does not roll scripts back), so an append writes all its events to both
@@ -122,7 +130,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _STREAM_ID = re.compile(r"^\d+-\d+$")
 
 # KEYS: 1 game stream, 2 partition log, 3 games index, 4 waiting index, 5 deadlines index,
-#       6 silent index, [7 idempotency record]
+#       6 silent index, 7 archived index (service/store/archive.py), [8 idempotency record]
 # ARGV: 1 game_id, 2 expected version, 3 expected prev hash, 4 games-index score,
 #       5 event count, 6 fingerprint, 7 response, 8 ttl seconds,
 #       then per event i (1-based): 9+3(i-1) seq, 10+3(i-1) hash, 11+3(i-1) envelope JSON,
@@ -134,7 +142,7 @@ _STREAM_ID = re.compile(r"^\d+-\d+$")
 #       | {'corrupt', reason}
 _APPEND_LUA = r"""
 local game, log, games, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local deadlines, silent, idem = KEYS[5], KEYS[6], KEYS[7]
+local deadlines, silent, archived, idem = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local expected = tonumber(ARGV[2])
 
 -- Checks. Nothing below may write until every check has passed.
@@ -162,6 +170,9 @@ local version, last_hash = 0, string.rep('0', 64)
 local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
 if #last == 0 then
   if game_type == 'stream' then return {'corrupt', 'game stream exists but has no entries'} end
+  -- An archived game's stream is gone: it is never written again (its version is the archive's).
+  local record = redis.call('HGET', archived, ARGV[1])
+  if record then return {'conflict', cjson.decode(record)['version']} end
 else
   local id = last[1][1]
   local seq = string.match(id, '^(%d+)%-0$')
@@ -199,11 +210,11 @@ if last_hash ~= ARGV[3] then return {'prev_hash_mismatch', version, last_hash} e
 local n = tonumber(ARGV[5])
 for i = 1, n do
   local base = 9 + 3 * (i - 1)
-  redis.call('XADD', game, ARGV[base] .. '-0', 'hash', ARGV[base + 1], 'event', ARGV[base + 2])
-end
-for i = 1, n do
-  local base = 9 + 3 * (i - 1)
-  redis.call('XADD', log, '*', 'game_id', ARGV[1], 'seq', ARGV[base], 'event', ARGV[base + 2])
+  -- The game's entry keeps its log entry's id, so the archiver can remove the game's log
+  -- entries (and a rebuild merge them back in order) without a scan of the log.
+  local event = ARGV[base + 2]
+  local at = redis.call('XADD', log, '*', 'game_id', ARGV[1], 'seq', ARGV[base], 'event', event)
+  redis.call('XADD', game, ARGV[base] .. '-0', 'hash', ARGV[base + 1], 'event', event, 'log', at)
 end
 if expected == 0 then
   redis.call('ZADD', games, 'NX', ARGV[4], ARGV[1])
@@ -505,6 +516,9 @@ class RedisEventStore:
         _check_count("replica_timeout_ms", replica_timeout_ms, 1)
         self.min_replicas = min_replicas
         self.replica_timeout_ms = replica_timeout_ms
+        # The archive of ended games (service/store/archive.py's GameArchive, set by its
+        # ``attach``): every read below falls back on it when a game's stream is gone.
+        self.archive: Any = None
 
     def now(self) -> str:
         """The time an append made now records (ISO-8601 UTC): the store's clock, injected in
@@ -603,6 +617,11 @@ class RedisEventStore:
         """Take a game out of the waiting index (one found there that no longer waits)."""
         self.redis.zrem(self.waiting_key(self.partition_of(game_id)), game_id)
 
+    def archived_key(self, partition: int) -> str:
+        """The partition's index of archived games (game id -> JSON record; kept by
+        service/store/archive.py): an append to a game there is refused."""
+        return f"{self._partition_prefix(partition)}:archived"
+
     def idem_key(self, game_id: str, scope: str) -> str:
         return f"{self._partition_prefix(self.partition_of(game_id))}:idem:{scope}"
 
@@ -688,6 +707,7 @@ class RedisEventStore:
             self.waiting_key(partition),
             self.deadlines_key(partition),
             self.silent_key(partition),
+            self.archived_key(partition),
         ]
         args: list[Any] = [game_id, expected_version, prev_hash, score, len(recorded)]
         if idempotency is not None:
@@ -828,14 +848,29 @@ class RedisEventStore:
         key = self.game_key(game_id)
         out: list[RecordedEvent] = []
         start = f"{after + 1}-0"
+        pages = 0
         while True:
             count = READ_PAGE if limit is None else min(READ_PAGE, limit - len(out))
             entries = self.redis.xrange(key, start, "+", count=count)
             out += self._decode_page(entries, fast)
+            pages += 1
             if len(entries) < count or (limit is not None and len(out) >= limit):
-                return out
+                break
             start = f"({_text(entries[-1][0])}"  # exclusive: after the page's last entry
             pause()
+        # Nothing here, or the stream went between two pages (archived meanwhile): the archive.
+        if self.archive is not None and (not out or (pages > 1 and not self.redis.exists(key))):
+            archived = self._archived(game_id)
+            if archived is not None:
+                found = archived[after:]
+                return found if limit is None else found[:limit]
+        return out
+
+    def _archived(self, game_id: str) -> list[RecordedEvent] | None:
+        """An archived game's events, as stored (never typed by a page decoder: its callers
+        take events as stored too, as they do a page their decoder refuses); None if the game
+        is not archived."""
+        return self.archive.events(game_id) if self.archive is not None else None
 
     def _decode_page(self, entries: list[Any], fast: PageDecoder | None = None) -> list[Any]:
         try:  # the common case in one pass (a load's hot loop): bytes keys, envelopes msgspec reads
@@ -872,6 +907,10 @@ class RedisEventStore:
         pipe.xrange(key, f"{version}-0", "+")
         pipe.xlen(key)
         entries, length = pipe.execute()
+        if not entries and length == 0:
+            archived = self._archived(game_id)
+            if archived is not None and version <= len(archived):
+                return archived[version - 1].hash, archived[version:]
         if not entries or _seq_of(entries[0][0]) != version:
             return None, []
         last = _seq_of(entries[-1][0])
@@ -886,6 +925,10 @@ class RedisEventStore:
         _check_game_id(game_id)
         _check_count("after", after, 0)
         _check_count("block_ms", block_ms, 1)
+        if self.archive is not None and not self.redis.exists(self.game_key(game_id)):
+            archived = self._archived(game_id)
+            if archived is not None and archived[after:]:  # else: wait, as for any ended game
+                return archived[after:]
         reply = self.redis.xread({self.game_key(game_id): f"{after}-0"}, block=block_ms)
         return [self._decode(_field(fields, "event")) for _, fields in _xread_entries(reply)]
 
@@ -918,15 +961,24 @@ class RedisEventStore:
     def version(self, game_id: str) -> int:
         """The seq of the game's last event; 0 if the game has none."""
         entries = self.redis.xrevrange(self.game_key(game_id), "+", "-", count=1)
+        if not entries and self.archive is not None:
+            record = self.archive.record_of(game_id)
+            return record.version if record is not None else 0
         return _seq_of(entries[0][0]) if entries else 0
 
     def exists(self, game_id: str) -> bool:
-        return bool(self.redis.exists(self.game_key(game_id)))
+        if self.redis.exists(self.game_key(game_id)):
+            return True
+        return self.archive is not None and self.archive.record_of(game_id) is not None
 
     def verify(self, game_id: str) -> list[ChainProblem]:
         """Check the game's whole hash chain (and that entry ids match seqs)."""
         _check_game_id(game_id)
         entries = self.redis.xrange(self.game_key(game_id), "-", "+")
+        if not entries:
+            archived = self._archived(game_id)
+            if archived is not None:  # its object was checked as it was read; check it again
+                return verify_chain(archived)
         events = []
         problems = []
         for entry_id, fields in entries:
@@ -1025,6 +1077,10 @@ class RedisEventStore:
             _check_count("block_ms", block_ms, 0)
             reply = self.redis.xread({key: after_id}, count=count, block=block_ms)
             entries = _xread_entries(reply)
+        if self.archive is not None and block_ms is None:
+            # Ended games' entries left the log for the archive: merged back in id order, so
+            # a rebuild (or any reader of the log) sees the log as it was written.
+            return self.archive.merge_log(partition, after_id, count, self.log_entries(entries))
         return self.log_entries(entries)
 
     def log_entries(self, entries: Sequence[tuple[Any, dict]]) -> list[LogEntry]:

@@ -56,13 +56,14 @@ import secrets
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from projections.ratings import PlayerRating, RatedGame, fold
 from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
 from projections.stats import COUNTERS, PlayerStats, merge_stats
+from service.store.archive import removed_key
 from service.store.event_store import RedisEventStore
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then nd game docs, then nz
@@ -208,6 +209,15 @@ class ProjectionStore:
     def game_key(self, generation: str, game_id: str) -> str:
         return f"{self._base(generation, self.store.partition_of(game_id))}:game:{game_id}"
 
+    def drop_boards(self, generation: str, game_ids: Iterable[str]) -> None:
+        """Delete games' scoreboard documents from a generation: an archived game's board is
+        folded from the archive when read (service/app/archiver.py), not kept in Redis."""
+        keys = [self.game_key(generation, game_id) for game_id in game_ids]
+        pipe = self.redis.pipeline(transaction=False)
+        for key in keys:  # one key a command: on a cluster the games' slots differ
+            pipe.unlink(key)
+        pipe.execute()
+
     def stats_key(self, generation: str, partition: int) -> str:
         return f"{self._base(generation, partition)}:stats"
 
@@ -291,10 +301,11 @@ class ProjectionStore:
             if generation is not None:
                 pipe.hmget(self.checkpoint_key(generation, p), ["position", "applied"])
             pipe.xlen(self.store.log_key(p))
+            pipe.get(removed_key(self.store, p))  # entries moved to the archive count too
         replies = pipe.execute()
         checkpoints = []
         lengths = []
-        step = 2 if generation is not None else 1
+        step = 3 if generation is not None else 2
         for p in range(self.partitions):
             if generation is not None:
                 position, applied = replies[step * p]
@@ -307,7 +318,9 @@ class ProjectionStore:
                 )
             else:
                 checkpoints.append(Checkpoint(p, None, 0))
-            lengths.append(int(replies[step * p + step - 1]))
+            lengths.append(
+                int(replies[step * p + step - 2]) + int(replies[step * p + step - 1] or 0)
+            )
         return AsOf(generation, tuple(checkpoints), tuple(lengths))
 
     # The atomic apply step ----------------------------------------------------

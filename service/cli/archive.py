@@ -1,0 +1,96 @@
+"""``hearts archive status|run``: ended games and the archive (service/app/archiver.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from service.cli.connection import open_store
+
+OK = 0
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("archive", help="ended games in the archive: status, or move them")
+    sub = p.add_subparsers(dest="archive_command", required=True)
+    s = sub.add_parser(
+        "status", help="games hot and archived, archived bytes, the oldest ended game's wait (JSON)"
+    )
+    s.set_defaults(func=run_status)
+    r = sub.add_parser("run", help="move the ended games that are ready to the archive")
+    r.add_argument(
+        "--once", action="store_true", help="one pass, then exit (the only mode: required)"
+    )
+    r.add_argument(
+        "--after",
+        type=float,
+        help="seconds an ended game stays hot (default: HEARTS_ARCHIVE_AFTER)",
+    )
+    r.set_defaults(func=run_once)
+    b = sub.add_parser(
+        "backfill",
+        help="find the games that ended before the archiver kept its index (reads every log)",
+    )
+    b.set_defaults(func=run_backfill)
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    from service.app.archiver import Archiver
+
+    with open_store() as store:
+        found = Archiver(store, store.archive, after_seconds=0).backfill()
+    print(json.dumps({"ended": found}))
+    return OK
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with open_store() as store:
+        from service.app.archiver import Archiver
+        from service.settings import Settings
+
+        archiver = Archiver(store, store.archive, after_seconds=Settings.from_env().archive_after)
+        print(json.dumps({"archive": store.archive.blobs.url, **archiver.status()}, indent=1))
+    return OK
+
+
+def run_once(
+    args: argparse.Namespace,
+    on_step: Callable[[str, str], None] | None = None,
+    lock_ms: int | None = None,
+) -> int:
+    """One pass; ``on_step``: see ``Archiver`` (the crash tests kill the process from there)."""
+    if not args.once:
+        print(
+            "hearts archive run: only --once is supported (hearts serve archives continuously)",
+            file=sys.stderr,
+        )
+        return 2
+    from service.app.archiver import Archiver
+    from service.settings import Settings
+
+    settings = Settings.from_env()
+    with open_store() as store:
+        archiver = Archiver(
+            store,
+            store.archive,
+            after_seconds=settings.archive_after if args.after is None else args.after,
+            on_step=on_step,
+        )
+        if lock_ms is not None:
+            archiver.lock_ms = lock_ms
+        done = archiver.run_once()
+    print(
+        json.dumps(
+            {
+                "archived": len(done.archived),
+                "bytes": done.bytes,
+                "waiting": len(done.waiting),
+                "failed": done.failed,
+                "skipped": done.skipped,
+            }
+        )
+    )
+    return 1 if done.failed else OK

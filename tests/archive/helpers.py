@@ -1,0 +1,55 @@
+"""A service whose ended games move to an archive: the app, its projector and its archiver."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask
+
+from service.api.factory import create_app
+from service.app.archiver import Archiver
+from service.app.projector import Projector
+from service.app.transparency import Appender
+from service.settings import Settings
+from service.store.archive import GameArchive
+from service.store.event_store import RedisEventStore
+from service.store.read_models import ProjectionStore
+from tests.api.helpers import Hearts
+from tests.projections.helpers import drain
+
+FAST = {"score_limit": 30}  # a complete game in a few hands
+
+
+@dataclass
+class World:
+    app: Flask
+    hearts: Hearts
+    store: RedisEventStore
+    archive: GameArchive
+    projections: ProjectionStore
+    projector: Projector
+
+    def archiver(self, **kwargs: Any) -> Archiver:
+        return Archiver(
+            self.store, self.archive, after_seconds=0, projections=self.projections, **kwargs
+        )
+
+    def bot_game(self, **rules: Any) -> str:
+        """A game of four bots, played to its end."""
+        game = self.hearts.create([{"bot": "random"}] * 4, rules={**FAST, **rules})
+        self.hearts.wait_for(game["id"], lambda v: v["phase"] == "finished", timeout=120)
+        return game["id"]
+
+    def project(self) -> None:
+        drain(self.projector)
+
+
+def world(redis: Any, prefix: str, archive_dir: str) -> World:
+    settings = Settings(key_prefix=prefix, archive_url=archive_dir)
+    app = create_app(settings, redis=redis)
+    store = app.extensions["hearts"].store
+    projections = ProjectionStore(store)
+    log = app.extensions["hearts.log"]
+    projector = Projector(projections, public_log=Appender(log.store, log.origin), blocking=False)
+    return World(app, Hearts(app.test_client()), store, store.archive, projections, projector)

@@ -1,0 +1,122 @@
+"""Readers do not notice: every read of a game answers the same before and after it moved."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from service.app import game_log
+from service.app.transparency import HEAD_HEADER
+from service.cli import main
+from tests.archive.helpers import World
+
+API = "/api/v1"
+
+
+def _answer(response: Any) -> tuple[int, Any]:
+    body = response.get_json(silent=True)
+    return response.status_code, body if body is not None else response.get_data(as_text=True)
+
+
+def _reads(hub: World, game_id: str, head: str) -> dict[str, Callable[[], Any]]:
+    http = hub.app.test_client()
+    get: Callable[[str], Any] = lambda path: _answer(http.get(API + path))  # noqa: E731
+    export = http.get(f"{API}/games/{game_id}/export").get_json()
+    assert http.post(f"{API}/games/import", json=export).status_code == 201  # the copy, once
+    return {
+        "view": lambda: get(f"/games/{game_id}"),
+        "events": lambda: get(f"/games/{game_id}/events"),
+        "events page": lambda: get(f"/games/{game_id}/events?after=7&limit=9"),
+        "hand record": lambda: get(f"/games/{game_id}/hands/1"),
+        "time travel": lambda: get(f"/games/{game_id}/state?at=12"),
+        "audit": lambda: get(f"/games/{game_id}/audit"),
+        "export": lambda: _undated(get(f"/games/{game_id}/export")),
+        "export text": lambda: _undated(get(f"/games/{game_id}/export?format=text")),
+        "verify": lambda: _answer(http.post(f"{API}/games/{game_id}/verify", json={"head": head})),
+        "scoreboard": lambda: get(f"/games/{game_id}/scoreboard"),
+        "game list": lambda: get("/games?limit=100"),
+        "leaderboard": lambda: get("/leaderboard"),
+        "public log entry": lambda: get(f"/log/games/{game_id}"),
+        "import dedup": lambda: _answer(http.post(f"{API}/games/import", json=export)),
+        "store version": lambda: hub.store.version(game_id),
+        "store exists": lambda: hub.store.exists(game_id),
+        "store verify": lambda: hub.store.verify(game_id),
+        "store read_since": lambda: hub.store.read_since(game_id, 5),
+        "store follow": lambda: hub.store.follow(game_id, 10, 1),
+        "typed read (fast path)": lambda: game_log.read(hub.store, game_id, 3),
+        "service load": lambda: _load(hub, game_id),
+    }
+
+
+def _undated(answer: tuple[int, Any]) -> tuple[int, Any]:
+    """An export without the time it was made."""
+    status, body = answer
+    if isinstance(body, dict):
+        return status, {k: v for k, v in body.items() if k != "exported_at"}
+    return status, body.split("\n", 1)[1]
+
+
+def _load(hub: World, game_id: str) -> Any:
+    service = hub.app.extensions["hearts"]
+    service.cache.forget(game_id)
+    cold = service.load(game_id)
+    warm = service.load(game_id)  # from the cache, refreshed through read_since
+    return cold.version, cold.state == warm.state
+
+
+def test_every_read_answers_the_same_after_the_game_moved(hub: World):
+    game_id = hub.bot_game()
+    hub.project()
+    head = hub.app.test_client().get(f"{API}/games/{game_id}").headers[HEAD_HEADER]
+    reads = _reads(hub, game_id, head)
+    before = {name: read() for name, read in reads.items()}
+    assert hub.archiver().run_once().archived == [game_id]
+    assert not hub.store.redis.exists(hub.store.game_key(game_id))
+    after = {name: read() for name, read in reads.items()}
+    differ = [name for name in reads if after[name] != before[name]]
+    assert differ == []
+    assert before["audit"][0] == 200 and before["verify"][0] == 200
+
+
+@pytest.mark.parametrize("redis_client", ["real"], indirect=True)
+def test_the_cli_reads_an_archived_game_the_same(hub: World, redis_server, monkeypatch, capsys):
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("HEARTS_KEY_PREFIX", hub.store.prefix)
+    monkeypatch.setenv("HEARTS_ARCHIVE_URL", hub.archive.blobs.url)
+    game_id = hub.bot_game()
+    hub.project()
+
+    def outputs() -> list[tuple[int, str]]:
+        found = []
+        for argv in (["replay", game_id], ["audit", game_id, "--json"], ["export", game_id]):
+            code = main(argv)
+            out = capsys.readouterr().out
+            found.append((code, re.sub(r'"exported_at": "[^"]*"', "", out)))
+        return found
+
+    before = outputs()
+    assert hub.archiver().run_once().archived == [game_id]
+    assert outputs() == before
+    assert [code for code, _ in before] == [0, 0, 0]
+    assert f'"game_id": "{game_id}"' in before[2][1]
+
+
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+@pytest.mark.parametrize("damage", ["lost", "altered"])
+def test_an_archived_object_lost_or_altered_is_a_corrupt_game_not_a_500(hub: World, damage):
+    game_id = hub.bot_game()
+    hub.project()
+    hub.archiver().run_once()
+    path = hub.archive.blobs.root / hub.archive.blob_name(game_id)
+    if damage == "lost":
+        path.unlink()
+    else:
+        path.write_bytes(path.read_bytes()[:-9] + b"123456789")
+    hub.archive._cache.clear()
+    hub.app.extensions["hearts"].cache.forget(game_id)
+    answer = hub.app.test_client().get(f"{API}/games/{game_id}")
+    assert answer.status_code == 409
+    assert answer.get_json()["type"].endswith("corrupt-game")

@@ -122,3 +122,11 @@ export async function attempt(action) {
 document.addEventListener("click", (event) => {
   if (event.target.closest("#problem .close")) clearProblem();
 });
+
+// A request waiting out a 429 or 503 (api.js announces it): say so until it is sent again.
+window.addEventListener("hearts:wait", ({ detail: { seconds, problem } }) => {
+  const box = $("#waiting");
+  if (!box) return;
+  box.hidden = seconds <= 0;
+  box.textContent = `${problem?.title ?? "Busy"}: waiting ${seconds} s, then trying again…`;
+});

@@ -338,6 +338,16 @@ class NextDealSchema(Schema):
     contributions = fields.List(fields.Nested(ContributionViewSchema))
 
 
+class ShotSchema(Schema):
+    kind = fields.String(validate=validate.OneOf(["moon", "sun"]))
+    points = fields.Integer(
+        metadata={
+            "description": "The shot's points: the rules' moon points (26 in a standard "
+            "deck), or twice that for the sun"
+        }
+    )
+
+
 class PublicViewSchema(Schema):
     id = fields.String()
     version = fields.Integer()
@@ -369,6 +379,14 @@ class PublicViewSchema(Schema):
         }
     )
     moon_shooter = fields.Integer(allow_none=True)
+    shot = fields.Nested(
+        ShotSchema,
+        allow_none=True,
+        metadata={
+            "description": "While the shooter chooses how its shot scores (phase moon_choice): "
+            "a moon or a sun, and the points to add to the others or take off its own score"
+        },
+    )
     winners = fields.List(fields.Integer())
     next_deal = fields.Nested(
         NextDealSchema,

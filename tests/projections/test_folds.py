@@ -203,6 +203,18 @@ def test_ordering_best_first_by_default_names_break_ties_and_missing_values_go_l
     assert [p.name for p in ordered(players, parse_order("win_rate", "asc"))][-1] == "cy"
 
 
+def test_with_no_ratings_yet_the_board_by_rating_is_the_board_by_wins():
+    # Issue 34: unrated players (all of them, before any rated game) were ranked by name, so
+    # a name with 0 wins came above one with 2.
+    players = [PlayerStats("aaron", {"wins": 0}), PlayerStats("zed", {"wins": 2})]
+    players.append(PlayerStats("mia", {"wins": 1}))
+    by_rating = parse_order("rating", None)
+    assert [p.name for p in ordered(players, by_rating)] == ["zed", "mia", "aaron"]
+    first = page(players, by_rating, 1, None)
+    rest = page(players, by_rating, 5, first.next_cursor)
+    assert [p.name for p in first.rows + rest.rows] == ["zed", "mia", "aaron"]
+
+
 @pytest.mark.parametrize("sort", list(FIGURES))
 @pytest.mark.parametrize("direction", ["asc", "desc", None])
 def test_paging_with_cursors_walks_the_whole_order_once(sort, direction):
@@ -230,7 +242,9 @@ def test_bad_queries_name_the_rule_broken():
         (lambda: parse_limit("ten"), "invalid-limit"),
         (lambda: decode_cursor("not a cursor!", Order("wins", True)), "invalid-cursor"),
         (
-            lambda: decode_cursor(encode_cursor(Order("wins", True), 3, "a"), Order("wins", False)),
+            lambda: decode_cursor(
+                encode_cursor(Order("wins", True), 3, 0, "a"), Order("wins", False)
+            ),
             "invalid-cursor",
         ),
     ]:

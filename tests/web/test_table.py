@@ -227,7 +227,7 @@ def test_play_watch_reload_and_replay_a_hand(browser: Browser, web_server: str):
         # The scoreboard, from the projector: a line per seat.
         page.get_by_role("link", name="scoreboard").click()
         expect(page.locator(".plot polyline")).to_have_count(4)
-        expect(page.locator(".standings")).to_contain_text("1.")
+        expect(page.locator(".standings li").first).to_have_attribute("value", "1")
 
         # The lobby offers the seat back; the leaderboard counts the player.
         page.get_by_role("link", name="Lobby").click()
@@ -327,7 +327,9 @@ def test_three_five_and_six_player_tables_seat_everyone_and_play_a_hand(
             direction = view["pass_direction"]
             offset = PASS_TARGET[direction] if direction != "across" else players // 2
             target = view["seats"][offset % players]
-            expect(page.locator(".banner")).to_contain_text(f"to {target['name']}")
+            # A bot's seat is named apart from the others of its strategy (issue 34).
+            shown = f"{target['bot'].capitalize()} bot (seat {offset % players})"
+            expect(page.locator(".banner")).to_contain_text(f"to {shown}")
             cards = page.locator(".hand .card")
             for index in range(view["cards_to_pass"]):
                 cards.nth(index).click()

@@ -172,7 +172,7 @@ export async function showTable(root, gameId, { watch }) {
       const waiting = view.awaiting.map(who).join(", ");
       parts.push(me != null && view.awaiting.includes(me) ? html`<b>your pass</b>` : `waiting for ${waiting} to pass`);
     } else if (view.phase === "moon_choice") {
-      parts.push(`${who(view.moon_shooter)} shot the moon`);
+      parts.push(`${who(view.moon_shooter)} shot the ${view.shot?.kind ?? "moon"}`);
     } else if (view.turn != null) {
       parts.push(view.turn === me ? html`<b>your turn</b>` : `${who(view.turn)} to play`);
     }
@@ -262,9 +262,12 @@ export async function showTable(root, gameId, { watch }) {
         <button type="button" class="primary" id="pass"${ready && !busy ? "" : html` disabled`}>Pass</button></div>`;
     }
     if (view.phase === "moon_choice" && view.awaiting.includes(me)) {
-      return html`<div class="banner">You shot the moon!
-        <button type="button" class="primary" data-moon="add_to_others">Add 26 to the others</button>
-        <button type="button" class="primary" data-moon="subtract_from_shooter">Take 26 off your score</button></div>`;
+      // The shot's kind and points come with the view (the rules' moon or sun points).
+      const kind = view.shot?.kind ?? "moon";
+      const points = view.shot?.points ?? 26;
+      return html`<div class="banner">You shot the ${kind}!
+        <button type="button" class="primary" data-moon="add_to_others">Add ${points} to the others</button>
+        <button type="button" class="primary" data-moon="subtract_from_shooter">Take ${points} off your score</button></div>`;
     }
     if (view.phase === "playing" && view.turn === me) return html`<div class="banner">Your turn: play a highlighted card.</div>`;
     if (view.received_cards?.length && !view.tricks.length && !view.current_trick.length) {

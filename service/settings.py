@@ -71,6 +71,9 @@ class Settings:
     trusted_proxies: int = 0
     # A game with an open seat expires this long after it was created (seconds); 0: never.
     waiting_game_ttl: int = 24 * 60 * 60
+    # A game in play that no one has moved in for this long (seconds) leaves the lobby's list
+    # (GET /games?active=true): its players left. 0: every game stays listed.
+    lobby_idle_seconds: int = 60 * 60
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
     # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
     sweep_on_start: bool | None = None
@@ -325,6 +328,7 @@ _VARIABLES = (
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
+    ("lobby_idle_seconds", "HEARTS_LOBBY_IDLE", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("cache_games", "HEARTS_CACHE_GAMES", positive),

@@ -255,6 +255,12 @@ class GamesQuerySchema(Schema):
     arranged = fields.Boolean(
         metadata={"description": "Only arranged games (true) or only the others (false)"}
     )
+    active = fields.Boolean(
+        metadata={
+            "description": "true: leave out games in play that no one has moved in for "
+            "HEARTS_LOBBY_IDLE seconds (their players left), as the web lobby does"
+        }
+    )
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(1, 512))
 

@@ -876,6 +876,18 @@ class RedisEventStore:
     def exists(self, game_id: str) -> bool:
         return bool(self.redis.exists(self.game_key(game_id)))
 
+    def last_appended(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """When each game's last event was appended (its envelope's ISO-8601 time), in one
+        round trip; a game with no events is left out."""
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.xrevrange(self.game_key(game_id), "+", "-", count=1)
+        found: dict[str, str] = {}
+        for game_id, entries in zip(game_ids, pipe.execute(), strict=True):
+            if entries:
+                found[game_id] = self._decode(_field(entries[0][1], "event")).time
+        return found
+
     def verify(self, game_id: str) -> list[ChainProblem]:
         """Check the game's whole hash chain (and that entry ids match seqs)."""
         _check_game_id(game_id)

@@ -6,14 +6,34 @@ code as code; the shooter is offered the points its rules give."""
 from __future__ import annotations
 
 import re
+import time
+import uuid
 from urllib.parse import urlsplit
 
+import pytest
 from playwright.sync_api import Browser, Route, expect
 
 from domain.rules import TIME_CONTROLS
-from tests.replay.live import request
+from tests.replay.live import request, start_server, stop_server
 from tests.web.console import watch
 from tests.web.test_analysis import finished_hand
+
+IDLE = 8  # HEARTS_LOBBY_IDLE of this module's server: a game no one moves in leaves quickly
+
+
+@pytest.fixture(scope="module")
+def web_server(redis_server, tmp_path_factory):
+    """tests/web/conftest.py's server, with games in play leaving the lobby after IDLE s."""
+    prefix = f"web-defaults-{uuid.uuid4().hex[:8]}"
+    process, port = start_server(
+        redis_server,
+        prefix,
+        tmp_path_factory.mktemp("gunicorn-web-defaults"),
+        HEARTS_PROJECTOR_IN_PROCESS="1",
+        HEARTS_LOBBY_IDLE=str(IDLE),
+    )
+    yield f"http://127.0.0.1:{port}"
+    stop_server(process)
 
 
 def test_a_429_is_waited_out_and_said(browser: Browser, web_server: str):
@@ -165,4 +185,22 @@ def test_the_sun_is_offered_at_its_own_points(browser: Browser, web_server: str)
     expect(page.locator(".status")).to_contain_text("shot the sun")
     page.get_by_role("button", name="Add 52 to the others").click()
     expect(page.locator(".lasthand")).to_contain_text("shot the sun")
+    page.close()
+
+
+def test_a_game_its_players_left_leaves_the_lobby(browser: Browser, web_server: str):
+    port = urlsplit(web_server).port
+    status, _, waiting = request(port, "POST", "/api/v1/games", {})
+    assert status == 201
+    status, _, left = request(port, "POST", "/api/v1/games", {})
+    for name in ("ann", "bob", "cyd", "dee"):  # dealt, then no one passes
+        joined, _, _ = request(port, "POST", f"/api/v1/games/{left['id']}/seats", {"name": name})
+        assert joined == 201
+    page = browser.new_page()
+    page.goto(web_server + "/")
+    expect(page.locator(f'.game[data-game="{left["id"]}"] .phase')).to_have_text("passing")
+    time.sleep(IDLE + 1)
+    page.get_by_role("button", name="Refresh").click()
+    expect(page.locator(f'.game[data-game="{waiting["id"]}"]')).to_be_visible()
+    expect(page.locator(f'.game[data-game="{left["id"]}"]')).to_have_count(0)
     page.close()

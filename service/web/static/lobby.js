@@ -46,7 +46,9 @@ async function loadGames() {
   let games = [];
   let cursor = null;
   for (let page = 0; page < 5; page++) {
-    const query = `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    // active: games in play that no one has moved in for a while (HEARTS_LOBBY_IDLE) are left
+    // out; their players left.
+    const query = `?limit=100&active=true${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
     const body = await api.games(query);
     games = games.concat(body.games);
     cursor = body.next_cursor;

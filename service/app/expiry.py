@@ -24,6 +24,7 @@ from domain.errors import RuleViolation
 from domain.state import Phase
 from service.app.game import new_event
 from service.app.game_service import GameService
+from service.app.outage import Outage
 from service.store.event_store import ConcurrencyConflict
 
 log = logging.getLogger(__name__)
@@ -87,13 +88,15 @@ def start_expiry(
     stop = threading.Event()
 
     def run() -> None:
+        outage = Outage(log, "expiry sweep")
         while not stop.wait(every):
             try:
                 done = expire_waiting(service, clock(), ttl_seconds)
+                outage.ok()
                 if done:
                     log.info("expired %d game(s) that never started", len(done))
-            except Exception:
-                log.exception("expiry sweep failed; trying again in %.0f s", every)
+            except Exception as error:
+                outage.failed(error, f"; trying again every {every:.0f} s")
 
     threading.Thread(target=run, name="hearts-expiry", daemon=True).start()
     return stop

@@ -204,3 +204,35 @@ def test_a_game_its_players_left_leaves_the_lobby(browser: Browser, web_server: 
     expect(page.locator(f'.game[data-game="{waiting["id"]}"]')).to_be_visible()
     expect(page.locator(f'.game[data-game="{left["id"]}"]')).to_have_count(0)
     page.close()
+
+
+CARD_NAME = re.compile(r"(?:[2-9]|10|jack|queen|king|ace) of (?:clubs|diamonds|spades|hearts)")
+
+
+def test_cards_have_spoken_names_and_the_table_announces_turns_and_plays(
+    browser: Browser, web_server: str
+):
+    page = browser.new_page()
+    page.goto(web_server + "/")
+    page.get_by_label("Your name").fill("viv")
+    page.get_by_label("Play to").fill("1")
+    page.get_by_role("button", name="Create and sit down").click()
+    cards = page.locator(".hand .card")
+    expect(cards).to_have_count(13)
+    names = cards.evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+    assert all(CARD_NAME.fullmatch(name) for name in names), names
+    # A card is found by its name, as a screen reader user would ask for it.
+    first = names[0]
+    expect(page.get_by_role("button", name=first, exact=True)).to_have_count(1)
+    announce = page.locator("#announce")
+    expect(announce).to_have_attribute("aria-live", "polite")
+    if page.locator("#pass").count():  # hand 1 passes left: choose three, pass
+        for index in range(3):
+            cards.nth(index).click()
+        page.locator("#pass").click()
+    page.locator("#table[data-phase='finished'], .hand .card.legal:not(:disabled)").first.wait_for()
+    if page.locator("#table").get_attribute("data-phase") == "playing":
+        expect(announce).to_contain_text("Your turn.")
+        page.locator(".hand .card.legal:not(:disabled)").first.click()
+        expect(announce).to_contain_text(re.compile(r"You played the " + CARD_NAME.pattern))
+    page.close()

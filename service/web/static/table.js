@@ -2,7 +2,7 @@
 // The view comes from GET /games/{id}; the event stream says when it changed. No polling.
 
 import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
-import { cardHtml, sortHand } from "./cards.js";
+import { cardHtml, cardName, sortHand } from "./cards.js";
 import {
   $,
   arrangedBadge,
@@ -55,7 +55,8 @@ export async function showTable(root, gameId, { watch }) {
   let refreshing = null;
   let stale = false;
 
-  render(root, html`<section id="table" class="table"></section>`);
+  // The live region stays outside the table's redraws, so screen readers hear each change once.
+  render(root, html`<section id="table" class="table"></section><p id="announce" class="sr-only" aria-live="polite"></p>`);
   const table = $("#table", root);
 
   async function load() {
@@ -89,6 +90,7 @@ export async function showTable(root, gameId, { watch }) {
     if (view && next.version < view.version) return; // an older answer overtaken by events
     if (view && next.version === view.version && next.seat === view.seat) return; // no news
     if (view && next.hand_number !== view.hand_number) selected = new Set();
+    announce(view, next);
     view = next;
     if (mine) contribute();
     // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
@@ -155,6 +157,27 @@ export async function showTable(root, gameId, { watch }) {
       accept(result.view);
     }
     draw(); // the hand was drawn disabled while busy, even if the view is the same version
+  }
+
+  // Says the cards played since the last view and whose turn it is, in words (ARIA live).
+  function announce(before, after) {
+    const plays = (v) => [...v.tricks.flatMap((t) => t.cards), ...v.current_trick];
+    const sameHand = before && before.hand_number === after.hand_number;
+    const played = plays(after).slice(sameHand ? plays(before).length : 0);
+    const who = (seat) => (seat === after.seat ? "You" : seatName(after.seats, seat));
+    const parts = played.map(({ seat, card }) => `${who(seat)} played the ${cardName(card)}.`);
+    if (after.phase === "playing" && after.turn != null && after.turn !== before?.turn) {
+      parts.push(after.turn === after.seat ? "Your turn." : `${who(after.turn)} to play.`);
+    } else if (after.phase !== before?.phase) {
+      const phases = {
+        passing: `Hand ${after.hand_number}: pass ${after.pass_direction}.`,
+        moon_choice: `${who(after.moon_shooter)} shot the ${after.shot?.kind ?? "moon"}.`,
+        finished: "Game over.",
+      };
+      parts.push(phases[after.phase] ?? "");
+    }
+    const text = parts.join(" ").trim();
+    if (text) $("#announce", root).textContent = text;
   }
 
   function statusLine() {

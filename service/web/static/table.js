@@ -58,6 +58,7 @@ export async function showTable(root, gameId, { watch }) {
   // The live region stays outside the table's redraws, so screen readers hear each change once.
   render(root, html`<section id="table" class="table"></section><p id="announce" class="sr-only" aria-live="polite"></p>`);
   const table = $("#table", root);
+  const announcer = $("#announce", root); // kept: a view may arrive after the page moved on
 
   async function load() {
     try {
@@ -177,7 +178,7 @@ export async function showTable(root, gameId, { watch }) {
       parts.push(phases[after.phase] ?? "");
     }
     const text = parts.join(" ").trim();
-    if (text) $("#announce", root).textContent = text;
+    if (text) announcer.textContent = text;
   }
 
   function statusLine() {

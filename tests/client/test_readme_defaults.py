@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from tests.client.test_client import CLIENT, readme_example
 from tests.redis_helpers import free_port
+from tests.replay.live import stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,12 +47,7 @@ def default_server(tmp_path):
             time.sleep(0.2)
         yield url
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_server(process)
         log.close()
 
 

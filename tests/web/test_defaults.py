@@ -17,6 +17,7 @@ from domain.rules import TIME_CONTROLS
 from tests.replay.live import request, start_server, stop_server
 from tests.web.console import watch
 from tests.web.test_analysis import finished_hand
+from tests.web.test_table import TAKES_EVERY_TRICK
 
 IDLE = 8  # HEARTS_LOBBY_IDLE of this module's server: a game no one moves in leaves quickly
 
@@ -155,12 +156,9 @@ def test_swagger_ui_shows_code_not_doubled_backticks(browser: Browser, web_serve
 
 
 def test_the_sun_is_offered_at_its_own_points(browser: Browser, web_server: str):
-    # Seat 0 holds every club but the two, and the ace of hearts, with no passing: playing its
-    # highest card it takes every trick, a sun under shoot_the_sun (twice the moon's points).
-    clubs = [f"{rank}C" for rank in "3456789TJQKA"]
-    rest = ["2C"] + [f"{r}{s}" for s in "DS" for r in "23456789TJQKA"]
-    rest += [f"{r}H" for r in "23456789TJQK"]
-    deal = [clubs + ["AH"], rest[0:13], rest[13:26], rest[26:39]]
+    # Seat 0, playing its highest card with no passing, takes every trick: a sun under
+    # shoot_the_sun (twice the moon's points).
+    deal = TAKES_EVERY_TRICK
     rules = {
         "moon_scoring": "shooters_choice",
         "shoot_the_sun": True,

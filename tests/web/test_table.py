@@ -245,15 +245,23 @@ def post(base: str, path: str, body: dict) -> dict:
     return answer
 
 
+def _takes_every_trick() -> list[list[str]]:
+    """A deal where seat 0, playing its highest card, takes every trick (no passing)."""
+    clubs = [f"{rank}C" for rank in "3456789TJQKA"]
+    rest = ["2C"] + [f"{r}{s}" for s in "DS" for r in "23456789TJQKA"]
+    rest += [f"{r}H" for r in "23456789TJQK"]
+    return [clubs + ["AH"], rest[0:13], rest[13:26], rest[26:39]]
+
+
+TAKES_EVERY_TRICK = _takes_every_trick()
+
+
 def test_join_from_the_table_shoot_the_moon_and_choose_how_it_scores(
     browser: Browser, web_server: str
 ):
     # Seat 0 holds every club but the two, and the ace of hearts; no passing: it wins every
     # trick by playing its highest legal card, so it shoots the moon.
-    clubs = [f"{rank}C" for rank in "3456789TJQKA"]
-    rest = ["2C"] + [f"{r}{s}" for s in "DS" for r in "23456789TJQKA"]
-    rest += [f"{r}H" for r in "23456789TJQK"]
-    deal = [clubs + ["AH"], rest[0:13], rest[13:26], rest[26:39]]
+    deal = TAKES_EVERY_TRICK
     rules = {"moon_scoring": "shooters_choice", "pass_cycle": ["hold"], "score_limit": 30}
     seats = [None, {"bot": "random"}, {"bot": "random"}, {"bot": "random"}]
     game = post(web_server, "/games", {"rules": rules, "seats": seats, "deals": [deal]})

@@ -12,6 +12,7 @@ from typing import Any
 
 from .cards import Card, cards_of
 from .legal import legal_cards
+from .scoring import find_shot
 from .secrecy import HAND, PASSED, RECEIVED, Secret, may_see, moment_of
 from .state import CompletedTrick, GameState, Phase
 
@@ -63,6 +64,9 @@ class PublicView:
     seats: tuple[SeatSummary, ...]
     seed_commitment: str | None
     moon_shooter: int | None
+    # While the shooter chooses how its shot scores: "moon" or "sun" and the points at stake
+    # (the rules' moon_points or sun_points), so no reader works them out again.
+    shot: dict[str, Any] | None
     winners: tuple[int, ...]
     abandoned_by: int | None = None  # the seat that left, ending the game (GameAbandoned)
 
@@ -95,6 +99,7 @@ class PublicView:
             ],
             "seed_commitment": self.seed_commitment,
             "moon_shooter": self.moon_shooter,
+            "shot": self.shot,
             "winners": list(self.winners),
             "abandoned_by": self.abandoned_by,
         }
@@ -175,9 +180,18 @@ def public_view(state: GameState) -> PublicView:
         seats=tuple(seats),
         seed_commitment=hand.seed_commitment if hand is not None else None,
         moon_shooter=state.moon_shooter,
+        shot=_shot(state),
         winners=state.winners,
         abandoned_by=state.abandoned_by,
     )
+
+
+def _shot(state: GameState) -> dict[str, Any] | None:
+    hand = state.hand
+    if state.phase is not Phase.MOON_CHOICE or hand is None:
+        return None
+    shot = find_shot(state.rules, hand.taken, hand.tricks_won)
+    return None if shot is None else {"kind": shot.kind, "points": shot.points}
 
 
 def seat_view(state: GameState, seat: int) -> SeatView:

@@ -2,10 +2,11 @@
 
 Players are ordered by one figure, best first by default (most wins, lowest average score ...),
 then by name. A player with no value for the figure (an average before any finished game) comes
-last whatever the direction. Ranked by rating, the board lists established ratings only: a
-provisional rating (too few games, or too few opponents: :mod:`projections.ratings`) ranks
-nobody, so a handful of games among a handful of accounts puts no one on it. A page's cursor
-names the last row's (value, name), so the next page starts right after it even if players were
+last whatever the direction, most wins first among them. Ranked by rating, the board lists
+established ratings only: a provisional rating (too few games, or too few opponents:
+:mod:`projections.ratings`) ranks nobody, so a handful of games among a handful of accounts puts
+no one on it. A page's cursor names the last row's (value, wins, name), so the next page starts
+right after it even if players were
 added in between.
 """
 
@@ -71,9 +72,9 @@ def parse_limit(raw: str | None) -> int:
     return limit
 
 
-def _key(order: Order, value: int | float | None, name: str) -> tuple:
+def _key(order: Order, value: int | float | None, wins: int, name: str) -> tuple:
     if value is None:
-        return (1, 0, name)
+        return (1, -wins, name)
     return (0, -value if order.descending else value, name)
 
 
@@ -84,9 +85,13 @@ def listed(player: PlayerStats, order: Order) -> bool:
     return player.rating is not None and not player.rating.provisional
 
 
+def _key_of(order: Order, player: PlayerStats) -> tuple:
+    return _key(order, player.figure(order.sort), player.count("wins"), player.name)
+
+
 def ordered(players: Iterable[PlayerStats], order: Order) -> list[PlayerStats]:
     rows = (p for p in players if listed(p, order))
-    return sorted(rows, key=lambda p: _key(order, p.figure(order.sort), p.name))
+    return sorted(rows, key=lambda p: _key_of(order, p))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,37 +106,40 @@ def page(players: Iterable[PlayerStats], order: Order, limit: int, cursor: str |
     rows = ordered(players, order)
     start = 0
     if cursor is not None:
-        value, name = decode_cursor(cursor, order)
-        after = _key(order, value, name)
-        start = next(
-            (i for i, p in enumerate(rows) if _key(order, p.figure(order.sort), p.name) > after),
-            len(rows),
-        )
+        value, wins, name = decode_cursor(cursor, order)
+        after = _key(order, value, wins, name)
+        start = next((i for i, p in enumerate(rows) if _key_of(order, p) > after), len(rows))
     chosen = rows[start : start + limit]
     more = start + limit < len(rows)
     last = chosen[-1] if chosen else None
     next_cursor = (
-        encode_cursor(order, last.figure(order.sort), last.name) if more and last else None
+        encode_cursor(order, last.figure(order.sort), last.count("wins"), last.name)
+        if more and last
+        else None
     )
     return Page(chosen, start, next_cursor, len(rows))
 
 
-def encode_cursor(order: Order, value: int | float | None, name: str) -> str:
-    raw = json.dumps({"s": order.sort, "d": order.direction, "v": value, "n": name})
+def encode_cursor(order: Order, value: int | float | None, wins: int, name: str) -> str:
+    raw = json.dumps({"s": order.sort, "d": order.direction, "v": value, "w": wins, "n": name})
     return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
 
 
-def decode_cursor(cursor: str, order: Order) -> tuple[int | float | None, str]:
-    """The (value, name) a cursor resumes after; BadQuery if it is not one for this order."""
+def decode_cursor(cursor: str, order: Order) -> tuple[int | float | None, int, str]:
+    """The (value, wins, name) a cursor resumes after; BadQuery if it is not one for this
+    order. A cursor given before wins were in it (no "w") resumes as if at 0 wins."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         data: Any = json.loads(raw)
-        value, name = data["v"], data["n"]
+        value, name, wins = data["v"], data["n"], data.get("w", 0)
         sort, direction = data["s"], data["d"]
     except (binascii.Error, ValueError, TypeError, KeyError, UnicodeDecodeError):
         raise BadQuery("invalid-cursor", "the cursor is not one this API gave") from None
-    if not isinstance(name, str) or not (
-        value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+    if (
+        not isinstance(name, str)
+        or not (value is None or (isinstance(value, int | float) and not isinstance(value, bool)))
+        or not isinstance(wins, int)
+        or isinstance(wins, bool)
     ):
         raise BadQuery("invalid-cursor", "the cursor is not one this API gave")
     if sort != order.sort or direction != order.direction:
@@ -139,4 +147,4 @@ def decode_cursor(cursor: str, order: Order) -> tuple[int | float | None, str]:
             "invalid-cursor",
             f"the cursor belongs to sort={sort} order={direction}; repeat that query or start over",
         )
-    return value, name
+    return value, wins, name

@@ -49,20 +49,22 @@ class Settings:
     # The bot moves a human's request makes itself before answering (so a client playing cheap
     # bots sees their replies in the answer); the rest are played in the background.
     bot_moves_per_request: int = 8
-    # Rate limits (README "Security"), in limits' notation ("10/minute;100/hour") or "off". None
-    # for rate_limits: the caller's default (``hearts serve`` limits, an app built in a test or by
-    # hand does not). Per client address: games created, joins, imports, live streams opened;
-    # per token: commands.
+    # Rate limits (README "Configuration": each limit beside its reason), in limits' notation
+    # ("10/minute;100/hour") or "off". None for rate_limits: the caller's default (``hearts
+    # serve`` limits, an app built by hand does not). A legitimate client playing at full speed
+    # against bots never meets one: `python -m bench.client_rate` measured the client's README
+    # loop at 5 games created and joined a second (240 a minute) with one-hand games, and 49 to
+    # 65 commands a second per token (a whole game in 7 to 10 s); each limit is at least twice.
     rate_limits: bool | None = None
-    rate_limit_create: str = "20/minute;200/hour"
-    rate_limit_join: str = "30/minute;300/hour"
+    rate_limit_create: str = "10/second;600/minute"
+    rate_limit_join: str = "20/second;1200/minute"
     rate_limit_import: str = "10/minute;50/hour"
-    rate_limit_stream: str = "30/minute"
-    rate_limit_command: str = "10/second;300/minute"
+    rate_limit_stream: str = "10/second;600/minute"
+    rate_limit_command: str = "200/second;3000/minute"
     # Per client address: players registered (a name is held for good), requests made with a
     # player's key (each checks a key), analyses asked for (seconds of CPU each when not kept).
     rate_limit_register: str = "5/minute;30/hour"
-    rate_limit_account: str = "60/minute"
+    rate_limit_account: str = "10/second;600/minute"
     rate_limit_analysis: str = "10/minute;60/hour"
     # Per client address: games created with every seat a bot (issue 33: each is a whole game
     # of moves and log that nobody plays), counted on top of rate_limit_create.
@@ -78,6 +80,9 @@ class Settings:
     # A game in play without a turn clock whose awaited player has been silent this long
     # (seconds) ends as abandoned (GameAbandoned: service/app/abandonment.py); 0: never.
     abandon_after: int = 10 * 60
+    # A game in play that no one has moved in for this long (seconds) leaves the lobby's list
+    # (GET /games?active=true): its players left. 0: every game stays listed.
+    lobby_idle_seconds: int = 60 * 60
     # Carry on games left on a bot's turn (by a crash) when the app starts. None: the caller's
     # default (``hearts serve`` sweeps, an app built in a test or by hand does not).
     sweep_on_start: bool | None = None
@@ -383,6 +388,7 @@ _VARIABLES = (
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
     ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
+    ("lobby_idle_seconds", "HEARTS_LOBBY_IDLE", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),
     ("archive_url", "HEARTS_ARCHIVE_URL", blob_url),

@@ -5,7 +5,9 @@
   hand-in-progress): during play an analysis would be a cheating aid. A worker queues a few
   analyses at most (503 analyses-busy, with Retry-After).
 - ``GET`` the same URL: the status (queued, running with the decisions done and their total,
-  failed) or, once done, the analysis itself; 404 analysis-not-started if nobody POSTed it.
+  failed) or, once done, the analysis itself; 404 analysis-not-started if nobody POSTed it
+  (``?if_started=true``: 204 instead, for a page that only shows one if there is one, without
+  a failed request in its console).
   With ``Accept: text/event-stream``: the progress as Server-Sent Events (``progress`` at each
   change, then ``done`` with the analysis or ``failed``; keep-alive comments; ``reconnect`` at the
   stream's lifetime), counted against the same stream bounds as a game's live events.
@@ -31,6 +33,7 @@ from service.api.problems import BODY, documented
 from service.api.rate_limits import client, rate_limited
 from service.api.replay import EVENT_STREAM, TEXT, wants_stream
 from service.app.analysis import AnalysisJobs
+from service.app.errors import AnalysisNotStarted
 from service.app.live import StreamSlots
 from service.store.analysis_queue import AnalysisQueue
 
@@ -61,6 +64,16 @@ class AnalysisStatusSchema(Schema):
             "description": "The analysis (state done): per decision every option's value with "
             "its 95% interval, the option played, its loss and mark; per seat its accuracy"
         }
+    )
+
+
+class AnalysisQuerySchema(Schema):
+    if_started = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "true: answer 204 (no body) rather than 404 analysis-not-started "
+            "when nobody has asked for this hand's analysis"
+        },
     )
 
 
@@ -97,19 +110,26 @@ class AnalysisJob(MethodView):
         return _answer(_jobs().start(game_id, number), game_id, number, 202)
 
     @blp.doc(operationId="getAnalysis")
+    @blp.arguments(AnalysisQuerySchema, location="query")
     @blp.response(200, AnalysisStatusSchema, description="The job's status, or the analysis")
+    @blp.alt_response(204, description="Not started (with if_started=true): nobody asked for it")
     @blp.alt_response(
         200,
         schema=TEXT,
         content_type=EVENT_STREAM,
         description="With Accept: text/event-stream, its progress as Server-Sent Events",
     )
-    @documented(blp, 404, 409, 429)
-    def get(self, game_id: str, number: int):
+    @documented(blp, 404, 409, 422, 429)
+    def get(self, query: dict, game_id: str, number: int):
         """The analysis of hand ``number`` once done; until then its job's status (or, asked
         as a stream, its progress until done)."""
         jobs = _jobs()
-        status = jobs.status(game_id, number)  # 404/409 before any stream starts
+        try:
+            status = jobs.status(game_id, number)  # 404/409 before any stream starts
+        except AnalysisNotStarted:
+            if query["if_started"]:
+                return Response(status=204)
+            raise
         if wants_stream():
             return _progress_response(jobs, game_id, number, status)
         return _answer(status, game_id, number, 200)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -72,6 +73,25 @@ class HeartsApi(Api):
     def _init_spec(self, **kwargs: Any) -> None:
         super()._init_spec(**kwargs)
         self.ma_plugin.converter.add_attribute_function(_nested_or_null)
+        written = self.spec.to_dict
+        self.spec.to_dict = lambda: _markdown(written())  # type: ignore[method-assign]
+
+
+# Docstrings quote code reStructuredText's way (``x``), which Swagger UI showed as written:
+# descriptions are CommonMark (`x`, shown as code), summaries plain text (x).
+_RST_CODE = re.compile(r"``(.+?)``", re.S)
+_AS_WRITTEN = {"description": r"`\1`", "summary": r"\1"}
+
+
+def _markdown(value: Any, key: str = "") -> Any:
+    """The document with ``code`` written as each description and summary shows it."""
+    if isinstance(value, dict):
+        return {k: _markdown(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_markdown(v, key) for v in value]
+    if isinstance(value, str) and key in _AS_WRITTEN:
+        return _RST_CODE.sub(_AS_WRITTEN[key], value)
+    return value
 
 
 # apispec writes a nested schema that may be null (OpenAPI 3.0) as anyOf [that schema, an object

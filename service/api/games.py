@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import request
+from flask import current_app, request
 from flask_smorest import Blueprint
 
 from domain.cards import InvalidCard
@@ -87,8 +87,10 @@ def create_game(body: dict[str, Any]):
 @documented(blp, 400, 422)
 def list_games(query: dict[str, Any]):
     """Games, oldest first; filter by phase (``status``), by a player's name (games played
-    here: an imported game is nobody's), by whether the creator chose the deals (``arranged``)
-    and by whether the game was imported from an export (``imported``)."""
+    here: an imported game is nobody's), by whether the creator chose the deals (``arranged``),
+    by whether the game was imported from an export (``imported``) and by whether anyone still
+    plays (``active``)."""
+    idle = current_app.extensions["hearts.settings"].lobby_idle_seconds
     found, cursor = service().list_games(
         status=query.get("status"),
         player=query.get("player"),
@@ -96,6 +98,7 @@ def list_games(query: dict[str, Any]):
         imported=query.get("imported"),
         limit=query["limit"],
         cursor=query.get("cursor"),
+        idle_after=idle if query.get("active") and idle else None,
     )
     return json_response(
         {"games": [snapshot_view(snap, None) for snap in found], "next_cursor": cursor}

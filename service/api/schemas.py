@@ -282,6 +282,12 @@ class GamesQuerySchema(Schema):
             "played here (false)"
         }
     )
+    active = fields.Boolean(
+        metadata={
+            "description": "true: leave out games in play that no one has moved in for "
+            "HEARTS_LOBBY_IDLE seconds (their players left), as the web lobby does"
+        }
+    )
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(1, 512))
 
@@ -365,6 +371,16 @@ class NextDealSchema(Schema):
     contributions = fields.List(fields.Nested(ContributionViewSchema))
 
 
+class ShotSchema(Schema):
+    kind = fields.String(validate=validate.OneOf(["moon", "sun"]))
+    points = fields.Integer(
+        metadata={
+            "description": "The shot's points: the rules' moon points (26 in a standard "
+            "deck), or twice that for the sun"
+        }
+    )
+
+
 class PublicViewSchema(Schema):
     id = fields.String()
     version = fields.Integer()
@@ -396,6 +412,14 @@ class PublicViewSchema(Schema):
         }
     )
     moon_shooter = fields.Integer(allow_none=True)
+    shot = fields.Nested(
+        ShotSchema,
+        allow_none=True,
+        metadata={
+            "description": "While the shooter chooses how its shot scores (phase moon_choice): "
+            "a moon or a sun, and the points to add to the others or take off its own score"
+        },
+    )
     winners = fields.List(fields.Integer())
     abandoned_by = fields.Integer(
         allow_none=True,

@@ -39,6 +39,7 @@ from domain.views import awaiting, seat_view
 from service import metrics
 from service.app.errors import GameNotFound, WritesUnavailable
 from service.app.game import StoredGame, new_event
+from service.app.outage import Outage
 from service.cooperative import pause
 from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
@@ -224,6 +225,8 @@ class BackgroundBots:
         self.turns = 0
         self._wake = threading.Event()
         self._stop = threading.Event()
+        # Redis lost (the master that ran it gone, say): said once, not once per game and turn.
+        self.outage = Outage(log, "bots")
 
     def hand_over(self, game_id: str) -> None:
         """Queue the game for bot moves (kept if already queued or leased) and wake up."""
@@ -261,9 +264,9 @@ class BackgroundBots:
         except GameNotFound:
             self.queue.done(game_id)
             return
-        except Exception:
+        except Exception as error:
             # Redis away, a corrupt game...: the lease runs out and the game is tried again.
-            log.exception("bots: cannot play game %s now", game_id)
+            self.outage.failed(error, f"; game {game_id} is tried again later")
             return
         if self.runner.must_act(snap.state.state):
             self.queue.requeue(game_id, int(pace * 1000))
@@ -307,9 +310,9 @@ def _drive_forever(
             bots.drive_due()
             sleep = bots.idle_seconds()
             failures = 0
-        except Exception:  # Redis away: try again later, backing off
-            if failures == 0:
-                log.exception("bots: cannot read the queue of games due")
+            bots.outage.ok()
+        except Exception as error:  # Redis away: try again later, backing off
+            bots.outage.failed(error, "; reading the queue of games due again later")
             failures += 1
         del bots
         wake.wait(sleep * 2 ** min(failures, 5))

@@ -24,6 +24,7 @@ from domain.errors import RuleViolation
 from domain.state import Phase
 from service.app.game import new_event
 from service.app.game_service import GameService
+from service.app.outage import Outage
 from service.store.event_store import ConcurrencyConflict
 
 log = logging.getLogger(__name__)
@@ -102,13 +103,15 @@ def start_sweeping(sweep: Callable[[], int], every: float, name: str, done: str)
     stop = threading.Event()
 
     def run() -> None:
+        outage = Outage(log, f"{name} sweep")
         while not stop.wait(every):
             try:
                 count = sweep()
+                outage.ok()
                 if count:
                     log.info(done, count)
-            except Exception:
-                log.exception("%s sweep failed; trying again in %.0f s", name, every)
+            except Exception as error:
+                outage.failed(error, f"; trying again every {every:.0f} s")
 
     threading.Thread(target=run, name=f"hearts-{name}", daemon=True).start()
     return stop

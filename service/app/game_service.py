@@ -37,7 +37,7 @@ from typing import Any
 
 from bots import bot_names, get_bot
 from domain.cards import Card
-from domain.clock import iso, next_deadline
+from domain.clock import iso, moment, next_deadline
 from domain.commands import Command, CreateGame, Deal, JoinGame
 from domain.dealing import check_explicit_deal
 from domain.decider import decide, fold
@@ -297,9 +297,12 @@ class GameService:
         scan_budget: int = 500,
         arranged: bool | None = None,
         imported: bool | None = None,
+        idle_after: float | None = None,
     ) -> tuple[list[Snapshot[StoredGame]], str | None]:
         """Games oldest first, filtered by phase, player name, arranged and imported; at most
         ``limit``. An imported game is never listed under a player's name (see ``_matches``).
+        ``idle_after``: leave out games in play with no event for this many seconds (no one
+        moved: their players left).
 
         Filtering folds each listed game (from the cache); a request scans at most
         ``scan_budget`` games, so a page may hold fewer than ``limit`` games and still have a
@@ -314,15 +317,26 @@ class GameService:
                 page = self.store.list_games(cursor, limit=limit - len(found))
             except ValueError:
                 raise InvalidCursor() from None
+            matched: list[tuple[str, Snapshot[StoredGame]]] = []
             for game_id in page.game_ids:
                 scanned += 1
                 snap = self.cache.get(game_id)
                 if snap.version and _matches(snap.state, status, player, arranged, imported):
-                    found.append(snap)
+                    matched.append((game_id, snap))
+            idle = self._idle([g for g, s in matched if _in_play(s.state)], idle_after)
+            found += [snap for game_id, snap in matched if game_id not in idle]
             cursor = page.next_cursor
             if cursor is None:
                 break
         return found, cursor
+
+    def _idle(self, game_ids: list[str], idle_after: float | None) -> set[str]:
+        """Those of ``game_ids`` whose last event is older than ``idle_after`` seconds."""
+        if idle_after is None or not game_ids:
+            return set()
+        now = moment(self.store.now())
+        last = self.store.last_appended(game_ids)
+        return {game_id for game_id, at in last.items() if now - moment(at) > idle_after}
 
     def outcome_of(self, game_id: str, receipt: dict[str, Any], key: str) -> Outcome:
         """Rebuild the response of an earlier request from its receipt and the log, once the
@@ -800,6 +814,10 @@ def _deadline_change(before: StoredGame, after: StoredGame) -> str | bool | None
         return None
     due = next_deadline(after.clock, after.state)
     return False if due is None else iso(due)
+
+
+def _in_play(table: StoredGame) -> bool:
+    return table.state.phase not in (Phase.WAITING, Phase.FINISHED, Phase.EXPIRED)
 
 
 def _matches(

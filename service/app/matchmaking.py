@@ -44,6 +44,7 @@ from service.app.errors import (
     TooManySeeks,
 )
 from service.app.game_service import GameService, game_id_for_key
+from service.app.outage import Outage, unreachable
 from service.app.players import Player, PlayerService
 from service.store.seeks import Seek, SeekStore, pool_of
 
@@ -244,8 +245,11 @@ class Matchmaker:
         carries it out: nothing a seeker did wrong, so nothing to answer the seeker with."""
         try:
             self._carry_out(pool, claim)
-        except Exception:
-            log.exception("claim %s of pool %s: carried out later", claim, pool)
+        except Exception as error:
+            if unreachable(error):  # the sweep says so once; the claim waits for Redis
+                log.warning("claim %s of pool %s: carried out later (%s)", claim, pool, error)
+            else:
+                log.exception("claim %s of pool %s: carried out later", claim, pool)
 
     def _carry_out(self, pool: str, claim: str) -> None:
         """Create the claim's game with its players in their seats, in one append (again:
@@ -315,11 +319,13 @@ def start_seek_sweeper(matchmaker: Matchmaker, interval: float = 1.0) -> threadi
     stop = threading.Event()
 
     def run() -> None:
+        outage = Outage(log, "seek sweep")
         while not stop.wait(interval):
             try:
                 matchmaker.sweep()
-            except Exception:
-                log.exception("seek sweep failed; trying again in %.1f s", interval)
+                outage.ok()
+            except Exception as error:
+                outage.failed(error, f"; trying again every {interval:.1f} s")
 
     threading.Thread(target=run, name="hearts-seeks", daemon=True).start()
     return stop

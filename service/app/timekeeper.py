@@ -28,6 +28,7 @@ from domain.errors import RuleViolation
 from service.app.bot_runner import bot_move, bot_seed
 from service.app.game import new_event
 from service.app.game_service import GameService
+from service.app.outage import Outage
 from service.store.event_store import ConcurrencyConflict
 from service.store.leases import PartitionLeases
 
@@ -133,14 +134,16 @@ class Timekeeper:
         return done
 
     def run(self, stop: threading.Event) -> None:
+        outage = Outage(log, "timekeeper")
         try:
             while not stop.is_set():
                 try:
                     done = self.tick()
+                    outage.ok()
                     if done:
                         log.info("timed out %d seat(s)", len(done))
-                except Exception:
-                    log.exception("timekeeper pass failed; trying again in %.1f s", self.interval)
+                except Exception as error:
+                    outage.failed(error, f"; trying again every {self.interval:.1f} s")
                 stop.wait(self.interval)
         finally:
             if self.leases is not None:

@@ -971,6 +971,22 @@ class RedisEventStore:
             return True
         return self.archive is not None and self.archive.record_of(game_id) is not None
 
+    def last_appended(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """When each game's last event was appended (its envelope's ISO-8601 time), in one
+        round trip; a game with no events, or whose last entry does not decode (its reads say
+        so: not this one's), is left out."""
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.xrevrange(self.game_key(game_id), "+", "-", count=1)
+        found: dict[str, str] = {}
+        for game_id, entries in zip(game_ids, pipe.execute(), strict=True):
+            try:
+                fields = entries[0][1]
+                found[game_id] = decode_envelope(fields.get(b"event", fields.get("event"))).time
+            except (IndexError, KeyError, TypeError, ValueError, AttributeError):
+                continue
+        return found
+
     def verify(self, game_id: str) -> list[ChainProblem]:
         """Check the game's whole hash chain (and that entry ids match seqs)."""
         _check_game_id(game_id)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.cards import Card
+from tests.background import settle
 
 PROBLEM = "application/problem+json"
 
@@ -83,7 +84,11 @@ class Hearts:
         return poll(lambda: self.view(game_id, token), done, timeout)
 
     def wait_for_humans(self, game_id: str, tokens: dict[int, str], timeout: float = 60.0) -> Any:
-        """The public view once one of ``tokens``' seats must act or the game is over."""
+        """The public view once one of ``tokens``' seats must act or the game is over: the
+        app's bots settled (tests/background.py) when the client is an app's, else polled."""
+        app = getattr(self.http, "application", None)
+        if app is not None and "hearts" in app.extensions:
+            settle(app, [game_id], timeout=timeout)
         return self.wait_for(
             game_id,
             lambda v: v["phase"] == "finished" or any(s in tokens for s in v["awaiting"]),

@@ -43,12 +43,18 @@ def test_a_finished_hand_is_analysed_once_as_a_job(app) -> None:
     url = "/api/v1/games/analysed/hands/1/analysis"
     before = client.get(url)
     assert before.status_code == 404 and before.json["code"] == "analysis-not-started"
+    # Asked "if started" (the web replay, issue 34): nothing, and no failed request.
+    quiet = client.get(url, query_string={"if_started": "true"})
+    assert quiet.status_code == 204 and quiet.data == b""
+    bad = client.get(url, query_string={"if_started": "banana"})
+    assert bad.status_code == 422 and "if_started" in bad.get_data(as_text=True)
     started = client.post(url, json={})
     assert started.status_code == 202
     assert started.headers["Location"] == url and started.json["status_url"] == url
     assert started.json["state"] in ("queued", "running", "done")
     body = _until_done(client, url)
     assert body["state"] == "done", body
+    assert client.get(url, query_string={"if_started": "true"}).json == body
     result = body["result"]
     assert result["hand_number"] == 1 and result["budget"]["samples"] == 4
     assert body["done"] == body["total"] == len(result["decisions"])

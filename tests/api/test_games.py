@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 
 from domain.decider import fold
 from domain.events import event_from_dict
@@ -54,6 +55,25 @@ def test_create_returns_location_version_and_seats(client):
     assert [s["bot"] for s in body["seats"]] == [None, "random", None, None]
     view = client.get(response.headers["Location"]).get_json()
     assert view["phase"] == "waiting" and view["version"] == body["version"]
+
+
+def test_games_no_one_moves_in_leave_the_active_list(client, hearts: Hearts, service, settings):
+    # Issue 34: games their players left stayed in the lobby as "playing" for good.
+    waiting = hearts.create([None] * 4)["id"]
+    left, _ = hearts.new_game(4)
+    played, tokens = hearts.new_game(4)
+    later = datetime.now(UTC) + timedelta(seconds=settings.lobby_idle_seconds + 60)
+    service.store._now = lambda: later.isoformat()
+    seat, token = next(iter(tokens.items()))
+    view = client.get(f"/api/v1/games/{played}", headers=auth(token)).get_json()
+    moved = client.post(
+        f"/api/v1/games/{played}/pass", json={"cards": view["hand"][:3]}, headers=auth(token)
+    )
+    assert moved.status_code == 200, (seat, moved.get_json())
+    active = client.get("/api/v1/games?active=true&limit=100").get_json()
+    assert [g["id"] for g in active["games"]] == [waiting, played]
+    everything = client.get("/api/v1/games?limit=100").get_json()
+    assert [g["id"] for g in everything["games"]] == [waiting, left, played]
 
 
 def test_a_seed_makes_deals_reproducible_and_each_hand_seed_is_derived(hearts: Hearts, service):

@@ -8,8 +8,10 @@ import pytest
 
 from domain import Card, MoonScoring, Phase, RuleOptions, awaiting
 from domain.cards import QUEEN_OF_SPADES, Suit
+from domain.decider import fold
 from domain.errors import InvalidCommand, InvalidRules, NotTheShooter, WrongPhase
 from domain.events import CardPlayed, GameEnded, HandScored, MoonScoringChosen, TrickTaken
+from domain.views import public_view
 
 from .given import Story, choose, given, opts, play_card, seated
 from .test_play import D1
@@ -144,6 +146,25 @@ def test_the_shooters_choice_waits_for_the_shooter() -> None:
         .then(MoonScoringChosen(0, ADD), moon_hand_scored(ADD, (0, 26, 26, 26), (0, 26, 26, 26)))
     )
     assert after.state.phase is Phase.DEALING and after.state.moon_shooter is None
+
+
+@pytest.mark.parametrize(
+    ("sun", "shot"),
+    [(False, {"kind": "moon", "points": 26}), (True, {"kind": "sun", "points": 52})],
+)
+def test_the_view_says_what_the_shooter_chooses_about(sun, shot) -> None:
+    # Issue 34: the web table offered "Add 26 to the others" whatever the rules; the view now
+    # carries the shot's kind and its points (the rules' moon_points or sun_points).
+    rules = rules_of(moon_scoring="shooters_choice", shoot_the_sun=sun)
+    story = (
+        given(before_last_card(rules))
+        .when(play_card(3, "AH"))
+        .then(CardPlayed(3, Card("AH")), TrickTaken(13, 0, LAST_TRICK, 1, ()))
+    )
+    assert public_view(story.state).to_dict()["shot"] == shot
+    assert shot["points"] == (rules.sun_points if sun else rules.moon_points)
+    after = given(story).when(choose(0, "add_to_others")).events()
+    assert public_view(fold(after, story.state)).to_dict()["shot"] is None
 
 
 def test_no_choice_is_asked_without_a_moon() -> None:

@@ -234,6 +234,19 @@ def test_ranked_by_rating_the_board_lists_established_ratings_only():
     assert len(ordered(players, parse_order("wins", None))) == len(players)
 
 
+def test_players_without_a_value_come_last_most_wins_first():
+    # Issue 34: players without a value for the figure were ranked by name, so a name with 0
+    # wins came above one with 2. (Ranked by rating, such players have no row at all.)
+    players = [PlayerStats("aaron", {"wins": 0}), PlayerStats("zed", {"wins": 2})]
+    players.append(PlayerStats("mia", {"wins": 1}))
+    by_average = parse_order("average_final_score", None)
+    assert [p.average_final_score for p in players] == [None, None, None]
+    assert [p.name for p in ordered(players, by_average)] == ["zed", "mia", "aaron"]
+    first = page(players, by_average, 1, None)
+    rest = page(players, by_average, 5, first.next_cursor)
+    assert [p.name for p in first.rows + rest.rows] == ["zed", "mia", "aaron"]
+
+
 @pytest.mark.parametrize("sort", list(FIGURES))
 @pytest.mark.parametrize("direction", ["asc", "desc", None])
 def test_paging_with_cursors_walks_the_whole_order_once(sort, direction):
@@ -263,7 +276,9 @@ def test_bad_queries_name_the_rule_broken():
         (lambda: parse_limit("ten"), "invalid-limit"),
         (lambda: decode_cursor("not a cursor!", Order("wins", True)), "invalid-cursor"),
         (
-            lambda: decode_cursor(encode_cursor(Order("wins", True), 3, "a"), Order("wins", False)),
+            lambda: decode_cursor(
+                encode_cursor(Order("wins", True), 3, 0, "a"), Order("wins", False)
+            ),
             "invalid-cursor",
         ),
     ]:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Browser, expect
 
 from tests.replay.live import request
+from tests.web.console import watch
 
 
 def finished_hand(port: int) -> str:
@@ -36,6 +37,7 @@ def test_an_analysed_hand_shows_every_evaluation_and_the_marks(browser: Browser,
     port = urlsplit(web_server).port
     game_id = finished_hand(port)
     page = browser.new_context().new_page()
+    errors = watch(page)
     streams: list[str] = []
     page.on(
         "request",
@@ -86,3 +88,16 @@ def test_an_analysed_hand_shows_every_evaluation_and_the_marks(browser: Browser,
     expect(
         page.locator(f'.analysis .here .evaluation .mark[data-mark="{mark}"]').first
     ).to_be_visible()
+
+    # Issue 34: a click in the replay (the button above, the felt, a marked move) no longer
+    # reads the section's own data-step as a move: the step stays a number and the controls
+    # and the arrow keys keep working.
+    page.locator("#replay .felt").click()
+    at = int(page.locator("#replay").get_attribute("data-step"))
+    page.get_by_role("button", name="Forward").click()
+    expect(page.locator("#replay")).to_have_attribute("data-step", str(at + 1))
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#replay")).to_have_attribute("data-step", str(at))
+    page.get_by_role("button", name="Last").click()
+    expect(page.locator("#replay")).to_have_attribute("data-step", str(last))
+    assert errors == []

@@ -73,6 +73,12 @@ def test_the_leaderboard_links_a_player_to_its_plotted_rating_history(
         expect(page.locator(".rating-plot polyline.rating")).to_have_count(1)
         expect(page.locator(".player tbody tr")).to_have_count(1)
         expect(page.locator(".player tbody")).to_contain_text(game)
+        # The time a game finished reads as a time (issue 34: the raw timestamp was shown),
+        # the exact instant kept in the element.
+        finished = page.locator(".player tbody time")
+        instant = finished.get_attribute("datetime")
+        assert instant and instant.startswith("20")
+        assert finished.inner_text() != instant and "T" not in finished.inner_text()
         assert page.evaluate("window.__pwned") is None
         # A link to a player id the server cannot have made is refused before any request.
         page.goto(f"{web_server}/#/player/nobody")

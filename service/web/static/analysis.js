@@ -165,13 +165,11 @@ export function analysisPanel(panel, { gameId, number, record, steps, goTo }) {
   if (!record.finished) {
     render(panel, html`<h2>Analysis</h2><p class="muted">Once the hand is over.</p>`);
   } else {
+    // Asked only as "if started": a hand nobody analysed is a 204, not a failed request.
     attempt(async () => {
-      try {
-        showStatus(await call("GET", path(gameId, number)));
-      } catch (error) {
-        if (error.problem?.code === "analysis-not-started") offer();
-        else throw error;
-      }
+      const status = await call("GET", `${path(gameId, number)}?if_started=true`);
+      if (status == null) offer();
+      else showStatus(status);
     });
   }
   return {

@@ -45,14 +45,41 @@ export async function call(method, path, { token, body, idempotent = true } = {}
     if (idempotent) headers["Idempotency-Key"] = randomKey();
   }
   let response;
-  try {
-    response = await fetch(BASE + path, init);
-  } catch (error) {
-    throw new ApiError({ title: "Connection lost", detail: String(error.message ?? error) });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      response = await fetch(BASE + path, init);
+    } catch (error) {
+      throw new ApiError({ title: "Connection lost", detail: String(error.message ?? error) });
+    }
+    const wait = response.ok ? null : waitBeforeRetry(response, attempt);
+    if (wait == null) break;
+    // Over a rate limit, or the server busy: wait as it asks (the same Idempotency-Key goes
+    // again, so nothing acts twice) and say so, rather than failing the click.
+    const problem = await problemOf(response);
+    announceWait(wait, problem);
+    await sleep(wait * 1000);
+    announceWait(0, problem);
   }
   if (!response.ok) throw new ApiError(await problemOf(response));
   keepHead(response.headers.get("Hearts-Head"));
   return response.status === 204 ? null : response.json();
+}
+
+// Seconds to wait before sending a 429's or a 503's request again (its Retry-After), or null
+// to give up: a few times, each at most MAX_WAIT seconds.
+const RETRIES = 5;
+const MAX_WAIT = 30;
+
+function waitBeforeRetry(response, attempt) {
+  if (![429, 503].includes(response.status) || attempt >= RETRIES) return null;
+  const seconds = Number(response.headers.get("Retry-After") ?? "1");
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT) return null;
+  return seconds;
+}
+
+// Pages show the wait (ui.js listens): seconds > 0 while waiting, 0 when it is over.
+function announceWait(seconds, problem) {
+  window.dispatchEvent(new CustomEvent("hearts:wait", { detail: { seconds, problem } }));
 }
 
 // The newest signed head of each game the page was told about (docs/verify.md), kept in

@@ -47,8 +47,20 @@ function handOf(extra) {
 }
 
 let cleanup = null;
+let shown = 0; // the route last started: a page that finishes (or fails) after another began is not the one shown
+
+function show(page, root, id, extra) {
+  if (page === "game") return showTable(root, gameIdOf(id), { watch: false });
+  if (page === "watch") return showTable(root, gameIdOf(id), { watch: true });
+  if (page === "replay") return showReplay(root, gameIdOf(id), handOf(extra));
+  if (page === "scoreboard") return showScoreboard(root, gameIdOf(id));
+  if (page === "leaderboard") return showLeaderboard(root);
+  if (page === "player") return showPlayer(root, id);
+  return showLobby(root);
+}
 
 async function route() {
+  const mine = ++shown;
   if (cleanup) cleanup();
   cleanup = null;
   clearProblem();
@@ -58,14 +70,11 @@ async function route() {
   root.replaceChildren();
   document.body.dataset.page = page || "lobby";
   try {
-    if (page === "game") cleanup = await showTable(root, gameIdOf(id), { watch: false });
-    else if (page === "watch") cleanup = await showTable(root, gameIdOf(id), { watch: true });
-    else if (page === "replay") cleanup = await showReplay(root, gameIdOf(id), handOf(extra));
-    else if (page === "scoreboard") cleanup = await showScoreboard(root, gameIdOf(id));
-    else if (page === "leaderboard") cleanup = await showLeaderboard(root);
-    else if (page === "player") cleanup = await showPlayer(root, id);
-    else cleanup = await showLobby(root);
+    const stop = await show(page, root, id, extra);
+    if (mine === shown) cleanup = stop;
+    else if (stop) stop(); // left while it loaded: its stream or timers stop now
   } catch (error) {
+    if (mine !== shown) return; // left before it failed: the page shown now is another's
     render(root, html`<p class="muted">This page could not be shown. <a href="#/">Back to the lobby</a></p>`);
     showProblem(error);
   }

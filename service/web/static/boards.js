@@ -64,8 +64,9 @@ export async function showScoreboard(root, gameId) {
     });
     return html`<tr><td><a href="#/replay/${segment(gameId)}/${segment(h.hand_number)}">${h.hand_number}</a></td><td>${h.pass_direction}</td>${cells}</tr>`;
   });
+  // The list numbers the standings itself, each at its rank (value: tied seats share one).
   const standings = board.standings.map(
-    (s) => html`<li>${s.rank}. ${nameHtml(seats, s.seat)} ${s.total}${s.winner ? " 🏆" : ""}</li>`,
+    (s) => html`<li value="${s.rank}">${nameHtml(seats, s.seat)} ${s.total}${s.winner ? " 🏆" : ""}</li>`,
   );
   render(
     root,
@@ -117,7 +118,7 @@ export async function showLeaderboard(root) {
     render(
       $("#board", root),
       body.players.length
-        ? html`<div class="scroll"><table class="points"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
+        ? html`<div class="scroll"><table class="points board"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
         : html`<p class="muted">No finished games counted yet.</p>`,
     );
     // Names as DOM text (ratings.js): a player's links to its rating page.

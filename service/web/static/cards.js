@@ -16,6 +16,16 @@ export function label(card) {
   return `${rank === "T" ? "10" : rank}${SUITS[suitOf(card)]}`;
 }
 
+// A card as it is spoken ("queen of spades", "10 of hearts"): its accessible name, so a screen
+// reader does not read "Q black spade suit".
+const RANK_NAMES = { T: "10", J: "jack", Q: "queen", K: "king", A: "ace" };
+const SUIT_NAMES = { C: "clubs", D: "diamonds", S: "spades", H: "hearts" };
+
+export function cardName(card) {
+  const rank = rankOf(card);
+  return `${RANK_NAMES[rank] ?? rank} of ${SUIT_NAMES[suitOf(card)]}`;
+}
+
 export function sortHand(cards) {
   const key = (c) => SUIT_ORDER.indexOf(suitOf(c)) * 16 + RANKS.indexOf(rankOf(c));
   return [...cards].sort((a, b) => key(a) - key(b));
@@ -26,12 +36,13 @@ export function sortHand(cards) {
 export function cardHtml(card, { button = false, disabled = false, classes = [] } = {}) {
   const cls = ["card", ...classes, ...("DH".includes(suitOf(card)) ? ["red"] : [])].join(" ");
   const text = label(card);
-  const face = html`<span class="rank">${text.slice(0, -1)}</span><span class="suit">${text.slice(-1)}</span>`;
+  const name = cardName(card);
+  const face = html`<span class="rank" aria-hidden="true">${text.slice(0, -1)}</span><span class="suit" aria-hidden="true">${text.slice(-1)}</span>`;
   if (button) {
-    return html`<button type="button" class="${cls}" data-card="${card}" aria-label="${text}"${
+    return html`<button type="button" class="${cls}" data-card="${card}" aria-label="${name}"${
       disabled ? html` disabled` : ""}>${face}</button>`;
   }
-  return html`<span class="${cls}" data-card="${card}" aria-label="${text}">${face}</span>`;
+  return html`<span class="${cls}" data-card="${card}" role="img" aria-label="${name}">${face}</span>`;
 }
 
 export const cardBack = () => html`<span class="card back" aria-hidden="true"></span>`;

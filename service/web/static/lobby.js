@@ -7,6 +7,12 @@ import { $, arrangedBadge, attempt, html, render, seatName, segment } from "./ui
 const NAME = "hearts.name";
 const BOTS = ["random", "heuristic", "montecarlo"];
 const PRESETS = ["standard", "computer", "omnibus", "original"];
+// The turn clocks by name (domain/rules.py TIME_CONTROLS: seconds per decision, reserve).
+const CLOCKS = [
+  ["off", "none"],
+  ["relaxed", "relaxed: 60 s a move + 5 min"],
+  ["quick", "quick: 15 s a move + 1 min"],
+];
 
 function seatChoice(seat) {
   const options = BOTS.map((b) => html`<option value="${b}">bot: ${b}</option>`);
@@ -31,7 +37,7 @@ function gameRow(game) {
   ];
   return html`<li class="game" data-game="${game.id}">
     <div class="meta"><code>${game.id}</code> <span class="phase">${game.phase}</span>${arrangedBadge(game)}
-      ${game.hand_number ? `hand ${game.hand_number}` : ""}</div>
+      ${game.hand_number ? html`<span class="handno">hand ${game.hand_number}</span>` : ""}</div>
     <div class="seats">${seats}</div><div class="actions">${actions}</div></li>`;
 }
 
@@ -40,7 +46,9 @@ async function loadGames() {
   let games = [];
   let cursor = null;
   for (let page = 0; page < 5; page++) {
-    const query = `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    // active: games in play that no one has moved in for a while (HEARTS_LOBBY_IDLE) are left
+    // out; their players left.
+    const query = `?limit=100&active=true${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
     const body = await api.games(query);
     games = games.concat(body.games);
     cursor = body.next_cursor;
@@ -59,6 +67,7 @@ export async function showLobby(root) {
         <label>Your name <input name="name" required maxlength="64" autocomplete="nickname"></label>
         <label>Rules <select name="preset">${PRESETS.map((p) => html`<option>${p}</option>`)}</select></label>
         <label>Play to <input name="score_limit" type="number" min="1" max="500" value="100"></label>
+        <label>Turn clock <select name="time_control">${CLOCKS.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select></label>
         <label>Players <select name="players">${[3, 4, 5, 6].map((n) => html`<option${n === 4 ? html` selected` : ""}>${n}</option>`)}</select></label>
         <div class="seatpicks"></div>
         <button class="primary" type="submit">Create and sit down</button>
@@ -86,6 +95,7 @@ export async function showLobby(root) {
     const seats = [null, ...others().map((s) => (form[`seat${s}`].value ? { bot: form[`seat${s}`].value } : null))];
     const rules = { preset: form.preset.value, players: Number(form.players.value) };
     if (form.score_limit.value) rules.score_limit = Number(form.score_limit.value);
+    if (form.time_control.value !== "off") rules.time_control = form.time_control.value;
     attempt(async () => {
       const game = await api.create({ rules, seats });
       await sitDown(game.id, name, 0);

@@ -24,6 +24,20 @@ function svg(tag, attributes = {}, text) {
 
 const fixed = (value) => (value == null ? "–" : value.toFixed(2));
 
+// A time as the reader reads times (their locale and zone), the exact instant in its title.
+function timeCell(iso) {
+  const cell = el("td");
+  const when = new Date(iso);
+  const shown = Number.isNaN(when.getTime())
+    ? String(iso ?? "")
+    : when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const time = el("time", shown);
+  time.dateTime = String(iso ?? "");
+  time.title = String(iso ?? "");
+  cell.append(time);
+  return cell;
+}
+
 // An SVG line of the conservative rating (mu - 3 sigma) after each rated game, with mu dotted.
 export function ratingPlot(history) {
   const width = 640;
@@ -97,7 +111,7 @@ export async function showPlayer(root, id) {
       const link = el("a", point.game_id);
       link.href = `#/scoreboard/${encodeURIComponent(point.game_id)}`;
       game.append(link);
-      row.append(el("td", String(i + 1)), game, el("td", point.finished_at));
+      row.append(el("td", String(i + 1)), game, timeCell(point.finished_at));
       row.append(el("td", `${point.rank} of ${point.players}`), el("td", fixed(point.rating)));
       rows.append(row);
     });
@@ -113,7 +127,7 @@ export async function showPlayer(root, id) {
 // A leaderboard's name cell: a registered player's name links to its page (with "?" while its
 // rating is provisional); a guest's name says so; a bot's is its strategy.
 export function nameCell(row) {
-  const cell = el("td");
+  const cell = el("td", undefined, "who");
   if (row.kind === "player" && PLAYER_ID.test(row.player_id ?? "")) {
     const link = el("a", row.name);
     link.href = `#/player/${encodeURIComponent(row.player_id)}`;

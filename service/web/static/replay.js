@@ -99,11 +99,11 @@ export async function showReplay(root, gameId, number) {
         <a href="#/watch/${id}">table</a> · <a href="#/scoreboard/${id}">scoreboard</a></div>
       <div class="felt"></div>
       <div class="controls">
-        <button type="button" data-step="first" aria-label="First">|◀</button>
-        <button type="button" data-step="back" aria-label="Back">◀</button>
+        <button type="button" data-go="first" aria-label="First">|◀</button>
+        <button type="button" data-go="back" aria-label="Back">◀</button>
         <input type="range" min="0" max="${steps.length - 1}" value="${at}" aria-label="Step">
-        <button type="button" data-step="forward" aria-label="Forward">▶</button>
-        <button type="button" data-step="last" aria-label="Last">▶|</button>
+        <button type="button" data-go="forward" aria-label="Forward">▶</button>
+        <button type="button" data-go="last" aria-label="Last">▶|</button>
       </div>
       <div class="caption" aria-live="polite"></div>
       <aside class="analysis"></aside>
@@ -159,11 +159,13 @@ export async function showReplay(root, gameId, number) {
     analysis.show(step);
   }
 
+  // The step buttons say where to go in data-go (data-step is the section's own: the step
+  // shown, which a click anywhere else in the section must not read as a move).
   section.addEventListener("click", (event) => {
-    const button = event.target.closest("[data-step]");
+    const button = event.target.closest("button[data-go]");
     if (!button) return;
-    const moves = { first: -Infinity, back: at - 1, forward: at + 1, last: Infinity };
-    show(button.dataset.step === "first" ? 0 : button.dataset.step === "last" ? steps.length - 1 : moves[button.dataset.step]);
+    const moves = { first: 0, back: at - 1, forward: at + 1, last: steps.length - 1 };
+    if (button.dataset.go in moves) show(moves[button.dataset.go]);
   });
   slider.addEventListener("input", () => show(Number(slider.value)));
   const keys = (event) => {

@@ -2,7 +2,7 @@
 // The view comes from GET /games/{id}; the event stream says when it changed. No polling.
 
 import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
-import { cardHtml, sortHand } from "./cards.js";
+import { cardHtml, cardName, sortHand } from "./cards.js";
 import {
   $,
   arrangedBadge,
@@ -55,8 +55,10 @@ export async function showTable(root, gameId, { watch }) {
   let refreshing = null;
   let stale = false;
 
-  render(root, html`<section id="table" class="table"></section>`);
+  // The live region stays outside the table's redraws, so screen readers hear each change once.
+  render(root, html`<section id="table" class="table"></section><p id="announce" class="sr-only" aria-live="polite"></p>`);
   const table = $("#table", root);
+  const announcer = $("#announce", root); // kept: a view may arrive after the page moved on
 
   async function load() {
     try {
@@ -89,6 +91,7 @@ export async function showTable(root, gameId, { watch }) {
     if (view && next.version < view.version) return; // an older answer overtaken by events
     if (view && next.version === view.version && next.seat === view.seat) return; // no news
     if (view && next.hand_number !== view.hand_number) selected = new Set();
+    announce(view, next);
     view = next;
     if (mine) contribute();
     // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
@@ -157,6 +160,27 @@ export async function showTable(root, gameId, { watch }) {
     draw(); // the hand was drawn disabled while busy, even if the view is the same version
   }
 
+  // Says the cards played since the last view and whose turn it is, in words (ARIA live).
+  function announce(before, after) {
+    const plays = (v) => [...v.tricks.flatMap((t) => t.cards), ...v.current_trick];
+    const sameHand = before && before.hand_number === after.hand_number;
+    const played = plays(after).slice(sameHand ? plays(before).length : 0);
+    const who = (seat) => (seat === after.seat ? "You" : seatName(after.seats, seat));
+    const parts = played.map(({ seat, card }) => `${who(seat)} played the ${cardName(card)}.`);
+    if (after.phase === "playing" && after.turn != null && after.turn !== before?.turn) {
+      parts.push(after.turn === after.seat ? "Your turn." : `${who(after.turn)} to play.`);
+    } else if (after.phase !== before?.phase) {
+      const phases = {
+        passing: `Hand ${after.hand_number}: pass ${after.pass_direction}.`,
+        moon_choice: `${who(after.moon_shooter)} shot the ${after.shot?.kind ?? "moon"}.`,
+        finished: "Game over.",
+      };
+      parts.push(phases[after.phase] ?? "");
+    }
+    const text = parts.join(" ").trim();
+    if (text) announcer.textContent = text;
+  }
+
   function statusLine() {
     const me = view.seat;
     const who = (seat) => (seat === me ? "You" : seatName(view.seats, seat));
@@ -175,7 +199,7 @@ export async function showTable(root, gameId, { watch }) {
       const waiting = view.awaiting.map(who).join(", ");
       parts.push(me != null && view.awaiting.includes(me) ? html`<b>your pass</b>` : `waiting for ${waiting} to pass`);
     } else if (view.phase === "moon_choice") {
-      parts.push(`${who(view.moon_shooter)} shot the moon`);
+      parts.push(`${who(view.moon_shooter)} shot the ${view.shot?.kind ?? "moon"}`);
     } else if (view.turn != null) {
       parts.push(view.turn === me ? html`<b>your turn</b>` : `${who(view.turn)} to play`);
     }
@@ -267,9 +291,12 @@ export async function showTable(root, gameId, { watch }) {
         <button type="button" class="primary" id="pass"${ready && !busy ? "" : html` disabled`}>Pass</button></div>`;
     }
     if (view.phase === "moon_choice" && view.awaiting.includes(me)) {
-      return html`<div class="banner">You shot the moon!
-        <button type="button" class="primary" data-moon="add_to_others">Add 26 to the others</button>
-        <button type="button" class="primary" data-moon="subtract_from_shooter">Take 26 off your score</button></div>`;
+      // The shot's kind and points come with the view (the rules' moon or sun points).
+      const kind = view.shot?.kind ?? "moon";
+      const points = view.shot?.points ?? 26;
+      return html`<div class="banner">You shot the ${kind}!
+        <button type="button" class="primary" data-moon="add_to_others">Add ${points} to the others</button>
+        <button type="button" class="primary" data-moon="subtract_from_shooter">Take ${points} off your score</button></div>`;
     }
     if (view.phase === "playing" && view.turn === me) return html`<div class="banner">Your turn: play a highlighted card.</div>`;
     if (view.received_cards?.length && !view.tricks.length && !view.current_trick.length) {

@@ -91,10 +91,16 @@ export function passTarget(direction, seat, players) {
   return offset == null ? null : (seat + offset) % players;
 }
 
+// A seat as the page names it. A bot's own seat is stored under the bot's name ("random"), so
+// three of them would read alike: the page names them apart ("Random bot (seat 2)"), the stored
+// name unchanged; a person's seat handed to a bot keeps the person's name.
 export function seatName(seats, seat) {
   const info = seats?.[seat];
   if (!info) return `seat ${seat}`;
-  return info.name ?? (info.bot ? info.bot : `seat ${seat} (open)`);
+  if (info.bot && (info.name == null || info.name === info.bot)) {
+    return `${info.bot.charAt(0).toUpperCase()}${info.bot.slice(1)} bot (seat ${seat})`;
+  }
+  return info.name ?? `seat ${seat} (open)`;
 }
 
 export function nameHtml(seats, seat) {
@@ -121,4 +127,12 @@ export async function attempt(action) {
 
 document.addEventListener("click", (event) => {
   if (event.target.closest("#problem .close")) clearProblem();
+});
+
+// A request waiting out a 429 or 503 (api.js announces it): say so until it is sent again.
+window.addEventListener("hearts:wait", ({ detail: { seconds, problem } }) => {
+  const box = $("#waiting");
+  if (!box) return;
+  box.hidden = seconds <= 0;
+  box.textContent = `${problem?.title ?? "Busy"}: waiting ${seconds} s, then trying again…`;
 });

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import email.utils
 import json
 import secrets
 import time
@@ -13,7 +14,7 @@ from typing import Any, cast
 
 import httpx
 
-from .errors import HeartsProblem
+from .errors import HeartsProblem, RateLimited
 from .models import (
     CommandResult,
     Created,
@@ -28,16 +29,32 @@ from .note import Head, Note, NoteError
 
 API = "/api/v1"
 PROBLEM_JSON = "application/problem+json"
+# Answers that say "not now, later" (Retry-After): over a rate limit, or the server busy or cut
+# off from its store with nothing written.
+WAIT_AND_RETRY = (429, 503)
 
 
 class HeartsClient:
     """A client of one server: ``HeartsClient("http://localhost:8000")``. Use it as a context
-    manager (or call ``close()``); pass ``http`` to bring your own ``httpx.Client``."""
+    manager (or call ``close()``); pass ``http`` to bring your own ``httpx.Client``.
+
+    A 429 (over a rate limit) or 503 (busy, or nothing written) is waited out after its
+    Retry-After and the request sent again, at most ``retries`` times per call (0: never) and
+    never for longer than ``max_wait`` seconds at once; then the problem is raised
+    (``RateLimited`` for a 429, with ``retry_after``)."""
 
     def __init__(
-        self, base_url: str, *, timeout: float = 30.0, http: httpx.Client | None = None
+        self,
+        base_url: str,
+        *,
+        timeout: float = 30.0,
+        http: httpx.Client | None = None,
+        retries: int = 5,
+        max_wait: float = 60.0,
     ) -> None:
         self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.retries = retries
+        self.max_wait = max_wait
         # The latest signed head (Hearts-Head) the server gave for each game: keep them (e.g.
         # save them with the game) to prove later that the game was not rewritten
         # (hearts-verify, docs/verify.md).
@@ -186,7 +203,7 @@ class HeartsClient:
         """(event name, data) of a Server-Sent Events stream, reconnecting (with ``headers()``
         as they are then: a Last-Event-ID) when the server ends it or the connection drops;
         ``retries`` failures in a row end it with the error. A 204 ends it."""
-        failures = 0
+        failures = waits = 0
         while True:
             try:
                 with self.http.stream(
@@ -196,7 +213,13 @@ class HeartsClient:
                         return  # nothing more will ever come
                     if response.is_error:
                         response.read()
-                        raise _problem(response)
+                        wait = self._wait(response, waits, idempotent=True)
+                        if wait is None:
+                            raise _problem(response)
+                        waits += 1
+                        time.sleep(wait)
+                        continue
+                    waits = 0
                     for kind, data in _messages(response.iter_lines()):
                         failures = 0
                         yield kind, data
@@ -279,13 +302,30 @@ class HeartsClient:
         if if_match is not None:
             headers["If-Match"] = f'"{if_match}"'
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        response = self.http.request(
-            method, API + path, json=body, params=query or None, headers=headers
-        )
-        if response.is_error:
-            raise _problem(response)
+        attempt = 0
+        while True:
+            response = self.http.request(
+                method, API + path, json=body, params=query or None, headers=headers
+            )
+            if not response.is_error:
+                break
+            wait = self._wait(response, attempt, idempotent=method == "GET" or key is not None)
+            if wait is None:
+                raise _problem(response)
+            attempt += 1
+            time.sleep(wait)
         self._keep_head(response.headers.get("Hearts-Head"))
         return response.json()
+
+    def _wait(self, response: httpx.Response, attempt: int, *, idempotent: bool) -> float | None:
+        """Seconds to wait before sending ``response``'s request again, or None to give up."""
+        if response.status_code not in WAIT_AND_RETRY or attempt >= self.retries:
+            return None
+        if not idempotent and _code(response) == "not-replicated":
+            return None  # the move may stand: only a retry with its Idempotency-Key may tell
+        wait = _retry_after(response)
+        wait = min(8.0, 0.5 * 2**attempt) if wait is None else wait  # a proxy's bare 503
+        return wait if wait <= self.max_wait else None
 
     def _keep_head(self, value: str | None) -> None:
         """Remember ``value`` if it is the newest head of its game (unverified here: checking
@@ -325,10 +365,37 @@ def _messages(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
 
 
 def _problem(response: httpx.Response) -> HeartsProblem:
+    kind = RateLimited if response.status_code == 429 else HeartsProblem
+    retry_after = _retry_after(response)
     if response.headers.get("content-type", "").startswith(PROBLEM_JSON):
-        return HeartsProblem(response.status_code, response.json())
+        return kind(response.status_code, response.json(), retry_after)
     # Not the API's own answer (a proxy in front of it, say): still a problem, without a code.
-    return HeartsProblem(response.status_code, {"detail": response.text[:500]})
+    return kind(response.status_code, {"detail": response.text[:500]}, retry_after)
+
+
+def _code(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    return HeartsProblem(response.status_code, body).code if isinstance(body, dict) else ""
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Retry-After in seconds: a number of seconds or an HTTP date (RFC 9110); None without a
+    readable one."""
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class Seat:

@@ -90,6 +90,11 @@ class NextDeal(TypedDict):
     contributions: list[Contribution]
 
 
+class Shot(TypedDict):
+    kind: Literal["moon", "sun"]
+    points: int  # the rules' moon points (26 in a standard deck), twice that for the sun
+
+
 class PublicView(TypedDict):
     id: str
     version: int
@@ -109,6 +114,7 @@ class PublicView(TypedDict):
     arranged: bool  # the creator chose the deals (a seed or explicit deals)
     imported: bool  # imported from an export, not played here (left out of the statistics)
     moon_shooter: int | None
+    shot: Shot | None  # while the shooter chooses how it scores (phase moon_choice)
     winners: list[int]
     abandoned_by: int | None  # the seat that left, ending the game (GameAbandoned)
     clock: Clock | None  # the turn clock; None for a game without one

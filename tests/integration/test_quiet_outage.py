@@ -1,0 +1,93 @@
+"""Issue 34: when Redis goes away (stopped, or the master that ran it killed), the background
+loops of an app (the bot runner, the timekeeper, the seek sweep, the expiry sweep) say so in one
+log line each per lost connection, with no traceback; any other failure keeps its traceback."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+import redis
+
+from service.api.factory import create_app
+from service.app.outage import Outage, unreachable
+from service.settings import Settings
+from tests.redis_helpers import start_redis_server, stop_redis_server
+
+LOOPS = ("bots", "timekeeper", "seek sweep", "expiry sweep")
+
+
+def test_losing_redis_is_one_line_per_loop_and_no_traceback(tmp_path, key_prefix, caplog):
+    process, url = start_redis_server(tmp_path)
+    settings = Settings(
+        key_prefix=key_prefix,
+        sweep_on_start=True,
+        bot_poll_seconds=0.05,
+        timekeeper_interval=0.05,
+        waiting_game_ttl=1,  # the expiry sweep looks every second
+    )
+    app = create_app(settings, redis=redis.Redis.from_url(url, socket_timeout=1))
+    try:
+        app.test_client().post("/api/v1/games", json={})  # Redis works: nothing to say
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            stop_redis_server(process)
+            deadline = time.monotonic() + 30
+            while not all(_said(caplog, loop) for loop in LOOPS):
+                assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+                time.sleep(0.1)
+            time.sleep(1.5)  # several more passes of every loop, all failing
+    finally:
+        app.extensions["hearts.stop"]()
+    records = caplog.records
+    assert [r.getMessage() for r in records if r.exc_info] == []
+    for loop in LOOPS:
+        assert len(_said(caplog, loop)) == 1, [r.getMessage() for r in records]
+    assert all(r.levelno <= logging.WARNING for r in records)
+
+
+def _said(caplog, loop: str) -> list[logging.LogRecord]:
+    prefix = f"{loop}: Redis unreachable"
+    return [r for r in caplog.records if r.getMessage().startswith(prefix)]
+
+
+def test_each_outage_is_said_once_and_a_bug_keeps_its_traceback(caplog):
+    log = logging.getLogger("tests.outage")
+    outage = Outage(log, "loop")
+    lost = redis.ConnectionError("Connection refused")
+    with caplog.at_level(logging.INFO, logger="tests.outage"):
+        for _ in range(3):
+            outage.failed(lost)
+        outage.ok()
+        outage.failed(lost)  # a new outage: said again
+        try:
+            raise KeyError("a bug")
+        except KeyError as bug:
+            outage.failed(bug)
+    lines = [(r.levelname, r.getMessage(), bool(r.exc_info)) for r in caplog.records]
+    assert lines == [
+        ("WARNING", "loop: Redis unreachable (Connection refused)", False),
+        ("WARNING", "loop: Redis unreachable (Connection refused)", False),
+        ("ERROR", "loop failed", True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (redis.ConnectionError("gone"), True),
+        (redis.TimeoutError("slow"), True),
+        (RuntimeError("wrapped"), False),
+        (ValueError("a bug"), False),
+    ],
+)
+def test_unreachable_reads_what_an_error_was_raised_from(error, expected):
+    assert unreachable(error) is expected
+    try:
+        try:
+            raise redis.ConnectionError("gone")
+        except redis.ConnectionError as cause:
+            raise RuntimeError("the store failed") from cause
+    except RuntimeError as wrapped:
+        assert unreachable(wrapped)

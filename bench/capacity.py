@@ -18,7 +18,9 @@ would:
   four seat clients and the spectators follow one Redis stream per table by ``XREAD BLOCK``
   through the same workers, and each move is one POST doing one XADD.
 
-Per phase: the time from a POST's answer to its event reaching every other follower of the
+Each phase seats its tables and opens their streams first, then starts its clock (``--settle``
+later): the figures are the steady state, not the burst of a host's first seconds. Per phase:
+the time from a POST's answer to its event reaching every other follower of the
 table (p50, p99, max over every (move, follower) pair; an event that came before the answer
 counts 0), moves/s, streams open, errors, deliveries missed (a follower that never saw a move),
 and CPU as a share of one core (the workers, Redis, and this client: if the client nears a full
@@ -160,6 +162,18 @@ class Phase:
         }
 
 
+@dataclass
+class Ready:
+    """A game whose seats are taken and whose streams are open: its first decisions wait."""
+
+    key: str
+    tokens: dict[int, str]
+    seats: dict[int, Follower]
+    spectators: list[Follower]
+    view: dict
+    version: int
+
+
 # -- the client's HTTP: keep-alive requests (bench.api's Connection) and SSE streams --------------
 
 
@@ -251,6 +265,10 @@ class Table:
         self.conns = [Connection(client.port, timeout=30) for _ in range(4)]
         self.tasks: list[asyncio.Task] = []
         self.wait = 30.0  # the longest a seat waits for its stream before it counts a stall
+        self.players: list[tuple[str, Follower]] | None = None
+        self.ready: Ready | None = None
+        self.key = ""
+        self.everyone: list[Follower] = []
 
     def think(self) -> float:
         low, high = PACES[self.args.pace]
@@ -278,22 +296,33 @@ class Table:
             out.append(follower)
         return out
 
+    async def prepare(self) -> None:
+        """The table's players, first game and streams, before the phase's clock starts."""
+        if self.args.target == "fanout":
+            self.key = f"t{self.number}-{secrets.token_hex(4)}"
+            path = f"/api/v1/bench/fanout/{self.key}/events"
+            self.everyone = self.followers(path, [None] * (4 + self.args.spectators), self.key)
+            return
+        if self.args.mode == "player":
+            self.players = await self.register()
+            if self.players is None:
+                return
+        self.ready = await self.seat(self.players)
+
     async def run(self, until: float) -> None:
         if self.args.target == "fanout":
             await self.fanout(until)
             return
-        players = await self.register() if self.args.mode == "player" else None
-        if self.args.mode == "player" and players is None:
-            return
-        while time.monotonic() < until:
-            if not await self.game(until, players):
+        ready = self.ready
+        while ready is not None and time.monotonic() < until:
+            if not await self.game(until, ready) or time.monotonic() >= until:
                 return
+            ready = await self.seat(self.players)  # the game ended: the next one
 
     async def fanout(self, until: float) -> None:
         """The baseline: moves in turn, each one XADD, every follower on XREAD."""
-        key = f"t{self.number}-{secrets.token_hex(4)}"
+        key, everyone = self.key, self.everyone
         path = f"/api/v1/bench/fanout/{key}"
-        everyone = self.followers(f"{path}/events", [None] * (4 + self.args.spectators), key)
         seats = everyone[:4]
         seq = 0
         while time.monotonic() < until:
@@ -333,12 +362,12 @@ class Table:
             players.append((made["key"], follower))
         return players
 
-    async def game(self, until: float, players: list[tuple[str, Follower]] | None) -> bool:
-        """One game at this table, until it ends or time is up; False if an error stopped it."""
+    async def seat(self, players: list[tuple[str, Follower]] | None) -> Ready | None:
+        """A new game at this table, its seats taken and its streams opened (None: an error)."""
         call, conns = self.client.call, self.conns
         created = await call(conns[0], "create", "POST", "/api/v1/games", {"seats": [None] * 4})
         if created is None:
-            return False
+            return None
         key = created["id"]
         game = f"/api/v1/games/{key}"
         tokens: dict[int, str] = {}
@@ -350,7 +379,7 @@ class Table:
             body = {} if players else {"name": f"seat {n}"}
             joined = await call(conns[n], "join", "POST", f"{game}/seats", body, key_of_player)
             if joined is None:
-                return False
+                return None
             tokens[joined["seat"]] = joined["token"]
             if players:
                 notices[joined["seat"]] = players[n][1]
@@ -360,7 +389,13 @@ class Table:
         else:
             streams = self.followers(f"{game}/events", [tokens[s] for s in range(4)], key)
             seats = dict(enumerate(streams))
-        view, version = joined["view"], joined["version"]
+        return Ready(key, tokens, seats, spectators, joined["view"], joined["version"])
+
+    async def game(self, until: float, ready: Ready) -> bool:
+        """One game at this table, until it ends or time is up; False if an error stopped it."""
+        key, tokens, seats, spectators = ready.key, ready.tokens, ready.seats, ready.spectators
+        game, players = f"/api/v1/games/{key}", self.players
+        view, version = ready.view, ready.version
         became = dict.fromkeys(range(4), version)  # when each seat's decision began
         while time.monotonic() < until:
             if view["phase"] == "finished":
@@ -441,6 +476,10 @@ async def run_phase(args, target: str, port: int, tables: int, pids: dict[str, l
     run_args = _Args(args, target)
     rng = random.Random(args.seed * 7919 + tables)
     table_list = [Table(client, run_args, i, random.Random(rng.random())) for i in range(tables)]
+    # Steady state: every table seated and following before the clock starts (a first event of
+    # a game the live hub did not follow yet may wait for its current XREAD: up to 0.5 s).
+    await asyncio.gather(*(table.prepare() for table in table_list))
+    await asyncio.sleep(args.settle)
     cpu_before = {name: sum(cpu_seconds(p) for p in ps) for name, ps in pids.items()}
     client_before = time.process_time()
     start = time.perf_counter()
@@ -480,6 +519,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--max-tables", type=int, default=256, help="--find-max's last step")
     p.add_argument("--max-seconds", type=float, default=240.0, help="bound on the whole run")
     p.add_argument("--warmup", type=float, default=3.0, help="seconds of each, not counted")
+    p.add_argument("--settle", type=float, default=1.0, help="seconds after the set-up")
     p.add_argument("--grace", type=float, default=2.0, help="seconds for the last events")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)

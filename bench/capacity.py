@@ -37,11 +37,14 @@ import json
 import os
 import random
 import secrets
+import shutil
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import api_profile
 from bench.api import Connection
 from bench.common import HeartsServer, RedisServer, Report, parser, percentile
 
@@ -122,6 +125,7 @@ class Phase:
     games_finished: int = 0
     seconds: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
+    profile: dict[str, int] = field(default_factory=dict)  # py-spy samples per layer
 
     def error(self, kind: str, text: str) -> None:
         self.errors[kind] += 1
@@ -481,6 +485,7 @@ async def run_phase(args, target: str, port: int, tables: int, pids: dict[str, l
     # a game the live hub did not follow yet may wait for its current XREAD: up to 0.5 s).
     await asyncio.gather(*(table.prepare() for table in table_list))
     await asyncio.sleep(args.settle)
+    profiles = _profile_start(args, target, pids["workers"])
     cpu_before = {name: sum(cpu_seconds(p) for p in ps) for name, ps in pids.items()}
     client_before = time.process_time()
     start = time.perf_counter()
@@ -490,11 +495,34 @@ async def run_phase(args, target: str, port: int, tables: int, pids: dict[str, l
     for name, ps in pids.items():
         phase.cpu[name] = (sum(cpu_seconds(p) for p in ps) - cpu_before[name]) / phase.seconds
     phase.cpu["client"] = (time.process_time() - client_before) / phase.seconds
+    phase.profile = await _profile_read(profiles)
     await asyncio.sleep(args.grace)  # the last moves' events on their way
     for table in table_list:
         table.close()
     await asyncio.sleep(0.1)  # the cancelled streams' cleanup
     return phase
+
+
+def _profile_start(args, target: str, workers: list[int]) -> list[Path]:
+    """With ``--profile``: py-spy on every worker for the phase's clock (bench.api_profile's
+    sampling), writing where it says; none for the warm-up."""
+    if not args.profile or args.seconds < 1:
+        return []
+    folder = Path(tempfile.mkdtemp(prefix="hearts-capacity-profile-"))
+    return api_profile.sample(workers, args.seconds, args.profile, folder, target)
+
+
+async def _profile_read(files: list[Path]) -> dict[str, int]:
+    """Samples per layer of py-spy's files, once it has written them (bounded wait)."""
+    samples: Counter = Counter()
+    for file in files:
+        for _ in range(50):
+            if file.exists() and file.stat().st_size:
+                break
+            await asyncio.sleep(0.1)
+        if file.exists():
+            samples.update(api_profile.collapsed(file))
+    return dict(samples)
 
 
 class _Args:
@@ -523,7 +551,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--settle", type=float, default=1.0, help="seconds after the set-up")
     p.add_argument("--grace", type=float, default=2.0, help="seconds for the last events")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--profile", type=int, default=0, help="py-spy samples/s of the workers (0: none)"
+    )
     args = p.parse_args(argv)
+    if args.profile and shutil.which("py-spy") is None:
+        raise SystemExit("--profile needs py-spy: pip install py-spy")
     deadline = time.monotonic() + args.max_seconds
     env = {"HEARTS_SSE_MAX_STREAMS": "100000", "HEARTS_SSE_MAX_STREAMS_PER_CLIENT": "100000"}
     app = "bench.baseline_app:create_app"
@@ -538,7 +571,7 @@ def main(argv: list[str] | None = None) -> dict:
         async def run() -> None:
             # Not counted: the workers' first requests (imports, caches) and the client's.
             warm = _Args(args, "")
-            warm.seconds = args.warmup
+            warm.seconds, warm.profile = args.warmup, 0
             for target in ("fanout", "hearts"):
                 await run_phase(warm, target, server.port, 1, pids)
             steps = _steps(args.max_tables) if args.find_max else [args.tables]
@@ -596,6 +629,7 @@ def _report(args, results: dict[str, list[Phase]]) -> dict:
                 report.add(f"{target}_t{phase.tables}_errors_{kind}", n)
             for text in phase.samples:
                 report.note(f"{target} t{phase.tables}: {text}")
+            _report_profile(report, args, phase, figures)
     best = {t: max((f["tables"] for f in out[t] if _holds(f)), default=0) for t in out}
     out["max_tables"] = best
     if args.find_max:
@@ -613,6 +647,23 @@ def _report(args, results: dict[str, list[Phase]]) -> dict:
     report.note("cpu_*: CPU seconds per second of the phase (1.0 = one core busy)")
     report.emit(args.json)
     return out
+
+
+def _report_profile(report: Report, args, phase: Phase, figures: dict) -> None:
+    """Worker CPU per move by layer, from ``--profile``: each layer's share of py-spy's samples
+    times the workers' CPU per move from /proc. py-spy counts a thread that waits for a core
+    (runnable) as active, so on a loaded machine its own totals are far above the CPU used;
+    its shares are what it is good for."""
+    total = sum(phase.profile.values())
+    moves = figures["moves"]
+    if not total or not moves:
+        return
+    cpu_us = figures["cpu_workers"] * phase.seconds / moves * 1e6
+    name = f"{phase.kind}_t{phase.tables}_profile"
+    report.add(f"{name}_samples_us_per_move", total * 1e6 / args.profile / moves, "us")
+    report.add(f"{name}_worker_cpu_us_per_move", cpu_us, "us")
+    for layer, n in sorted(phase.profile.items(), key=lambda item: -item[1]):
+        report.add(f"{name}_{layer}", cpu_us * n / total, f"us ({100 * n / total:.0f}%)")
 
 
 def _ratio(a: float, b: float) -> float:

@@ -210,7 +210,7 @@ def direct(app: Flask) -> dict[str, float]:
     return {name: seconds / number * 1e6 for name, seconds in out.items()}
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--commands", type=int, default=300, help="timed commands per variant")
     p.add_argument("--warmup", type=int, default=30, help="commands per variant, not counted")
@@ -242,10 +242,13 @@ def main(argv: list[str] | None = None) -> None:
             if time.monotonic() > deadline:
                 break
         alone = direct(apps[False])
-    _report(args, times, alone)
+    return _report(args, times, alone)
 
 
-def _report(args, times: dict[str, list[tuple[float, float]]], alone: dict[str, float]) -> None:
+def _report(
+    args, times: dict[str, list[tuple[float, float]]], alone: dict[str, float]
+) -> dict[str, tuple[float, float]]:
+    """Prints the figures and the table; returns each variant's median (CPU, wall) us."""
     report = Report("request_costs (one command POST, in process)")
     # The median command of each variant: a shared machine's spikes move a mean more.
     med = {
@@ -278,6 +281,7 @@ def _report(args, times: dict[str, list[tuple[float, float]]], alone: dict[str, 
             share = 100 * cpu / ref_cpu
             print(f"| {step} | {cpu:.0f} | {wall:.0f} | {shown} | {share:.0f}% |")
         print(f"| the whole command (reference) | {ref_cpu:.0f} | {ref_wall:.0f} | | 100% |")
+    return med
 
 
 if __name__ == "__main__":

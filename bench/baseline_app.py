@@ -1,20 +1,36 @@
-"""bench/api.py's app: the production app plus its ceiling, a POST that does one XADD and nothing
-else.
+"""bench/api.py's and bench/capacity.py's app: the production app plus its ceilings.
 
-``hearts serve --app bench.baseline_app:create_app`` runs it, so the ceiling sits in the same app,
-behind the same hooks and gunicorn config as the real endpoints; the production app has no such
-route. The stream is capped (approximate MAXLEN) so a long benchmark cannot fill Redis.
+- ``POST /api/v1/bench/xadd`` (bench/api.py): one XADD and nothing else.
+- The minimal fan-out (bench/capacity.py): ``POST /api/v1/bench/fanout/<table>`` with
+  ``{"seq": n}`` appends one entry (one XADD, id ``0-n``) to the table's stream, and
+  ``GET /api/v1/bench/fanout/<table>/events`` follows that stream as Server-Sent Events, one
+  ``XREAD BLOCK`` after another on a Redis connection of its own, each entry sent as
+  ``data: {"seq": n}``. No views, no redaction, no hub: the least a live table can cost on this
+  stack (the same gunicorn/gevent workers), what the live path is measured against.
+
+``hearts serve --app bench.baseline_app:create_app`` runs it, so the ceilings sit in the same
+app, behind the same hooks and gunicorn config as the real endpoints; the production app has no
+such routes. The streams are capped (approximate MAXLEN) so a long benchmark cannot fill Redis.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, request
+import json
+import time
+from collections.abc import Iterator
+
+import redis
+from flask import Blueprint, Flask, Response, current_app, request
 
 from service.api.common import json_response, service
 from service.api.factory import create_app as create_production_app
 from service.settings import Settings
 
 MAX_ENTRIES = 100_000
+FANOUT_MAX_ENTRIES = 10_000
+# A fan-out stream ends by itself: every loop of a benchmark is bounded.
+FANOUT_LIFETIME = 900.0
+FANOUT_BLOCK_MS = 1000
 
 bp = Blueprint("bench_baseline", __name__)
 
@@ -29,6 +45,52 @@ def xadd():
         approximate=True,
     )
     return json_response({"id": entry.decode() if isinstance(entry, bytes) else entry})
+
+
+def _fanout_key(table: str) -> str:
+    return f"{service().store.prefix}:bench-fanout:{table}"
+
+
+@bp.post("/api/v1/bench/fanout/<table>")
+def fanout_post(table: str):
+    seq = int((request.get_json(silent=True) or {}).get("seq", 0))
+    # The id is the move's number: one XADD, and Redis refuses a move out of order.
+    service().store.redis.xadd(
+        _fanout_key(table),
+        {"seq": seq},
+        id=f"0-{seq}",
+        maxlen=FANOUT_MAX_ENTRIES,
+        approximate=True,
+    )
+    return json_response({"version": seq})
+
+
+@bp.get("/api/v1/bench/fanout/<table>/events")
+def fanout_events(table: str):
+    url = current_app.extensions["hearts.settings"].redis_url
+    key = _fanout_key(table)
+
+    def stream() -> Iterator[str]:
+        follower = redis.Redis.from_url(url)  # a connection per stream: XREAD BLOCK holds it
+        last = "0-0"
+        deadline = time.monotonic() + FANOUT_LIFETIME
+        try:
+            yield "retry: 2000\n\n"
+            while time.monotonic() < deadline:
+                answer = follower.xread({key: last}, block=FANOUT_BLOCK_MS, count=100)
+                for _, entries in answer:
+                    for entry_id, _fields in entries:
+                        last = entry_id.decode()
+                        seq = int(last.split("-")[1])
+                        yield f"id: {seq}\ndata: {json.dumps({'seq': seq})}\n\n"
+                if not answer:
+                    yield ": keep-alive\n\n"  # a write that finds a client gone ends the stream
+        finally:
+            follower.close()
+
+    response = Response(stream(), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
 
 
 def create_app(settings: Settings | None = None) -> Flask:

@@ -24,6 +24,7 @@ from .errors import (
     GameExpired,
     GameFull,
     GameNotCreated,
+    GameOver,
     InvalidCommand,
     InvalidName,
     NameTaken,
@@ -51,12 +52,17 @@ _new = object.__new__
 _set = object.__setattr__
 # Read on every play (module constants: a global read, not a global and an attribute).
 _PLAYING = Phase.PLAYING
+_OVER = Phase.FINISHED  # the phase a game that was played ends in (whatever ended it)
+_CreateGame = c.CreateGame
 _CardPlayed = e.CardPlayed
 _TrickTaken = e.TrickTaken
 
 
 def decide(command: c.Command, state: GameState) -> list[e.Event]:
     """The events a command causes, or a RuleViolation (and no events) if it breaks a rule."""
+    # The one guard for an ended game (a creation of its id is told it exists, as before).
+    if state.phase is _OVER and type(command) is not _CreateGame:
+        raise GameOver("the game is over: no command changes it")
     decider = _DECIDERS.get(type(command))  # the table first: every command passes here
     if decider is None:
         decider = _decider_for(type(command))
@@ -159,8 +165,6 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
 def _resume(command: c.ResumeSeat, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_seat(state, command.seat)
-    if state.phase is Phase.FINISHED:
-        raise WrongPhase("the game is over")
     if not command.player_id or state.seats[command.seat].player_id != command.player_id:
         raise NotYourSeat(f"seat {command.seat} was not joined by this player")
     if not command.credential:
@@ -172,8 +176,6 @@ def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_not_expired(state)
     _require_seat(state, command.seat)
-    if state.phase is Phase.FINISHED:
-        raise WrongPhase("the game is over")
     if state.seats[command.seat].is_open:
         raise WrongPhase(f"seat {command.seat} is open: join it first")
     if command.bot is not None and not command.bot:
@@ -341,8 +343,8 @@ def _timeout(command: c.TimeOut, state: GameState) -> list[e.Event]:
 def _return(command: c.ReturnToSeat, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_seat(state, command.seat)
-    if state.phase in (Phase.FINISHED, Phase.EXPIRED):
-        raise WrongPhase("the game is over")
+    if state.phase is Phase.EXPIRED:
+        raise WrongPhase("the game expired before it started")
     seat = state.seats[command.seat]
     if not seat.player:
         raise NoPlayerToTakeOver(f"seat {command.seat} was dealt to a bot: no player can take it")
@@ -355,8 +357,6 @@ def _contribute(command: c.ContributeSeed, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_not_expired(state)
     _require_seat(state, command.seat)
-    if state.phase is Phase.FINISHED:
-        raise WrongPhase("the game is over")
     if not state.seats[command.seat].player:
         raise NotYourSeat(f"seat {command.seat} is a bot's: only a player contributes")
     following = state.hand_number + 1

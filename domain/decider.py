@@ -13,7 +13,7 @@ from typing import Any
 
 from . import commands as c
 from . import events as e
-from .cards import QUEEN_OF_SPADES, Card, InvalidCard, mask_of
+from .cards import Card, InvalidCard, mask_of
 from .dealing import check_explicit_deal, deal_from_seed, dealer_of
 from .errors import (
     AlreadyContributed,
@@ -46,7 +46,7 @@ from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
 from .shuffle import is_contribution, is_salt, mixed_seed, seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
-from .tablerules import table_rules
+from .tablerules import resolve_trick, table_rules, takes_kitty
 
 _new = object.__new__
 _set = object.__setattr__
@@ -283,25 +283,13 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     if len(trick) + 1 < players:
         return [played]
     plays = trick + ((seat, card),)
-    points = r.points
-    penalty_mask = r.penalty_mask
-    # The highest card of the suit led wins; the trick's points and whether it holds a penalty.
-    winner, best = plays[0]
-    led = best.suit
-    total = 0
-    penalty = False
-    for s, x in plays:
-        if x.suit is led and x.rank > best.rank:
-            winner, best = s, x
-        total += points[x.index]
-        if x.bit & penalty_mask:
-            penalty = True
-    # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
-    takes_kitty = penalty and bool(hand.kitty) and not hand.kitty_taken
+    # The trick rules (domain/tablerules.py), on the cards' indexes.
+    winner, total, _, taken = resolve_trick(r, [(s, x.index) for s, x in plays])
     last_trick = hand.cards.bit_count() == 1  # the card played was the last one held
-    if last_trick and not hand.kitty_taken:
-        takes_kitty = True  # defensive: the kitty always ends up with someone
-    kitty = hand.kitty if takes_kitty else ()
+    kitty = hand.kitty  # () without a kitty: then takes_kitty need not be asked
+    if kitty and not takes_kitty(r, hand.kitty_taken, taken, last_trick):
+        kitty = ()
+    points = r.points
     for x in kitty:
         total += points[x.index]
     events: list[e.Event] = [
@@ -616,9 +604,8 @@ def _played(game: GameState, event: e.CardPlayed) -> None:
     changes["cards"] = changes["cards"] & ~(card.bit << (52 * seat))
     changes["trick"] = changes["trick"] + ((seat, card),)
     changes["turn"] = (seat + 1) % rules.players
-    if not changes["hearts_broken"] and (
-        card.suit is rules.penalty_suit or (card is QUEEN_OF_SPADES and rules.queen_breaks_hearts)
-    ):
+    # breaks_hearts (domain/tablerules.py) read as its compiled mask: every fold plays here.
+    if not changes["hearts_broken"] and card.bit & table_rules(rules).breaks_hearts:
         changes["hearts_broken"] = True
 
 

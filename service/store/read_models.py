@@ -62,8 +62,19 @@ from typing import Any
 
 from projections.ratings import PlayerRating, RatedGame, fold
 from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
-from projections.stats import COUNTERS, PlayerStats, merge_stats
+from projections.stats import (
+    COUNTER_MERGES,
+    COUNTERS,
+    Merge,
+    PlayerStats,
+    merge_counters,
+    merge_stats,
+)
 from service.store.event_store import RedisEventStore
+
+# The apply script adds counters (HINCRBY): a counter declared to merge otherwise needs its
+# operation taught to it first (issue 35).
+assert all(m is Merge.SUM for m in COUNTER_MERGES.values()), "the apply script only adds"
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then nd game docs, then nz
 #       recent sets
@@ -494,14 +505,12 @@ class ProjectionStore:
         fields = [f"{counter}:{name}" for counter in COUNTERS]
         for p in range(self.partitions):
             pipe.hmget(self.stats_key(generation, p), fields)
-        counters: dict[str, int] = {}
-        found = False
-        for values in pipe.execute():
-            for counter, value in zip(COUNTERS, values, strict=True):
-                if value is not None:
-                    found = True
-                    counters[counter] = counters.get(counter, 0) + int(value)
-        return PlayerStats(name, counters) if found else None
+        parts = [
+            {c: int(v) for c, v in zip(COUNTERS, values, strict=True) if v is not None}
+            for values in pipe.execute()
+        ]
+        counters = merge_counters(parts)  # the one merge: players() merges with it too
+        return PlayerStats(name, counters) if counters else None
 
     def recent_games(self, name: str, generation: str, limit: int = 10) -> list[RecentGame]:
         """The player's most recently started games, newest first, with their scoreboards."""

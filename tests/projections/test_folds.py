@@ -22,6 +22,7 @@ from domain.events import (
     event_from_dict,
 )
 from domain.rules import MoonScoring, PassDirection
+from projections import stats
 from projections.leaderboard import (
     BadQuery,
     Order,
@@ -279,6 +280,19 @@ def test_partial_statistics_merge_by_addition():
     merged = merge_stats([a, b, PlayerStats("bob", {"wins": 1})])
     assert merged["ann"].counters == {"wins": 3, "games_finished": 4, "moons_shot": 1}
     assert merged["ann"].win_rate == 0.75 and merged["bob"].win_rate is None
+
+
+def test_each_counter_merges_as_it_declares(monkeypatch):
+    """One merge function over the declarations (issue 35): a counter declared max or min
+    combines its parts so, whatever the order of the parts."""
+    assert set(stats.COUNTER_MERGES) == set(stats.COUNTERS)
+    monkeypatch.setitem(stats.COUNTER_MERGES, "wins", stats.Merge.MAX)
+    monkeypatch.setitem(stats.COUNTER_MERGES, "timeouts", stats.Merge.MIN)
+    parts = [{"wins": 2, "timeouts": 5, "hands_played": 1}, {"wins": 7, "timeouts": 3}, {}]
+    expected = {"wins": 7, "timeouts": 3, "hands_played": 1}
+    assert stats.merge_counters(parts) == expected
+    assert stats.merge_counters(reversed(parts)) == expected
+    assert stats.merge_counters([]) == {}
 
 
 class _Tty(io.StringIO):

@@ -65,53 +65,58 @@ from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, ski
 from projections.stats import (
     COUNTER_MERGES,
     COUNTERS,
-    Merge,
     PlayerStats,
     merge_counters,
     merge_stats,
 )
 from service.store.event_store import RedisEventStore
 
-# The apply script adds counters (HINCRBY): a counter declared to merge otherwise needs its
-# operation taught to it first (issue 35).
-assert all(m is Merge.SUM for m in COUNTER_MERGES.values()), "the apply script only adds"
-
-# KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then nd game docs, then nz
-#       recent sets
-# ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,
-#       4 nd, 5 ni, 6 nz, 7 nr, then nd docs, then ni (field, amount) pairs,
-#       then nz (score, member) pairs, one per recent-set key, then nr (score, member) pairs
-#       for the rated games
+# KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then one key per game document,
+#       then one per recent-set
+# ARGV[1]: one JSON object (decoded with cjson): {"after": expected position ('' = nothing
+#   applied yet), "position": the new one, "applied": entries applied, "docs": [text, one per
+#   game document key], "counters": [[operation, field, value]] on the stats hash, "recent":
+#   [[score, member], one per recent-set key], "rated": [[score, member]] for the rated games}.
+#   The script applies the operations it is given and interprets none of them: a counter's
+#   operation is its declared merge (projections/stats.py COUNTER_MERGES). Numbers travel as
+#   strings (Lua's numbers would round microsecond scores).
 # Returns {'ok'} | {'stale', position} | {'retired'}
 _APPLY_LUA = r"""
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'retired'} end
+local a = cjson.decode(ARGV[1])
 local position = redis.call('HGET', KEYS[1], 'position')
 if not position then position = '' end
-if position ~= ARGV[1] then return {'stale', position} end
-local nd, ni, nz, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local a = 8
-for i = 1, nd do
-  redis.call('SET', KEYS[4 + i], ARGV[a])
-  a = a + 1
+if position ~= a.after then return {'stale', position} end
+local nd = #a.docs
+for i, doc in ipairs(a.docs) do
+  redis.call('SET', KEYS[4 + i], doc)
 end
-for i = 1, ni do
-  -- A counter back at 0 (e.g. -10 then +10 points) is removed: a fold of the same log in other
-  -- batches never wrote it, and a rebuild must dump equal.
-  if redis.call('HINCRBY', KEYS[3], ARGV[a], ARGV[a + 1]) == 0 then
-    redis.call('HDEL', KEYS[3], ARGV[a])
+for _, c in ipairs(a.counters) do
+  local op, field, value = c[1], c[2], c[3]
+  if op == 'sum' then
+    -- A sum back at 0 (e.g. -10 then +10 points) is removed: a fold of the same log in other
+    -- batches never wrote it, and a rebuild must dump equal.
+    if redis.call('HINCRBY', KEYS[3], field, value) == 0 then
+      redis.call('HDEL', KEYS[3], field)
+    end
+  elseif op == 'max' or op == 'min' then
+    local seen = redis.call('HGET', KEYS[3], field)
+    local v = tonumber(value)
+    if not seen or (op == 'max' and v > tonumber(seen)) or (op == 'min' and v < tonumber(seen)) then
+      redis.call('HSET', KEYS[3], field, value)
+    end
+  else
+    return redis.error_reply('unknown counter operation ' .. op)
   end
-  a = a + 2
 end
-for i = 1, nz do
-  redis.call('ZADD', KEYS[4 + nd + i], ARGV[a], ARGV[a + 1])
-  a = a + 2
+for i, z in ipairs(a.recent) do
+  redis.call('ZADD', KEYS[4 + nd + i], z[1], z[2])
 end
-for i = 1, nr do
-  redis.call('ZADD', KEYS[4], ARGV[a], ARGV[a + 1])
-  a = a + 2
+for _, z in ipairs(a.rated) do
+  redis.call('ZADD', KEYS[4], z[1], z[2])
 end
-redis.call('HSET', KEYS[1], 'position', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'applied', ARGV[3])
+redis.call('HSET', KEYS[1], 'position', a.position)
+redis.call('HINCRBY', KEYS[1], 'applied', a.applied)
 return {'ok'}
 """
 
@@ -347,7 +352,7 @@ class ProjectionStore:
         for game_id, raw in zip(game_ids, self.redis.mget(doc_keys), strict=True):
             boards[game_id] = Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
         changed: dict[str, bool] = defaultdict(bool)
-        increments: dict[str, int] = defaultdict(int)
+        counters: dict[str, tuple[str, int]] = {}  # field -> (its counter, the batch's part)
         listings: dict[tuple[str, str], int] = {}
         rated: list[RatedGame] = []
         # Per game, a run of events that change no read model (plays, passes...): the board is
@@ -380,14 +385,23 @@ class ProjectionStore:
             boards[game_id] = result.board
             changed[game_id] = True
             for delta in result.deltas:
-                increments[f"{delta.counter}:{delta.name}"] += delta.amount
+                field = f"{delta.counter}:{delta.name}"
+                prior = {delta.counter: counters[field][1]} if field in counters else {}
+                part = merge_counters((prior, {delta.counter: delta.amount}))[delta.counter]
+                counters[field] = (delta.counter, part)
             for listing in result.listings:
                 listings[(listing.name, listing.game_id)] = listing.score
             rated += result.rated
         for game_id in list(runs):
             end_run(game_id)
         written = [g for g in game_ids if changed[g]]
-        incr = [(field, amount) for field, amount in increments.items() if amount]
+        # Zero parts change nothing a read shows (a sum back at 0 is removed; no figure is a
+        # best of 0), so none is sent: a rebuild in other batches dumps equal.
+        operations = [
+            [COUNTER_MERGES[counter].value, field, str(value)]
+            for field, (counter, value) in counters.items()
+            if value
+        ]
         keys = [
             self.checkpoint_key(generation, partition),
             self.retired_key(generation, partition),
@@ -396,25 +410,21 @@ class ProjectionStore:
             *(self.game_key(generation, g) for g in written),
             *(self.recent_key(generation, partition, name) for name, _ in listings),
         ]
-        args: list[Any] = [
-            after or "",
-            entries[-1].position,
-            len(entries),
-            len(written),
-            len(incr),
-            len(listings),
-            len(rated),
-        ]
+        docs = []
         for game_id in written:
             board = boards[game_id]
             assert board is not None
-            args.append(json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False))
-        for field, amount in incr:
-            args += [field, amount]
-        for (_, game_id), score in listings.items():
-            args += [score, game_id]
-        for game in rated:
-            args += [game.finished_us, game.to_json()]
+            docs.append(json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False))
+        argument = {
+            "after": after or "",
+            "position": entries[-1].position,
+            "applied": len(entries),
+            "docs": docs,
+            "counters": operations,
+            "recent": [[str(score), game_id] for (_, game_id), score in listings.items()],
+            "rated": [[str(game.finished_us), game.to_json()] for game in rated],
+        }
+        args = [json.dumps(argument, separators=(",", ":"), ensure_ascii=False)]
         reply = self._apply_script(keys=keys, args=args)
         status = _text(reply[0])
         if status == STALE:

@@ -66,6 +66,9 @@ COUNTER_MERGES: dict[str, Merge] = {
     "qs_taken": Merge.SUM,  # tricks taken holding the queen of spades
     "hearts_taken": Merge.SUM,  # cards of the penalty suit taken (hearts, or diamonds)
     "timeouts": Merge.SUM,  # decisions whose turn clock ran out (the timeout bot moved instead)
+    # The longest run of consecutive hands of one game in which the seat took no point: the best
+    # of the runs, wherever their games' partitions are.
+    "longest_clean_streak": Merge.MAX,
 }
 COUNTERS: tuple[str, ...] = tuple(COUNTER_MERGES)
 
@@ -164,7 +167,7 @@ def apply_deltas(
     counters: dict[str, dict[str, int]] = {n: dict(s.counters) for n, s in stats.items()}
     for delta in deltas:
         mine = counters.setdefault(delta.name, {})
-        mine[delta.counter] = mine.get(delta.counter, 0) + delta.amount
+        mine.update(merge_counters((mine, {delta.counter: delta.amount})))
     return {name: PlayerStats(name, c) for name, c in counters.items()}
 
 
@@ -192,6 +195,7 @@ _SHOWN_COUNTERS = {
     "qs_taken": "low",
     "hearts_taken": "low",
     "timeouts": "low",
+    "longest_clean_streak": "high",
 }
 
 FIGURES: dict[str, Figure] = {

@@ -125,6 +125,17 @@ def test_statistics_count_per_seat_shared_name_moons_queens_and_hearts():
     assert bot.count("hearts_taken") == 3 and bot.count("points_taken_sum") == 3
 
 
+def test_the_longest_clean_streak_is_the_best_run_of_pointless_hands():
+    """Points taken per seat: hand 1 (0, 15, 3, 0), hand 2 the moon at seat 3 (0, 0, 0, 26)."""
+    board = fold_game(_scripted_game()).board
+    assert [h.points_taken for h in board.hands] == [(0, 15, 3, 0), (0, 0, 0, 26)]
+    stats = apply_deltas({}, fold_game(_scripted_game()).deltas)
+    # ann: two clean hands at seat 0 (a run of 2) and one at seat 3 (1): the best, not the sum.
+    assert stats["ann"].count("longest_clean_streak") == 2
+    assert stats["bob"].count("longest_clean_streak") == 1  # 15 points, then a clean hand
+    assert stats["random"].figure("longest_clean_streak") == 1
+
+
 def test_a_shared_win_counts_as_a_win_for_each_winner():
     events = _scripted_game()
     ended = events[-1]

@@ -61,6 +61,7 @@ import redis as redis_lib
 
 from domain.events import GameEnded
 from service.app import game_log
+from service.app.projection_apply import apply_entries
 from service.app.transparency import Appender
 from service.store.event_store import LogEntry
 from service.store.leases import PartitionLeases
@@ -408,8 +409,8 @@ class Projector:
                 for entry in entries:
                     if isinstance(entry.event, GameEnded):
                         self.public_log.record_ended(entry.game_id, entry.seq)
-            status, _ = self.projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+            status, _ = apply_entries(
+                self.projections, generation, partition, checkpoint.position, entries
             )
             if status == APPLIED:
                 follows = entries[-1].position
@@ -510,8 +511,8 @@ def build_generation(
             entries = game_log.read_partition(store, partition, position, batch_size)
             if not entries:
                 break
-            status, _ = projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+            status, _ = apply_entries(
+                projections, generation, partition, checkpoint.position, entries
             )
             if status == RETIRED:
                 return applied

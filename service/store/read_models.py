@@ -40,8 +40,9 @@ the last one folded (else everything is folded again).
 
 Exactly once
 ------------
-The apply step (:meth:`ProjectionStore.apply_entries`) takes a run of consecutive log entries of
-one partition and the partition position they follow. In one script it checks that the
+The apply step (``service.app.projection_apply.apply_entries``: the fold in
+``projections.batch``, then :meth:`ProjectionStore.write_batch`) takes a run of consecutive log
+entries of one partition and the partition position they follow. In one script it checks that the
 generation is not retired and that the checkpoint still holds that position, then writes the
 new scoreboards, adds the statistics, and moves the checkpoint to the last entry. A re-delivered
 entry is at or before the checkpoint, so it is never applied twice; a stale caller (another
@@ -60,10 +61,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from projections.batch import Batch
 from projections.ratings import PlayerRating, RatedGame, fold
-from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
+from projections.scoreboard import Scoreboard
 from projections.stats import (
-    COUNTER_MERGES,
     COUNTERS,
     PlayerStats,
     merge_counters,
@@ -328,101 +329,51 @@ class ProjectionStore:
 
     # The atomic apply step ----------------------------------------------------
 
-    def apply_entries(
+    def boards(self, generation: str, game_ids: Sequence[str]) -> dict[str, Scoreboard | None]:
+        """The stored scoreboards of ``game_ids`` (None where there is none yet), one MGET."""
+        keys = [self.game_key(generation, g) for g in game_ids]
+        return {
+            game_id: Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
+            for game_id, raw in zip(game_ids, self.redis.mget(keys), strict=True)
+        }
+
+    def write_batch(
         self,
         generation: str,
         partition: int,
         after: str | None,
-        entries: Sequence[SourceEvent],
+        position: str,
+        applied: int,
+        batch: Batch,
     ) -> tuple[str, str | None]:
-        """Apply consecutive log entries of ``partition`` that follow position ``after``, as
-        the service decoded them (``service.app.game_log.sources``).
+        """Write a folded run of ``applied`` entries of ``partition`` that follow position
+        ``after`` (``projections.batch.fold_batch``), moving the checkpoint to ``position``.
 
         Returns ``(APPLIED, None)``, ``(STALE, current position)`` (nothing written: the
         checkpoint is not at ``after`` any more) or ``(RETIRED, None)`` (nothing written).
         """
-        if not entries:
-            raise ValueError("no entries to apply")
-        game_ids = list(dict.fromkeys(e.game_id for e in entries))
-        for game_id in game_ids:
+        for game_id in batch.boards:
             if self.store.partition_of(game_id) != partition:
                 raise ValueError(f"game {game_id!r} is not in partition {partition}")
-        doc_keys = [self.game_key(generation, g) for g in game_ids]
-        boards: dict[str, Scoreboard | None] = {}
-        for game_id, raw in zip(game_ids, self.redis.mget(doc_keys), strict=True):
-            boards[game_id] = Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
-        changed: dict[str, bool] = defaultdict(bool)
-        counters: dict[str, tuple[str, int]] = {}  # field -> (its counter, the batch's part)
-        listings: dict[tuple[str, str], int] = {}
-        rated: list[RatedGame] = []
-        # Per game, a run of events that change no read model (plays, passes...): the board is
-        # copied once per run, not once per event.
-        runs: dict[str, tuple[int, int, str]] = {}
-
-        def end_run(game_id: str) -> None:
-            first, last, position = runs.pop(game_id)
-            result = skip(boards[game_id], game_id, first, last, position)
-            if result.applied:
-                boards[game_id] = result.board
-                changed[game_id] = True
-
-        for entry in entries:
-            game_id = entry.game_id
-            run = runs.get(game_id)
-            if not isinstance(entry.event, RELEVANT) and not entry.arranged:
-                if run is not None and entry.seq == run[1] + 1:
-                    runs[game_id] = (run[0], entry.seq, entry.position)
-                    continue
-                if run is not None:
-                    end_run(game_id)
-                runs[game_id] = (entry.seq, entry.seq, entry.position)
-                continue
-            if run is not None:
-                end_run(game_id)
-            result = apply(boards[game_id], entry, self.count_arranged)
-            if not result.applied:
-                continue
-            boards[game_id] = result.board
-            changed[game_id] = True
-            for delta in result.deltas:
-                field = f"{delta.counter}:{delta.name}"
-                prior = {delta.counter: counters[field][1]} if field in counters else {}
-                part = merge_counters((prior, {delta.counter: delta.amount}))[delta.counter]
-                counters[field] = (delta.counter, part)
-            for listing in result.listings:
-                listings[(listing.name, listing.game_id)] = listing.score
-            rated += result.rated
-        for game_id in list(runs):
-            end_run(game_id)
-        written = [g for g in game_ids if changed[g]]
-        # Zero parts change nothing a read shows (a sum back at 0 is removed; no figure is a
-        # best of 0), so none is sent: a rebuild in other batches dumps equal.
-        operations = [
-            [COUNTER_MERGES[counter].value, field, str(value)]
-            for field, (counter, value) in counters.items()
-            if value
-        ]
         keys = [
             self.checkpoint_key(generation, partition),
             self.retired_key(generation, partition),
             self.stats_key(generation, partition),
             self.rated_key(generation, partition),
-            *(self.game_key(generation, g) for g in written),
-            *(self.recent_key(generation, partition, name) for name, _ in listings),
+            *(self.game_key(generation, g) for g in batch.boards),
+            *(self.recent_key(generation, partition, name) for name, _ in batch.listings),
         ]
-        docs = []
-        for game_id in written:
-            board = boards[game_id]
-            assert board is not None
-            docs.append(json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False))
         argument = {
             "after": after or "",
-            "position": entries[-1].position,
-            "applied": len(entries),
-            "docs": docs,
-            "counters": operations,
-            "recent": [[str(score), game_id] for (_, game_id), score in listings.items()],
-            "rated": [[str(game.finished_us), game.to_json()] for game in rated],
+            "position": position,
+            "applied": applied,
+            "docs": [
+                json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False)
+                for board in batch.boards.values()
+            ],
+            "counters": [[op, field, str(value)] for op, field, value in batch.counters],
+            "recent": [[str(score), game_id] for (_, game_id), score in batch.listings.items()],
+            "rated": [[str(game.finished_us), game.to_json()] for game in batch.rated],
         }
         args = [json.dumps(argument, separators=(",", ":"), ensure_ascii=False)]
         reply = self._apply_script(keys=keys, args=args)

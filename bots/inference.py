@@ -18,6 +18,7 @@ bonus card, the queen of spades forced when safe).
 from __future__ import annotations
 
 from domain.rules import RuleOptions
+from domain.tablerules import leading_play, resolve_trick
 from domain.views import SeatView
 
 from .cardbits import QS, QS_BIT, SPADES, SUIT_MASK, above, below
@@ -46,12 +47,8 @@ def excluded_cards(view: SeatView, rules: RuleOptions) -> tuple[int, ...]:
             trick.append((seat, c))
             played |= 1 << c
         if len(trick) == n:
-            led = trick[0][1] // 13
-            winner, best = trick[0]
-            for s, c in trick:
-                if c // 13 == led and c > best:
-                    winner, best = s, c
-            penalty[winner] += sum(tr.points[c] for _, c in trick if tr.penalty_mask >> c & 1)
+            winner, _, taken, _ = resolve_trick(tr, trick)
+            penalty[winner] += taken
     unplayed = tr.in_play & ~played
     return tuple(0 if s == me else excluded[s] & unplayed for s in range(n))
 
@@ -96,7 +93,7 @@ def _inferred(trick: list[tuple[int, int]], c: int, played: int, tr: TableRules)
             ):
                 out |= bit
         return out
-    _, w = max(((s, x) for s, x in trick if x // 13 == led), key=lambda sx: sx[1])
+    _, w = leading_play(trick)
     if led == SPADES and w > QS and c != QS and queen_live:
         out |= QS_BIT  # under the ace or king it would have played the queen
     if c == QS and c > w:

@@ -11,9 +11,7 @@ seat's view, never from here.
 from __future__ import annotations
 
 from domain.legal import legal_mask as rule_legal_mask
-from domain.tablerules import TableRules, table_rules
-
-from .cardbits import QS
+from domain.tablerules import TableRules, leading_play, resolve_trick, table_rules, takes_kitty
 
 __all__ = ["PlayState", "TableRules", "legal_mask", "outcome", "play", "table_rules"]
 
@@ -106,12 +104,7 @@ class PlayState:
 
     def trick_winner(self) -> tuple[int, int]:
         """(seat, card) winning the current trick so far; the trick must not be empty."""
-        led_suit = self.trick[0][1] // 13
-        best_seat, best = self.trick[0]
-        for seat, card in self.trick:
-            if card // 13 == led_suit and card > best:
-                best_seat, best = seat, card
-        return best_seat, best
+        return leading_play(self.trick)
 
 
 def legal_mask(st: PlayState, seat: int) -> int:
@@ -139,28 +132,19 @@ def play(st: PlayState, seat: int, card: int) -> None:
     card_suit = card // 13
     if trick and card_suit != trick[0][1] // 13:
         st.voids[seat] |= 1 << (trick[0][1] // 13)
-    if card_suit == r.penalty_suit or (card == QS and r.queen_breaks_hearts):
+    if r.breaks_hearts >> card & 1:  # breaks_hearts (domain/tablerules.py), inlined
         st.hearts_broken = True
     trick.append((seat, card))
     if len(trick) < r.players:
         st.turn = (seat + 1) % r.players
         return
-    led = trick[0][1] // 13
-    winner, best = trick[0]
-    total = penalty = 0
-    has_bonus = False
+    # The trick rules of the domain (domain/tablerules.py), as the decider resolves a trick.
+    winner, total, penalty, cards = resolve_trick(r, trick)
+    has_bonus = r.bonus >= 0 and cards >> r.bonus & 1
     pts = r.points
     pmask = r.penalty_mask
-    for s, c in trick:
-        if c // 13 == led and c > best:
-            winner, best = s, c
-        total += pts[c]
-        if pmask >> c & 1:
-            penalty += pts[c]
-        elif c == r.bonus:
-            has_bonus = True
-    # The kitty goes with the first trick holding a penalty card (or with the last trick).
-    if r.kitty and not st.kitty_taken and (penalty or not any(st.hands)):
+    # takes_kitty, asked only when the rules have a kitty (most play-outs have none).
+    if r.kitty and takes_kitty(r, st.kitty_taken, cards, st.tricks_done + 1 == r.hand_size):
         m = st.kitty
         while m:
             low = m & -m

@@ -84,7 +84,8 @@ class PlayCard:
 
 @dataclass(frozen=True, slots=True)
 class ChooseMoonScoring:
-    """The shooter's choice: 26 off their own score, or 26 on everyone else's."""
+    """The shooter's choice: the moon's points (``RuleOptions.moon_points``, 26 in the standard
+    game) off their own score, or on everyone else's."""
 
     seat: int
     choice: MoonScoring

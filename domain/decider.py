@@ -13,7 +13,7 @@ from typing import Any
 
 from . import commands as c
 from . import events as e
-from .cards import QUEEN_OF_SPADES, Card, InvalidCard, mask_of
+from .cards import Card, InvalidCard, mask_of
 from .dealing import check_explicit_deal, deal_from_seed, dealer_of
 from .errors import (
     AlreadyContributed,
@@ -24,6 +24,7 @@ from .errors import (
     GameExpired,
     GameFull,
     GameNotCreated,
+    GameOver,
     InvalidCommand,
     InvalidName,
     NameConfusable,
@@ -46,19 +47,24 @@ from .rules import FirstLead, MoonScoring, PassDirection
 from .scoring import needs_shooters_choice, score_hand
 from .shuffle import is_contribution, is_salt, mixed_seed, seed_commitment
 from .state import INITIAL_STATE, CompletedTrick, GameState, HandState, Phase, SeatInfo
-from .tablerules import table_rules
+from .tablerules import resolve_trick, table_rules, takes_kitty
 from .views import awaiting
 
 _new = object.__new__
 _set = object.__setattr__
 # Read on every play (module constants: a global read, not a global and an attribute).
 _PLAYING = Phase.PLAYING
+_OVER = Phase.FINISHED  # the phase a game that was played ends in (whatever ended it)
+_CreateGame = c.CreateGame
 _CardPlayed = e.CardPlayed
 _TrickTaken = e.TrickTaken
 
 
 def decide(command: c.Command, state: GameState) -> list[e.Event]:
     """The events a command causes, or a RuleViolation (and no events) if it breaks a rule."""
+    # The one guard for an ended game (a creation of its id is told it exists, as before).
+    if state.phase is _OVER and type(command) is not _CreateGame:
+        raise GameOver("the game is over: no command changes it")
     decider = _DECIDERS.get(type(command))  # the table first: every command passes here
     if decider is None:
         decider = _decider_for(type(command))
@@ -168,8 +174,6 @@ def _join(command: c.JoinGame, state: GameState) -> list[e.Event]:
 def _resume(command: c.ResumeSeat, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_seat(state, command.seat)
-    if state.phase is Phase.FINISHED:
-        raise WrongPhase("the game is over")
     if not command.player_id or state.seats[command.seat].player_id != command.player_id:
         raise NotYourSeat(f"seat {command.seat} was not joined by this player")
     if not command.credential:
@@ -181,8 +185,6 @@ def _set_bot(command: c.SetSeatBot, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_not_expired(state)
     _require_seat(state, command.seat)
-    if state.phase is Phase.FINISHED:
-        raise WrongPhase("the game is over")
     if state.seats[command.seat].is_open:
         raise WrongPhase(f"seat {command.seat} is open: join it first")
     if command.bot is not None and not command.bot:
@@ -290,25 +292,13 @@ def _play(command: c.PlayCard, state: GameState) -> list[e.Event]:
     if len(trick) + 1 < players:
         return [played]
     plays = trick + ((seat, card),)
-    points = r.points
-    penalty_mask = r.penalty_mask
-    # The highest card of the suit led wins; the trick's points and whether it holds a penalty.
-    winner, best = plays[0]
-    led = best.suit
-    total = 0
-    penalty = False
-    for s, x in plays:
-        if x.suit is led and x.rank > best.rank:
-            winner, best = s, x
-        total += points[x.index]
-        if x.bit & penalty_mask:
-            penalty = True
-    # The kitty goes to whoever first takes a penalty card (when there is a kitty to take).
-    takes_kitty = penalty and bool(hand.kitty) and not hand.kitty_taken
+    # The trick rules (domain/tablerules.py), on the cards' indexes.
+    winner, total, _, taken = resolve_trick(r, [(s, x.index) for s, x in plays])
     last_trick = hand.cards.bit_count() == 1  # the card played was the last one held
-    if last_trick and not hand.kitty_taken:
-        takes_kitty = True  # defensive: the kitty always ends up with someone
-    kitty = hand.kitty if takes_kitty else ()
+    kitty = hand.kitty  # () without a kitty: then takes_kitty need not be asked
+    if kitty and not takes_kitty(r, hand.kitty_taken, taken, last_trick):
+        kitty = ()
+    points = r.points
     for x in kitty:
         total += points[x.index]
     events: list[e.Event] = [
@@ -373,8 +363,8 @@ def _timeout(command: c.TimeOut, state: GameState) -> list[e.Event]:
 def _return(command: c.ReturnToSeat, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_seat(state, command.seat)
-    if state.phase in (Phase.FINISHED, Phase.EXPIRED):
-        raise WrongPhase("the game is over")
+    if state.phase is Phase.EXPIRED:
+        raise WrongPhase("the game expired before it started")
     seat = state.seats[command.seat]
     if not seat.player:
         raise NoPlayerToTakeOver(f"seat {command.seat} was dealt to a bot: no player can take it")
@@ -387,8 +377,6 @@ def _contribute(command: c.ContributeSeed, state: GameState) -> list[e.Event]:
     _require_created(state)
     _require_not_expired(state)
     _require_seat(state, command.seat)
-    if state.phase is Phase.FINISHED:
-        raise WrongPhase("the game is over")
     if not state.seats[command.seat].player:
         raise NotYourSeat(f"seat {command.seat} is a bot's: only a player contributes")
     following = state.hand_number + 1
@@ -650,9 +638,8 @@ def _played(game: GameState, event: e.CardPlayed) -> None:
     changes["cards"] = changes["cards"] & ~(card.bit << (52 * seat))
     changes["trick"] = changes["trick"] + ((seat, card),)
     changes["turn"] = (seat + 1) % rules.players
-    if not changes["hearts_broken"] and (
-        card.suit is rules.penalty_suit or (card is QUEEN_OF_SPADES and rules.queen_breaks_hearts)
-    ):
+    # breaks_hearts (domain/tablerules.py) read as its compiled mask: every fold plays here.
+    if not changes["hearts_broken"] and card.bit & table_rules(rules).breaks_hearts:
         changes["hearts_broken"] = True
 
 

@@ -97,6 +97,13 @@ class GameExpired(RuleViolation):
     code = "game-expired"
 
 
+class GameOver(RuleViolation):
+    """The game has ended (played to its end, or however a later rule ends one): no command
+    changes it any more."""
+
+    code = "game-over"
+
+
 class NotYourTurn(RuleViolation):
     code = "not-your-turn"
 

@@ -1,4 +1,4 @@
-"""Scoring: trick winners, points, shooting the moon (and the sun), the end of the game."""
+"""Scoring: points, shooting the moon (and the sun), the end of the game."""
 
 from __future__ import annotations
 
@@ -6,20 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .cards import Card
-from .events import Play
 from .rules import ExactLimitReset, MoonScoring, RuleOptions, TieBreak
 from .tablerules import table_rules
 
-
-def trick_winner(plays: Sequence[Play]) -> int:
-    """The seat that played the highest card of the suit led."""
-    winner, best = plays[0]
-    for seat, card in plays[1:]:
-        if card.suit is best.suit and card.rank > best.rank:
-            winner, best = seat, card
-    return winner
-
-
+# Who wins a trick is the trick rule of domain/tablerules.py (resolve_trick).
 # Every hand's scoring reads each taken card's points twice: from the options compiled once
 # (domain/tablerules.py: ``points`` is ``card_points`` per card, ``penalty_mask`` the cards
 # ``is_penalty_card`` accepts) rather than two method calls per card.

@@ -3,10 +3,17 @@
 ``decide``, ``evolve``, ``legal_plays`` and the bots' play-outs ask "is this a penalty card?",
 "how many points is this trick?" many times a hand; here each answer is a mask or a table
 lookup (cards as bits: see domain/cards.py).
+
+The trick rules live here once, over these compiled rules and cards as indexes (suit * 13 +
+rank, so a higher index of a suit is a higher card): who wins a trick (``leading_play``,
+``resolve_trick``), who takes the kitty (``takes_kitty``), which card breaks hearts
+(``breaks_hearts``). The decider, the bots' play-out model and their inference all call them, so
+an option that changes how tricks resolve is one edit (issue 35).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .cards import DECK, QUEEN_OF_SPADES, SUIT_MASKS, Card, mask_of
@@ -27,6 +34,7 @@ class TableRules:
     penalty_suit: int
     penalty_suit_mask: int
     penalty_mask: int  # the penalty suit and the queen of spades
+    breaks_hearts: int  # the cards whose play breaks hearts (see ``breaks_hearts``)
     points: tuple[int, ...]  # per card index: RuleOptions.card_points
     bonus: int  # the bonus card's index, or -1
     moon_points: int  # RuleOptions.moon_points: a hand's points
@@ -83,6 +91,7 @@ def _compile(rules: RuleOptions) -> TableRules:
         penalty_suit=penalty_suit,
         penalty_suit_mask=SUIT_MASKS[penalty_suit],
         penalty_mask=SUIT_MASKS[penalty_suit] | QS_BIT,
+        breaks_hearts=SUIT_MASKS[penalty_suit] | (QS_BIT if rules.queen_breaks_hearts else 0),
         points=tuple(rules.card_points(c) for c in DECK),
         bonus=rules.bonus_card.index if rules.bonus_card is not None else -1,
         moon_points=rules.moon_points,
@@ -96,3 +105,48 @@ def _compile(rules: RuleOptions) -> TableRules:
         must_play_queen_when_safe=rules.must_play_queen_when_safe,
         shoot_the_sun=rules.shoot_the_sun,
     )
+
+
+# -- the trick rules ------------------------------------------------------------------------------
+
+
+def leading_play(plays: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """(seat, card) of the play that wins ``plays`` so far (not empty): the highest card of the
+    suit led."""
+    winner, best = plays[0]
+    led = best // 13
+    for seat, card in plays:
+        if card > best and card // 13 == led:
+            winner, best = seat, card
+    return winner, best
+
+
+def resolve_trick(r: TableRules, plays: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
+    """A full trick: (winner, its cards' points, its penalty cards' points, its cards as a
+    mask). The kitty is not counted here: see ``takes_kitty``. The winner is ``leading_play``'s,
+    found in the same loop as the points (every play-out resolves thousands of tricks)."""
+    winner, best = plays[0]
+    led = best // 13
+    points = r.points
+    penalty_mask = r.penalty_mask
+    total = penalty = cards = 0
+    for seat, card in plays:
+        if card > best and card // 13 == led:
+            winner, best = seat, card
+        total += points[card]
+        if penalty_mask >> card & 1:
+            penalty += points[card]
+        cards |= 1 << card
+    return winner, total, penalty, cards
+
+
+def takes_kitty(r: TableRules, kitty_taken: bool, trick_cards: int, last_trick: bool) -> bool:
+    """Whether this trick's winner takes the kitty: the first trick that holds a penalty card
+    does, else the last trick (the kitty always ends up with someone)."""
+    return r.kitty and not kitty_taken and (bool(trick_cards & r.penalty_mask) or last_trick)
+
+
+def breaks_hearts(r: TableRules, card: int) -> bool:
+    """Whether playing ``card`` breaks hearts: a card of the penalty suit, or the queen of
+    spades under ``queen_breaks_hearts``."""
+    return bool(r.breaks_hearts >> card & 1)

@@ -17,7 +17,7 @@ ratings (:mod:`projections.ratings`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -535,8 +535,21 @@ def _scored(board: Scoreboard, scored: HandScored) -> Applied:
         ]
         if scored.shooter == seat and scored.shot in ("moon", "sun"):
             deltas.append(StatDelta(name, f"{scored.shot}s_shot", 1))
+        if scored.points_taken[seat] == 0:
+            streak = _clean_streak(board.hands[:-1], seat) + 1
+            deltas.append(StatDelta(name, "longest_clean_streak", streak))  # merged by max
     board = _board(board, hands=board.hands[:-1] + (hand,), totals=scored.totals)
     return Applied(board, tuple(deltas))
+
+
+def _clean_streak(hands: Sequence[HandRecord], seat: int) -> int:
+    """How many of the game's last scored hands in a row ``seat`` took no point in."""
+    run = 0
+    for hand in reversed(hands):
+        if not hand.scored or hand.points_taken is None or hand.points_taken[seat] != 0:
+            break
+        run += 1
+    return run
 
 
 def _ended(board: Scoreboard, ended: GameEnded, event: SourceEvent) -> Applied:

@@ -1,8 +1,9 @@
 """Player statistics: raw counters (what the projector adds up) and the figures derived from them.
 
-Counters only ever grow by integer increments, so partial sums kept in different places (one per
-log partition) merge by addition, in any order. The derived figures (rates and averages) are
-computed from the merged counters, never stored.
+Each counter declares, in ``COUNTER_MERGES``, how partial values kept in different places (one
+per log partition) combine: ``sum`` for the counts (addition, in any order), ``max`` or ``min``
+for a best or worst. ``merge_counters`` is the one merge every read path uses. The derived
+figures (rates and averages) are computed from the merged counters, never stored.
 
 Figures are kept per *who*: a registered player's seats under ``PLAYER_MARK`` + its player id
 (:func:`who`; a name can never start with a control character, so no typed name can be one), a
@@ -15,8 +16,10 @@ bots at one table, say) counts once per seat, so every average divides like by l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from .ratings import PlayerRating
@@ -34,21 +37,51 @@ def player_of(who: str) -> str | None:
     return who[len(PLAYER_MARK) :] if who.startswith(PLAYER_MARK) else None
 
 
-# The counters, in the order they are shown. Each is the sum over participations of:
-COUNTERS: tuple[str, ...] = (
-    "games_played",  # games started (first hand dealt) with the player in a seat
-    "games_finished",  # of those, games that ended
-    "wins",  # finished games the seat won (a shared win counts as a win)
-    "final_score_sum",  # final totals of finished games
-    "hands_played",  # hands scored
-    "points_sum",  # score changes of those hands (moon and sun scoring applied)
-    "points_taken_sum",  # points taken in those hands, as taken (before moon scoring)
-    "moons_shot",
-    "suns_shot",
-    "qs_taken",  # tricks taken holding the queen of spades
-    "hearts_taken",  # cards of the penalty suit taken (hearts, or diamonds if those are penalty)
-    "timeouts",  # decisions whose turn clock ran out (the timeout bot moved instead)
-)
+class Merge(StrEnum):
+    """How a counter's partial values (one per partition) combine into the player's figure."""
+
+    SUM = "sum"  # a count: the parts add up
+    MAX = "max"  # a best: the largest part
+    MIN = "min"  # a worst (or first): the smallest part
+
+
+_COMBINE: dict[Merge, Callable[[int, int], int]] = {
+    Merge.SUM: operator.add,
+    Merge.MAX: max,
+    Merge.MIN: min,
+}
+
+# The counters, in the order they are shown, each with its merge: the one place a counter is
+# declared. Each sum is over participations of:
+COUNTER_MERGES: dict[str, Merge] = {
+    "games_played": Merge.SUM,  # games started (first hand dealt) with the player in a seat
+    "games_finished": Merge.SUM,  # of those, games that ended
+    "wins": Merge.SUM,  # finished games the seat won (a shared win counts as a win)
+    "final_score_sum": Merge.SUM,  # final totals of finished games
+    "hands_played": Merge.SUM,  # hands scored
+    "points_sum": Merge.SUM,  # score changes of those hands (moon and sun scoring applied)
+    "points_taken_sum": Merge.SUM,  # points taken in those hands, as taken (before moon scoring)
+    "moons_shot": Merge.SUM,
+    "suns_shot": Merge.SUM,
+    "qs_taken": Merge.SUM,  # tricks taken holding the queen of spades
+    "hearts_taken": Merge.SUM,  # cards of the penalty suit taken (hearts, or diamonds)
+    "timeouts": Merge.SUM,  # decisions whose turn clock ran out (the timeout bot moved instead)
+    # The longest run of consecutive hands of one game in which the seat took no point: the best
+    # of the runs, wherever their games' partitions are.
+    "longest_clean_streak": Merge.MAX,
+}
+COUNTERS: tuple[str, ...] = tuple(COUNTER_MERGES)
+
+
+def merge_counters(parts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Partial counters (one mapping per partition, or per batch) combined as each counter
+    declares; a counter no part holds stays absent."""
+    out: dict[str, int] = {}
+    for part in parts:
+        for counter, value in part.items():
+            seen = out.get(counter)
+            out[counter] = value if seen is None else _COMBINE[COUNTER_MERGES[counter]](seen, value)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +135,8 @@ class PlayerStats:
         return {name: figure.value(self) for name, figure in FIGURES.items()}
 
     def merged(self, other: PlayerStats) -> PlayerStats:
-        return PlayerStats(
-            self.name, add_counters(self.counters, other.counters), self.rating or other.rating
-        )
+        counters = merge_counters((self.counters, other.counters))
+        return PlayerStats(self.name, counters, self.rating or other.rating)
 
     def to_dict(self) -> dict[str, Any]:
         rating = self.rating
@@ -119,15 +151,8 @@ class PlayerStats:
         }
 
 
-def add_counters(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for key, value in b.items():
-        out[key] = out.get(key, 0) + value
-    return out
-
-
 def merge_stats(parts: Iterable[PlayerStats]) -> dict[str, PlayerStats]:
-    """Partial statistics (e.g. one per partition) summed per name."""
+    """Partial statistics (e.g. one per partition) merged per name (``merge_counters``)."""
     merged: dict[str, PlayerStats] = {}
     for part in parts:
         seen = merged.get(part.name)
@@ -142,7 +167,7 @@ def apply_deltas(
     counters: dict[str, dict[str, int]] = {n: dict(s.counters) for n, s in stats.items()}
     for delta in deltas:
         mine = counters.setdefault(delta.name, {})
-        mine[delta.counter] = mine.get(delta.counter, 0) + delta.amount
+        mine.update(merge_counters((mine, {delta.counter: delta.amount})))
     return {name: PlayerStats(name, c) for name, c in counters.items()}
 
 
@@ -170,6 +195,7 @@ _SHOWN_COUNTERS = {
     "qs_taken": "low",
     "hearts_taken": "low",
     "timeouts": "low",
+    "longest_clean_streak": "high",
 }
 
 FIGURES: dict[str, Figure] = {

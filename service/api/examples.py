@@ -4,24 +4,37 @@
 response it got, recorded by playing games against the app itself (in memory): a 4-player game
 with one player and three bots (created, joined, passed, played, handed to a bot to finish,
 scored, audited, exported, imported) and a 3-player deal where the player shoots the moon and
-chooses how it scores. Seeded games with ids from their Idempotency-Keys (bots' moves follow the
-game's id), so a recording plays the same moves. Lists longer than a hand are cut to their first
-items. Regenerate it after
-a change to a body's shape:
+chooses how it scores. Lists longer than a hand are cut to their first items. Regenerate it
+after a change to a body's shape or values:
 
     python -m service.api.examples            # rewrites service/api/examples.json
 
 ``ExamplesPlugin`` (an apispec plugin the app's ``Api`` is built with) puts them on the
 operations; tests/openapi/test_examples.py checks that every operation has them and that they
-match the document's schemas.
+match the document's schemas, and that recording again gives the same file.
+
+Recorded deterministically (issue 35), so a one-field change is a one-field diff: the app runs on
+a frozen clock, its random ids, tokens, keys and seeds come from a counter (``_FixedSources``),
+its log and the witness sign with fixed keys, and the games are seeded. Production code is
+unchanged: the sources are swapped for the recording only.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
 import json
+import secrets
+import tempfile
+import threading
 import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from apispec import BasePlugin
 
@@ -30,6 +43,17 @@ from projections.ratings import MIN_RATED_SCORE_LIMIT
 EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 MAX_ITEMS = 13  # a hand: longer lists (a log's events) are cut in an example
 JSON = "application/json"
+# The recording's fixed moment (2027-01-15T08:00:00Z) and its games' seeds: long, as a
+# creator's seed must be unguessable (22 base64url characters or more).
+FIXED_TIME = 1_800_000_000.0
+SEEDS = {
+    "example": "example-game-seed-0000000000000001",
+    "player": "example-player-seed-000000000000002",
+    "moon": "example-moon-seed-00000000000000003",
+}
+EXAMPLE_ANALYSIS_SAMPLES = 8  # deals per decision in the example analysis (the least allowed)
+# Modules whose ``datetime.now`` stamps what the recording shows (events, deadlines).
+_DATETIME_MODULES = ("service.store.event_store", "service.app.timekeeper", "service.app.expiry")
 
 
 def load() -> dict[str, dict[str, Any]]:
@@ -78,6 +102,68 @@ def _trim(value: Any) -> Any:
     return value
 
 
+class _FixedSources:
+    """Stands in for the clock and the random sources while the examples are recorded.
+
+    Each random value is a hash of a counter, counted per thread (the requests run in the
+    recording's thread, the projector in its own), so a recording draws the same values in the
+    same order whatever the threads' timing."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def token_bytes(self, nbytes: int | None = None) -> bytes:
+        thread = threading.current_thread()
+        kind = "main" if thread is threading.main_thread() else thread.name.rstrip("0123456789")
+        with self._lock:
+            count = self._counts[kind] = self._counts.get(kind, 0) + 1
+        out = b""
+        block = 0
+        while len(out) < (nbytes or 32):
+            out += hashlib.sha256(f"{kind}/{count}/{block}".encode()).digest()
+            block += 1
+        return out[: nbytes or 32]
+
+    def token_hex(self, nbytes: int | None = None) -> str:
+        return self.token_bytes(nbytes).hex()
+
+    def token_urlsafe(self, nbytes: int | None = None) -> str:
+        return base64.urlsafe_b64encode(self.token_bytes(nbytes)).rstrip(b"=").decode()
+
+    def uuid4(self) -> uuid.UUID:
+        return uuid.UUID(bytes=self.token_bytes(16), version=4)
+
+    @staticmethod
+    def time() -> float:
+        return FIXED_TIME
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Swaps the process's sources for these ones (the recorder's own waits use
+        ``time.monotonic``, which stays real)."""
+
+        class FrozenDatetime(datetime):
+            @classmethod
+            def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+                return datetime.fromtimestamp(FIXED_TIME, tz or UTC)
+
+        with contextlib.ExitStack() as stack:
+            for name in ("token_bytes", "token_hex", "token_urlsafe"):
+                stack.enter_context(mock.patch.object(secrets, name, getattr(self, name)))
+            stack.enter_context(mock.patch.object(uuid, "uuid4", self.uuid4))
+            stack.enter_context(mock.patch.object(time, "time", self.time))
+            for module in _DATETIME_MODULES:
+                stack.enter_context(mock.patch(f"{module}.datetime", FrozenDatetime))
+            yield
+
+
+def _fixed_key(name: str) -> Any:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(name.encode()).digest())
+
+
 class _Recorder:
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -112,18 +198,33 @@ class _Recorder:
 
 def record() -> dict[str, dict[str, Any]]:
     """Play the example games against an in-memory app; the examples, by operationId."""
+    with tempfile.TemporaryDirectory() as directory, _FixedSources().installed():
+        return _record(Path(directory))
+
+
+def _record(directory: Path) -> dict[str, dict[str, Any]]:
     import fakeredis  # the test extra's in-memory Redis: recording is a developer's step
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        NoEncryption,
+        PrivateFormat,
+    )
+    from hearts_client.note import COSIGNATURE, Signer
+
+    from bots.analysis import AnalysisBudget
+    from service.api.factory import create_app
+    from service.app.analysis import AnalysisJobs
+    from service.settings import Settings
 
     # Deterministic: seeded games, counted in the statistics all the same, and every bot move
     # made inside the request that led to it (no background runner whose timing would vary).
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from hearts_client.note import COSIGNATURE, Signer
-
-    from service.api.factory import create_app
-    from service.settings import Settings
-
-    witness = Signer("witness.example/w1", Ed25519PrivateKey.generate(), COSIGNATURE)
+    witness = Signer("witness.example/w1", _fixed_key("witness"), COSIGNATURE)
+    log_key = directory / "log-key.pem"
+    log_key.write_bytes(
+        _fixed_key("log").private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    )
     settings = Settings(
+        log_key_file=str(log_key),
         log_witnesses=witness.verifier.vkey(),
         key_prefix="examples",
         sweep_on_start=False,
@@ -134,17 +235,21 @@ def record() -> dict[str, dict[str, Any]]:
         bot_request_ms=600_000,
     )
     app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
+    app.extensions["hearts.matchmaker"].now = _FixedSources.time
+    # The example hand's analysis on a small budget in deals (still a function of the hand) and
+    # without the pause that shares a worker: recording takes seconds, not a minute.
+    app.extensions["hearts.analyses"] = AnalysisJobs(
+        app.extensions["hearts"].store,
+        budget=AnalysisBudget(samples=EXAMPLE_ANALYSIS_SAMPLES),
+        pause=lambda: None,
+    )
     r = _Recorder(app.test_client())
     bots = [{"bot": "random"}] * 3
     created = r.call(
         "createGame",
         "POST",
         "/api/v1/games",
-        body={
-            "rules": {"score_limit": 20},
-            "seats": [None, *bots],
-            "seed": "rAjOytXLIFz2m9X3TB8k6Q",
-        },
+        body={"rules": {"score_limit": 20}, "seats": [None, *bots], "seed": SEEDS["example"]},
         status=201,
         key="example-game",
     )
@@ -241,7 +346,7 @@ def _public_log(r: _Recorder, game: str, token: str, witness: Any) -> None:
     from hearts_client.note import Note
 
     note = Note.parse(checkpoint)
-    line = witness.cosign(note.text, int(time.time()))
+    line = witness.cosign(note.text, int(FIXED_TIME))
     body = {"checkpoint": note.with_line(line).serialize()}
     r.call("cosignCheckpoint", "POST", "/api/v1/log/checkpoint", body=body)
 
@@ -252,7 +357,7 @@ def _player(r: _Recorder) -> None:
     bea = r.call("registerPlayer", "POST", "/api/v1/players", body={"name": "Bea"}, status=201)
     key = bea["key"]
     r.call("getMe", "GET", "/api/v1/players/me", token=key)
-    body = {"seats": [None, *[{"bot": "random"}] * 3], "seed": "iRy866G57nSQ1ugoYWlssw"}
+    body = {"seats": [None, *[{"bot": "random"}] * 3], "seed": SEEDS["player"]}
     created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "player"}).json
     game = f"/api/v1/games/{created['id']}"
     r.client.post(f"{game}/seats", json={}, headers={"Authorization": f"Bearer {key}"})
@@ -348,7 +453,7 @@ def _moon(r: _Recorder) -> None:
         "moon_scoring": "shooters_choice",
     }
     seats = [None, {"bot": "random"}, {"bot": "random"}]
-    body = {"rules": rules, "seats": seats, "deals": [deal], "seed": "gdLOz3x8Pz0z7VB0NdtnCw"}
+    body = {"rules": rules, "seats": seats, "deals": [deal], "seed": SEEDS["moon"]}
     created = r.client.post("/api/v1/games", json=body, headers={"Idempotency-Key": "moon"}).json
     game = f"/api/v1/games/{created['id']}"
     token = r.client.post(f"{game}/seats", json={"name": "ann"}).json["token"]
@@ -372,9 +477,14 @@ def _moon(r: _Recorder) -> None:
     )
 
 
+def dumps(examples: Any) -> str:
+    """The file's text: one key a line, so a changed value is a one-line diff."""
+    return json.dumps(examples, indent=1, ensure_ascii=False) + "\n"
+
+
 def main() -> None:
     examples = record()
-    EXAMPLES_FILE.write_text(json.dumps(examples, indent=1, ensure_ascii=False) + "\n")
+    EXAMPLES_FILE.write_text(dumps(examples))
     print(f"{EXAMPLES_FILE}: {len(examples)} operations")
 
 

@@ -62,6 +62,7 @@ import redis as redis_lib
 from domain.events import GameEnded
 from service.app import game_log
 from service.app.archiver import GAME_OVER
+from service.app.projection_apply import apply_entries
 from service.app.transparency import Appender
 from service.store.archive import mark_ended
 from service.store.event_store import LogEntry
@@ -415,8 +416,8 @@ class Projector:
             ended = [(e.game_id, e.time) for e in entries if isinstance(e.event, GAME_OVER)]
             if ended:
                 mark_ended(self.store, ended)
-            status, _ = self.projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+            status, _ = apply_entries(
+                self.projections, generation, partition, checkpoint.position, entries
             )
             if status == APPLIED:
                 follows = entries[-1].position
@@ -516,8 +517,8 @@ def build_generation(
             entries = game_log.read_partition(store, partition, position, batch_size)
             if not entries:
                 break
-            status, _ = projections.apply_entries(
-                generation, partition, checkpoint.position, entries
+            status, _ = apply_entries(
+                projections, generation, partition, checkpoint.position, entries
             )
             if status == RETIRED:
                 return applied

@@ -40,8 +40,9 @@ the last one folded (else everything is folded again).
 
 Exactly once
 ------------
-The apply step (:meth:`ProjectionStore.apply_entries`) takes a run of consecutive log entries of
-one partition and the partition position they follow. In one script it checks that the
+The apply step (``service.app.projection_apply.apply_entries``: the fold in
+``projections.batch``, then :meth:`ProjectionStore.write_batch`) takes a run of consecutive log
+entries of one partition and the partition position they follow. In one script it checks that the
 generation is not retired and that the checkpoint still holds that position, then writes the
 new scoreboards, adds the statistics, and moves the checkpoint to the last entry. A re-delivered
 entry is at or before the checkpoint, so it is never applied twice; a stale caller (another
@@ -60,48 +61,64 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from projections.batch import Batch
 from projections.ratings import PlayerRating, RatedGame, fold
-from projections.scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
-from projections.stats import COUNTERS, PlayerStats, merge_stats
+from projections.scoreboard import Scoreboard
+from projections.stats import (
+    COUNTERS,
+    PlayerStats,
+    merge_counters,
+    merge_stats,
+)
 from service.store.archive import removed_key
 from service.store.event_store import RedisEventStore
 
-# KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then nd game docs, then nz
-#       recent sets
-# ARGV: 1 expected position ('' = nothing applied yet), 2 new position, 3 entries applied,
-#       4 nd, 5 ni, 6 nz, 7 nr, then nd docs, then ni (field, amount) pairs,
-#       then nz (score, member) pairs, one per recent-set key, then nr (score, member) pairs
-#       for the rated games
+# KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then one key per game document,
+#       then one per recent-set
+# ARGV[1]: one JSON object (decoded with cjson): {"after": expected position ('' = nothing
+#   applied yet), "position": the new one, "applied": entries applied, "docs": [text, one per
+#   game document key], "counters": [[operation, field, value]] on the stats hash, "recent":
+#   [[score, member], one per recent-set key], "rated": [[score, member]] for the rated games}.
+#   The script applies the operations it is given and interprets none of them: a counter's
+#   operation is its declared merge (projections/stats.py COUNTER_MERGES). Numbers travel as
+#   strings (Lua's numbers would round microsecond scores).
 # Returns {'ok'} | {'stale', position} | {'retired'}
 _APPLY_LUA = r"""
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'retired'} end
+local a = cjson.decode(ARGV[1])
 local position = redis.call('HGET', KEYS[1], 'position')
 if not position then position = '' end
-if position ~= ARGV[1] then return {'stale', position} end
-local nd, ni, nz, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local a = 8
-for i = 1, nd do
-  redis.call('SET', KEYS[4 + i], ARGV[a])
-  a = a + 1
+if position ~= a.after then return {'stale', position} end
+local nd = #a.docs
+for i, doc in ipairs(a.docs) do
+  redis.call('SET', KEYS[4 + i], doc)
 end
-for i = 1, ni do
-  -- A counter back at 0 (e.g. -10 then +10 points) is removed: a fold of the same log in other
-  -- batches never wrote it, and a rebuild must dump equal.
-  if redis.call('HINCRBY', KEYS[3], ARGV[a], ARGV[a + 1]) == 0 then
-    redis.call('HDEL', KEYS[3], ARGV[a])
+for _, c in ipairs(a.counters) do
+  local op, field, value = c[1], c[2], c[3]
+  if op == 'sum' then
+    -- A sum back at 0 (e.g. -10 then +10 points) is removed: a fold of the same log in other
+    -- batches never wrote it, and a rebuild must dump equal.
+    if redis.call('HINCRBY', KEYS[3], field, value) == 0 then
+      redis.call('HDEL', KEYS[3], field)
+    end
+  elseif op == 'max' or op == 'min' then
+    local seen = redis.call('HGET', KEYS[3], field)
+    local v = tonumber(value)
+    if not seen or (op == 'max' and v > tonumber(seen)) or (op == 'min' and v < tonumber(seen)) then
+      redis.call('HSET', KEYS[3], field, value)
+    end
+  else
+    return redis.error_reply('unknown counter operation ' .. op)
   end
-  a = a + 2
 end
-for i = 1, nz do
-  redis.call('ZADD', KEYS[4 + nd + i], ARGV[a], ARGV[a + 1])
-  a = a + 2
+for i, z in ipairs(a.recent) do
+  redis.call('ZADD', KEYS[4 + nd + i], z[1], z[2])
 end
-for i = 1, nr do
-  redis.call('ZADD', KEYS[4], ARGV[a], ARGV[a + 1])
-  a = a + 2
+for _, z in ipairs(a.rated) do
+  redis.call('ZADD', KEYS[4], z[1], z[2])
 end
-redis.call('HSET', KEYS[1], 'position', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'applied', ARGV[3])
+redis.call('HSET', KEYS[1], 'position', a.position)
+redis.call('HINCRBY', KEYS[1], 'applied', a.applied)
 return {'ok'}
 """
 
@@ -325,98 +342,53 @@ class ProjectionStore:
 
     # The atomic apply step ----------------------------------------------------
 
-    def apply_entries(
+    def boards(self, generation: str, game_ids: Sequence[str]) -> dict[str, Scoreboard | None]:
+        """The stored scoreboards of ``game_ids`` (None where there is none yet), one MGET."""
+        keys = [self.game_key(generation, g) for g in game_ids]
+        return {
+            game_id: Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
+            for game_id, raw in zip(game_ids, self.redis.mget(keys), strict=True)
+        }
+
+    def write_batch(
         self,
         generation: str,
         partition: int,
         after: str | None,
-        entries: Sequence[SourceEvent],
+        position: str,
+        applied: int,
+        batch: Batch,
     ) -> tuple[str, str | None]:
-        """Apply consecutive log entries of ``partition`` that follow position ``after``, as
-        the service decoded them (``service.app.game_log.sources``).
+        """Write a folded run of ``applied`` entries of ``partition`` that follow position
+        ``after`` (``projections.batch.fold_batch``), moving the checkpoint to ``position``.
 
         Returns ``(APPLIED, None)``, ``(STALE, current position)`` (nothing written: the
         checkpoint is not at ``after`` any more) or ``(RETIRED, None)`` (nothing written).
         """
-        if not entries:
-            raise ValueError("no entries to apply")
-        game_ids = list(dict.fromkeys(e.game_id for e in entries))
-        for game_id in game_ids:
+        for game_id in batch.boards:
             if self.store.partition_of(game_id) != partition:
                 raise ValueError(f"game {game_id!r} is not in partition {partition}")
-        doc_keys = [self.game_key(generation, g) for g in game_ids]
-        boards: dict[str, Scoreboard | None] = {}
-        for game_id, raw in zip(game_ids, self.redis.mget(doc_keys), strict=True):
-            boards[game_id] = Scoreboard.from_dict(json.loads(raw)) if raw is not None else None
-        changed: dict[str, bool] = defaultdict(bool)
-        increments: dict[str, int] = defaultdict(int)
-        listings: dict[tuple[str, str], int] = {}
-        rated: list[RatedGame] = []
-        # Per game, a run of events that change no read model (plays, passes...): the board is
-        # copied once per run, not once per event.
-        runs: dict[str, tuple[int, int, str]] = {}
-
-        def end_run(game_id: str) -> None:
-            first, last, position = runs.pop(game_id)
-            result = skip(boards[game_id], game_id, first, last, position)
-            if result.applied:
-                boards[game_id] = result.board
-                changed[game_id] = True
-
-        for entry in entries:
-            game_id = entry.game_id
-            run = runs.get(game_id)
-            if not isinstance(entry.event, RELEVANT) and not entry.arranged:
-                if run is not None and entry.seq == run[1] + 1:
-                    runs[game_id] = (run[0], entry.seq, entry.position)
-                    continue
-                if run is not None:
-                    end_run(game_id)
-                runs[game_id] = (entry.seq, entry.seq, entry.position)
-                continue
-            if run is not None:
-                end_run(game_id)
-            result = apply(boards[game_id], entry, self.count_arranged)
-            if not result.applied:
-                continue
-            boards[game_id] = result.board
-            changed[game_id] = True
-            for delta in result.deltas:
-                increments[f"{delta.counter}:{delta.name}"] += delta.amount
-            for listing in result.listings:
-                listings[(listing.name, listing.game_id)] = listing.score
-            rated += result.rated
-        for game_id in list(runs):
-            end_run(game_id)
-        written = [g for g in game_ids if changed[g]]
-        incr = [(field, amount) for field, amount in increments.items() if amount]
         keys = [
             self.checkpoint_key(generation, partition),
             self.retired_key(generation, partition),
             self.stats_key(generation, partition),
             self.rated_key(generation, partition),
-            *(self.game_key(generation, g) for g in written),
-            *(self.recent_key(generation, partition, name) for name, _ in listings),
+            *(self.game_key(generation, g) for g in batch.boards),
+            *(self.recent_key(generation, partition, name) for name, _ in batch.listings),
         ]
-        args: list[Any] = [
-            after or "",
-            entries[-1].position,
-            len(entries),
-            len(written),
-            len(incr),
-            len(listings),
-            len(rated),
-        ]
-        for game_id in written:
-            board = boards[game_id]
-            assert board is not None
-            args.append(json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False))
-        for field, amount in incr:
-            args += [field, amount]
-        for (_, game_id), score in listings.items():
-            args += [score, game_id]
-        for game in rated:
-            args += [game.finished_us, game.to_json()]
+        argument = {
+            "after": after or "",
+            "position": position,
+            "applied": applied,
+            "docs": [
+                json.dumps(board.to_dict(), separators=(",", ":"), ensure_ascii=False)
+                for board in batch.boards.values()
+            ],
+            "counters": [[op, field, str(value)] for op, field, value in batch.counters],
+            "recent": [[str(score), game_id] for (_, game_id), score in batch.listings.items()],
+            "rated": [[str(game.finished_us), game.to_json()] for game in batch.rated],
+        }
+        args = [json.dumps(argument, separators=(",", ":"), ensure_ascii=False)]
         reply = self._apply_script(keys=keys, args=args)
         status = _text(reply[0])
         if status == STALE:
@@ -507,14 +479,12 @@ class ProjectionStore:
         fields = [f"{counter}:{name}" for counter in COUNTERS]
         for p in range(self.partitions):
             pipe.hmget(self.stats_key(generation, p), fields)
-        counters: dict[str, int] = {}
-        found = False
-        for values in pipe.execute():
-            for counter, value in zip(COUNTERS, values, strict=True):
-                if value is not None:
-                    found = True
-                    counters[counter] = counters.get(counter, 0) + int(value)
-        return PlayerStats(name, counters) if found else None
+        parts = [
+            {c: int(v) for c, v in zip(COUNTERS, values, strict=True) if v is not None}
+            for values in pipe.execute()
+        ]
+        counters = merge_counters(parts)  # the one merge: players() merges with it too
+        return PlayerStats(name, counters) if counters else None
 
     def recent_games(self, name: str, generation: str, limit: int = 10) -> list[RecentGame]:
         """The player's most recently started games, newest first, with their scoreboards."""

@@ -6,10 +6,11 @@ events as written; the game log (``service.app.game_log``, the one decoder of st
 applies the upcasters in a chain until none is registered for the event's version, so old
 events reach the code as the current version.
 
-Register real upcasters in the module-level registry with
-:func:`register_upcaster` (usable as a decorator), at import time of the module
-that defines the event. Tests build their own :class:`UpcasterRegistry` and hand
-it to the game log instead of registering made-up upcasters globally.
+The upcasters of the events we store are all at the end of this module (one
+place to read every schema change), registered in the module-level registry with
+:func:`register_upcaster` (usable as a decorator). Tests build their own
+:class:`UpcasterRegistry` and hand it to the game log instead of registering
+made-up upcasters globally.
 
 Upcasters must be pure: they get a deep copy of the payload and must not depend
 on anything but it.

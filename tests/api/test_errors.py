@@ -195,3 +195,26 @@ def test_no_client_input_gives_a_500(client, table, endpoint, body, with_token):
     assert response.status_code < 500, response.get_data(as_text=True)
     if response.status_code >= 400:
         assert response.mimetype == PROBLEM
+
+
+def test_a_finished_game_answers_game_over_to_every_command(hearts: Hearts, client):
+    """A command to a game that has ended is a 409 of its own (game-over), not wrong-phase: a
+    client tells it apart without reading the detail's English (issue 35)."""
+    game_id, tokens = hearts.new_game(4, rules={**NO_PASSING, "score_limit": 1})
+    assert hearts.play_out(game_id, tokens)["phase"] == "finished"
+    before = version(client, game_id)
+    game = f"/api/v1/games/{game_id}"
+    refusals = [
+        play(hearts, game_id, tokens[0], "2C"),
+        hearts.post(f"{game}/pass", {"cards": ["2C", "3C", "4C"]}, tokens[0]),
+        hearts.post(f"{game}/moon", {"choice": "add_to_others"}, tokens[0]),
+        hearts.post(f"{game}/seats/0/bot", {"bot": "random"}, tokens[0]),
+        hearts.post(f"{game}/seats/0/back", {}, tokens[0]),
+        client.post(f"{game}/seats", json={"name": "eve"}),
+    ]
+    for refused in refusals:
+        body = assert_problem(refused, 409, "game-over")
+        assert body["detail"] == "the game is over: no command changes it"
+    assert version(client, game_id) == before
+    described = client.get("/problems/game-over")
+    assert described.status_code == 200

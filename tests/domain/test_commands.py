@@ -21,6 +21,7 @@ from domain import (
     decide,
     fold,
 )
+from domain.commands import ContributeSeed, ExpireGame, ReturnToSeat
 from domain.decider import is_terminal
 from domain.errors import (
     ALL_VIOLATIONS,
@@ -28,6 +29,7 @@ from domain.errors import (
     GameAlreadyCreated,
     GameFull,
     GameNotCreated,
+    GameOver,
     InvalidCommand,
     InvalidDeal,
     NotYourTurn,
@@ -285,14 +287,25 @@ def test_a_refused_command_changes_nothing() -> None:
 
 
 def test_every_command_is_refused_after_the_game_ends() -> None:
+    """One refusal of its own (game-over, not wrong-phase) whatever the command."""
     story = seated(opts(pass_cycle="hold_always", score_limit=1)).deal().play_out()
     assert story.state.phase is Phase.FINISHED
-    given(story).when(Deal("seed")).raises(WrongPhase, "the game is finished")
-    given(story).when(play_card(0, "2C")).raises(WrongPhase)
-    given(story).when(pass_cards(0, "2C 3C 4C")).raises(WrongPhase)
-    given(story).when(choose(0, "add_to_others")).raises(WrongPhase)
-    given(story).when(SetSeatBot(0, "random")).raises(WrongPhase, "the game is over")
-    given(story).when(JoinGame("Eve")).raises(GameFull)
+    given(story).when(Deal("seed")).raises(GameOver, "the game is over")
+    given(story).when(play_card(0, "2C")).raises(GameOver)
+    given(story).when(pass_cards(0, "2C 3C 4C")).raises(GameOver)
+    given(story).when(choose(0, "add_to_others")).raises(GameOver)
+    given(story).when(SetSeatBot(0, "random")).raises(GameOver, "the game is over")
+    given(story).when(SetSeatBot(0, None)).raises(GameOver)
+    given(story).when(ReturnToSeat(0)).raises(GameOver)
+    given(story).when(ContributeSeed(0, story.state.hand_number + 1, "late")).raises(GameOver)
+    given(story).when(JoinGame("Eve")).raises(GameOver)
+    given(story).when(ExpireGame("2027-01-01T00:00:00Z")).raises(GameOver)
+
+
+def test_a_finished_game_is_still_told_apart_from_a_new_one() -> None:
+    """Creating a game under a finished one's id is refused as a creation, not as game-over."""
+    story = seated(opts(pass_cycle="hold_always", score_limit=1)).deal().play_out()
+    given(story).when(CreateGame(opts())).raises(GameAlreadyCreated)
 
 
 # -- refusals added with the seat rules -----------------------------------------------------------

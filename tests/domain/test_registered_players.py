@@ -7,7 +7,7 @@ import pytest
 
 from domain.commands import JoinGame, ResumeSeat
 from domain.decider import decide
-from domain.errors import NotYourSeat, WrongPhase
+from domain.errors import GameOver, NotYourSeat
 from domain.events import GameEnded, PlayerJoined, SeatResumed
 from domain.views import public_view
 from tests.domain.given import created
@@ -54,5 +54,5 @@ def test_no_one_else_resumes_a_seat(command: ResumeSeat) -> None:
 
 def test_a_finished_game_is_not_resumed() -> None:
     story = created().do(JoinGame("Bea", 0, "c0", "p1")).then_(GameEnded((0,), (0, 0, 0, 0)))
-    with pytest.raises(WrongPhase):
+    with pytest.raises(GameOver):
         decide(ResumeSeat(0, "p1", "x"), story.state)

@@ -9,7 +9,7 @@ import pytest
 from domain import Card, MoonScoring, Phase, RuleOptions, awaiting
 from domain.cards import QUEEN_OF_SPADES, Suit
 from domain.decider import fold
-from domain.errors import InvalidCommand, InvalidRules, NotTheShooter, WrongPhase
+from domain.errors import GameOver, InvalidCommand, InvalidRules, NotTheShooter, WrongPhase
 from domain.events import CardPlayed, GameEnded, HandScored, MoonScoringChosen, TrickTaken
 from domain.views import public_view
 
@@ -356,7 +356,7 @@ def test_with_play_on_a_tied_game_continues_until_one_player_is_lowest() -> None
 def test_nothing_happens_after_the_game_ends() -> None:
     story = before_last_card(rules_of(), totals=(0, 74, 0, 0)).play("AH")
     assert story.state.phase is Phase.FINISHED
-    given(story).when(play_card(3, "AH")).raises(WrongPhase)
+    given(story).when(play_card(3, "AH")).raises(GameOver)
 
 
 # -- the hand limit (issue 33: the bound on a game's length) --------------------------------------

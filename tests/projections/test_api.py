@@ -84,6 +84,7 @@ def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
         for event in store.read(game_id):
             if event.type == "SeatTimedOut":
                 counts[names[event.payload["seat"]]]["timeouts"] += 1
+        runs = [0] * len(names)  # hands in a row the seat took no point in (this game)
         for record in records:
             for trick in record.tricks:
                 cards = [card for _, card in trick.plays] + list(trick.kitty or ())
@@ -95,6 +96,9 @@ def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
             for seat, name in enumerate(names):
                 counts[name]["hands_played"] += 1
                 counts[name]["points"] += record.score_changes[seat]
+                runs[seat] = runs[seat] + 1 if record.points_taken[seat] == 0 else 0
+                best = max(counts[name]["longest_clean_streak"], runs[seat])
+                counts[name]["longest_clean_streak"] = best
                 if record.shooter == seat:
                     counts[name][f"{record.shot}s_shot"] += 1
             if record.game_over:
@@ -116,6 +120,7 @@ def _expected_players(store, game_ids: list[str]) -> dict[str, dict]:
             "qs_taken": c["qs_taken"],
             "hearts_taken": c["hearts_taken"],
             "timeouts": c["timeouts"],
+            "longest_clean_streak": c["longest_clean_streak"],
             "win_rate": c["wins"] / finished if finished else None,
             "average_final_score": c["final"] / finished if finished else None,
             "average_points_per_hand": c["points"] / hands if hands else None,

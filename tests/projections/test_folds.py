@@ -22,6 +22,7 @@ from domain.events import (
     event_from_dict,
 )
 from domain.rules import MoonScoring, PassDirection
+from projections import stats
 from projections.leaderboard import (
     BadQuery,
     Order,
@@ -122,6 +123,17 @@ def test_statistics_count_per_seat_shared_name_moons_queens_and_hearts():
     assert bob.count("qs_taken") == 1 and bob.count("hearts_taken") == 2
     assert bob.average_final_score == 41.0 and bob.count("wins") == 0
     assert bot.count("hearts_taken") == 3 and bot.count("points_taken_sum") == 3
+
+
+def test_the_longest_clean_streak_is_the_best_run_of_pointless_hands():
+    """Points taken per seat: hand 1 (0, 15, 3, 0), hand 2 the moon at seat 3 (0, 0, 0, 26)."""
+    board = fold_game(_scripted_game()).board
+    assert [h.points_taken for h in board.hands] == [(0, 15, 3, 0), (0, 0, 0, 26)]
+    stats = apply_deltas({}, fold_game(_scripted_game()).deltas)
+    # ann: two clean hands at seat 0 (a run of 2) and one at seat 3 (1): the best, not the sum.
+    assert stats["ann"].count("longest_clean_streak") == 2
+    assert stats["bob"].count("longest_clean_streak") == 1  # 15 points, then a clean hand
+    assert stats["random"].figure("longest_clean_streak") == 1
 
 
 def test_a_shared_win_counts_as_a_win_for_each_winner():
@@ -294,6 +306,19 @@ def test_partial_statistics_merge_by_addition():
     merged = merge_stats([a, b, PlayerStats("bob", {"wins": 1})])
     assert merged["ann"].counters == {"wins": 3, "games_finished": 4, "moons_shot": 1}
     assert merged["ann"].win_rate == 0.75 and merged["bob"].win_rate is None
+
+
+def test_each_counter_merges_as_it_declares(monkeypatch):
+    """One merge function over the declarations (issue 35): a counter declared max or min
+    combines its parts so, whatever the order of the parts."""
+    assert set(stats.COUNTER_MERGES) == set(stats.COUNTERS)
+    monkeypatch.setitem(stats.COUNTER_MERGES, "wins", stats.Merge.MAX)
+    monkeypatch.setitem(stats.COUNTER_MERGES, "timeouts", stats.Merge.MIN)
+    parts = [{"wins": 2, "timeouts": 5, "hands_played": 1}, {"wins": 7, "timeouts": 3}, {}]
+    expected = {"wins": 7, "timeouts": 3, "hands_played": 1}
+    assert stats.merge_counters(parts) == expected
+    assert stats.merge_counters(reversed(parts)) == expected
+    assert stats.merge_counters([]) == {}
 
 
 class _Tty(io.StringIO):

@@ -8,6 +8,7 @@ import threading
 
 from domain import RuleOptions
 from service.app.game_log import sources
+from service.app.projection_apply import apply_entries
 from service.app.projector import GROUP, Projector, build_generation
 from service.store.read_models import APPLIED, RETIRED, STALE
 from tests.projections.games import append_all, append_batch, play_game
@@ -143,14 +144,14 @@ def test_a_stale_apply_step_writes_nothing(store, projections):
     partition = store.partition_of(plans[0].game_id)
     entries = store.read_log(partition, "0-0", 10)
     generation = projections.ensure_generation()
-    first = projections.apply_entries(generation, partition, None, sources(entries[:5]))
+    first = apply_entries(projections, generation, partition, None, sources(entries[:5]))
     assert first[0] == APPLIED
     before = projections.dump(generation)
     # A second projector that read the checkpoint before the first one's step.
-    status, position = projections.apply_entries(generation, partition, None, sources(entries[:5]))
+    status, position = apply_entries(projections, generation, partition, None, sources(entries[:5]))
     assert (status, position) == (STALE, entries[4].id)
     assert projections.dump(generation) == before
-    after = projections.apply_entries(generation, partition, entries[4].id, sources(entries[5:]))
+    after = apply_entries(projections, generation, partition, entries[4].id, sources(entries[5:]))
     assert after[0] == APPLIED
     assert projections.checkpoint(generation, partition).applied == len(entries)
 
@@ -160,7 +161,7 @@ def test_a_retired_generation_refuses_writes(store, projections):
     partition = store.partition_of(plans[0].game_id)
     entries = store.read_log(partition, "0-0", 10)
     projections.retire("old")
-    assert projections.apply_entries("old", partition, None, sources(entries)) == (RETIRED, None)
+    assert apply_entries(projections, "old", partition, None, sources(entries)) == (RETIRED, None)
     assert projections.dump("old") == {}
 
 

@@ -94,6 +94,7 @@ const FIGURES = [
   ["qs_taken", "Q♠ taken"],
   ["hearts_taken", "♥ taken"],
   ["timeouts", "timeouts"],
+  ["longest_clean_streak", "clean streak"],
 ];
 
 function figure(value) {

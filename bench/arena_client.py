@@ -137,7 +137,9 @@ def seat_view_of(view: dict[str, Any]) -> SeatView:
         ),
         seed_commitment=view["seed_commitment"],
         moon_shooter=view["moon_shooter"],
+        shot=view.get("shot"),
         winners=tuple(view["winners"]),
+        abandoned_by=view.get("abandoned_by"),
     )
     passed = view["passed_cards"]
     return SeatView(

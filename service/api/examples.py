@@ -165,9 +165,16 @@ def _fixed_key(name: str) -> Any:
 
 
 class _Recorder:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, projector: Any) -> None:
         self.client = client
+        self.projector = projector
         self.examples: dict[str, dict[str, Any]] = {}
+
+    def project(self) -> None:
+        """Fold what the partition logs hold now into the read models and the public log."""
+        self.projector.ensure_groups()
+        while self.projector.poll(block_ms=0):
+            pass
 
     def call(
         self,
@@ -236,6 +243,12 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     )
     app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
     app.extensions["hearts.matchmaker"].now = _FixedSources.time
+    # The projector runs when the recording says, not in a thread: it folds the partition logs
+    # in their order, so the public log holds the games in the same order every recording.
+    app.extensions["hearts.projector_stop"].set()
+    for thread in threading.enumerate():
+        if thread.name == "projector":
+            thread.join(10)
     # The example hand's analysis on a small budget in deals (still a function of the hand) and
     # without the pause that shares a worker: recording takes seconds, not a minute.
     app.extensions["hearts.analyses"] = AnalysisJobs(
@@ -243,7 +256,7 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
         budget=AnalysisBudget(samples=EXAMPLE_ANALYSIS_SAMPLES),
         pause=lambda: None,
     )
-    r = _Recorder(app.test_client())
+    r = _Recorder(app.test_client(), app.extensions["hearts.projector"])
     bots = [{"bot": "random"}] * 3
     created = r.call(
         "createGame",
@@ -287,9 +300,11 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     _back(r)
     _seeks(r)
     rated, rated_player = _rated(r)
-    deadline = time.monotonic() + 60  # the projector (a thread of the app) trails the log
-    while r.client.get(f"{game}/scoreboard").status_code != 200 or (
-        r.client.get(f"{rated}/scoreboard").json.get("status") != "finished"
+    deadline = time.monotonic() + 60
+    while (
+        r.project()
+        or r.client.get(f"{game}/scoreboard").status_code != 200
+        or (r.client.get(f"{rated}/scoreboard").json.get("status") != "finished")
     ):
         if time.monotonic() > deadline:
             raise RuntimeError("the projector did not reach the example game")
@@ -301,7 +316,6 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getPlayer", "GET", "/api/v1/players/Kit?recent=2")
     r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{rated_player}")
     _public_log(r, game, token, witness)
-    app.extensions["hearts.projector_stop"].set()
     return dict(sorted(r.examples.items()))
 
 
@@ -332,6 +346,7 @@ def _public_log(r: _Recorder, game: str, token: str, witness: Any) -> None:
     game_id = game.rsplit("/", 1)[-1]
     deadline = time.monotonic() + 60
     while r.client.get(f"/api/v1/log/games/{game_id}").status_code != 200:
+        r.project()
         if time.monotonic() > deadline:
             raise RuntimeError("the example game did not reach the public log")
         time.sleep(0.05)

@@ -45,6 +45,11 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": binary}
 
 
+# Each web_server's Redis URL and key prefix, by its base URL: for a test that writes what the
+# API no longer lets anyone write (a game of before a rule), straight into the server's store.
+SERVED: dict[str, tuple[str, str]] = {}
+
+
 @pytest.fixture(scope="module")
 def web_server(redis_server, tmp_path_factory):
     """Base URL of ``hearts serve`` (one gevent worker, projector in-process) on its own key
@@ -56,5 +61,7 @@ def web_server(redis_server, tmp_path_factory):
         tmp_path_factory.mktemp("gunicorn-web"),
         HEARTS_PROJECTOR_IN_PROCESS="1",
     )
-    yield f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{port}"
+    SERVED[base] = (redis_server, prefix)
+    yield base
     stop_server(process)

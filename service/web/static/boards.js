@@ -120,7 +120,9 @@ export async function showLeaderboard(root) {
       $("#board", root),
       body.players.length
         ? html`<div class="scroll"><table class="points board"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
-        : html`<p class="muted">No finished games counted yet.</p>`,
+        : select.value === "rating"
+          ? html`<p class="muted" id="no-ratings">No established rating yet: a rating is listed here once it is no longer provisional (docs/projections.md). Rank by another figure to see every player.</p>`
+          : html`<p class="muted">No finished games counted yet.</p>`,
     );
     // Names as DOM text (ratings.js): a player's links to its rating page.
     $("#board", root)

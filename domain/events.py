@@ -166,8 +166,8 @@ class SeatTimedOut:
 @dataclass(frozen=True, slots=True)
 class GameAbandoned:
     """The seat's player, awaited in a game without a turn clock, was silent until ``at``
-    (ISO-8601 UTC): it left the game, which ends (``GameEnded`` follows). A leaver of a rated
-    game ranks last (projections/ratings.py)."""
+    (ISO-8601 UTC): it left the game, which ends (``GameEnded`` follows). Never rated: a game
+    without a clock is unrated (projections/ratings.py)."""
 
     schema_version: ClassVar[int] = 1
     seat: int

@@ -12,7 +12,11 @@ What is rated, and why (every rule here, so one module says it; docs/projections
   player's key (each seat a different player), the game was played here (not imported), its
   deals were not arranged by its creator (a seed or explicit deals), and its score limit is at
   least :data:`MIN_RATED_SCORE_LIMIT` (a game of one hand is luck, and a quick one is a cheap
-  source of games: the farm of issue 32 played seven a minute at a limit of 1). A game with a
+  source of games: the farm of issue 32 played seven a minute at a limit of 1), and it has a
+  turn clock (a ``time_control`` other than ``off``: Lichess's rule, rated games always have a
+  clock). A clockless game is unrated, so it cannot be stalled to save a rating: a rated game's
+  silent player is timed out by its clock and, away after ``timeouts_until_away`` timeouts in a
+  row, has left (below); only clockless games end as abandoned. A game with a
   guest or a seat created for a bot is not rated for anyone: a table of strategy bots would be
   a free source of points. A registered program that plays with its key is a player.
 - **A seat handed to a bot has left.** A player who hands their seat to a bot (at any moment,
@@ -63,11 +67,17 @@ _MODEL = BradleyTerryFull()  # defaults: mu 25, sigma 25/3, beta 25/6, tau 25/30
 
 
 def rated_table(
-    player_ids: Sequence[str | None], score_limit: int, *, arranged: bool, imported: bool
+    player_ids: Sequence[str | None],
+    score_limit: int,
+    *,
+    seconds_per_decision: int,
+    arranged: bool,
+    imported: bool,
 ) -> bool:
     """Whether a finished game's table is rated: every seat a different registered player, a
-    score limit of at least :data:`MIN_RATED_SCORE_LIMIT`, played here on the service's deals."""
-    if arranged or imported or score_limit < MIN_RATED_SCORE_LIMIT:
+    score limit of at least :data:`MIN_RATED_SCORE_LIMIT`, a turn clock (seconds per decision),
+    played here on the service's deals."""
+    if arranged or imported or score_limit < MIN_RATED_SCORE_LIMIT or seconds_per_decision <= 0:
         return False
     return None not in player_ids and len(set(player_ids)) == len(player_ids) >= 2
 

@@ -321,16 +321,18 @@ def rated_game(board: Scoreboard, finished_at: str) -> RatedGame | None:
     rated = rated_table(
         ids,
         int(board.rules.get("score_limit", 0)),
+        # The time control is recorded as its seconds (``time_control`` is a preset of them);
+        # a game recorded before the clock has none: unrated, as it has no clock.
+        seconds_per_decision=int(board.rules.get("seconds_per_decision") or 0),
         arranged=board.arranged,
         imported=board.imported,
     )
     if board.status != STATUS_FINISHED or not rated or all(s.left for s in board.seats):
         return None
     seats = tuple((str(p), total) for p, total in zip(ids, board.totals, strict=True))
-    # A seat that left (handed to a bot, away, or abandoned the game) ranks last: a loss.
-    left = frozenset(
-        str(s.player_id) for i, s in enumerate(board.seats) if s.left or i == board.abandoned_by
-    )
+    # A seat that left (handed to a bot, or away on the clock) ranks last: a loss. (A game
+    # abandoned by a silent seat is clockless, so never rated: rated_table.)
+    left = frozenset(str(s.player_id) for s in board.seats if s.left)
     return RatedGame(board.game_id, time_score(finished_at), finished_at, seats, left)
 
 

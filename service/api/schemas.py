@@ -584,7 +584,9 @@ class ScoreboardSchema(Schema):
     )
     abandoned_by = fields.Integer(
         allow_none=True,
-        metadata={"description": "The seat whose player left, ending the game (rated: last)"},
+        metadata={
+            "description": "The seat whose player left, ending the game (never rated: no clock)"
+        },
     )
     seq = fields.Integer()
     position = fields.String()

@@ -1,11 +1,13 @@
 """A game that ends because a seat left (GameAbandoned, issue 32): the scoreboard ends it like
-any finished game and names the leaver; the ratings rank the leaver last, alone (a loss), and
-the others by their totals."""
+any finished game and names the leaver. Only a clockless game is abandoned (a clocked one times
+its silent player out instead), and a clockless game is never rated: an abandoned game moves no
+rating, even with four registered players."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from domain.commands import AbandonGame, CreateGame, JoinGame
-from projections.ratings import places, standings
 from projections.scoreboard import STATUS_FINISHED, SourceEvent, fold_game, rated_game
 from tests.domain.given import HOLD, Story
 
@@ -22,21 +24,18 @@ def _abandoned() -> tuple[Story, int]:
     return story.do(AbandonGame(leaver, AT)), leaver
 
 
-def test_the_scoreboard_ends_the_game_and_the_ratings_rank_the_leaver_last() -> None:
+def test_the_scoreboard_ends_the_game_and_it_is_unrated() -> None:
     story, leaver = _abandoned()
     events = [SourceEvent("g1", seq, e, AT) for seq, e in enumerate(story.events, start=1)]
     board = fold_game(events).board
     assert board is not None
     assert board.status == STATUS_FINISHED and board.abandoned_by == leaver
     assert leaver not in board.winners
-    rated = rated_game(board, AT)
-    assert rated is not None
-    assert rated.left == {f"pl_{leaver}"}  # left, as a seat handed to a bot has
-    ranks = places(standings(rated))
-    assert ranks[leaver] == 4 and ranks.count(4) == 1  # last, alone
-    others = [s for s in range(4) if s != leaver]
-    by_total = sorted(others, key=lambda s: board.totals[s])
-    assert [ranks[s] for s in by_total] == sorted(ranks[s] for s in others)
+    assert board.rules["seconds_per_decision"] == 0  # the only kind of game abandoned
+    assert all(s.player_id for s in board.seats)  # four registered players...
+    assert rated_game(board, AT) is None  # ...and still unrated: it had no clock
+    clocked = replace(board, rules={**board.rules, "seconds_per_decision": 60})
+    assert rated_game(clocked, AT) is not None  # the clock is what it lacked
 
 
 def test_a_stored_board_keeps_the_leaver() -> None:

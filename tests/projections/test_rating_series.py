@@ -33,7 +33,7 @@ from tests.projections.helpers import drain
 # The same four accounts count PAIR_LIMIT games a day (projections.ratings), at the shortest
 # rated score limit.
 GAMES = PAIR_LIMIT
-RULES = {"score_limit": MIN_RATED_SCORE_LIMIT}
+RULES = {"score_limit": MIN_RATED_SCORE_LIMIT, "time_control": "relaxed"}
 
 
 @pytest.fixture

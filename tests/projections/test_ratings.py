@@ -1,13 +1,14 @@
 """Ratings (issue 20): which games are rated, the fold's order and ties, and the projection
 through a projector killed mid-way equal to a rebuild. Issue 32 (rating farming): a seat handed
-to a bot has left, a short game is unrated, repeated tables stop counting, and a rating is
-provisional until enough games against enough distinct opponents."""
+to a bot has left, a short game or one without a turn clock is unrated, repeated tables stop
+counting, and a rating is provisional until enough games against enough distinct opponents."""
 
 from __future__ import annotations
 
 import itertools
 import random
 import signal
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,6 +24,7 @@ from projections.ratings import (
     RatedGame,
     fold,
     places,
+    rated_table,
 )
 from projections.scoreboard import SourceEvent, fold_game
 from service.app.projector import build_generation
@@ -35,7 +37,8 @@ IDS = {name: f"p{i:020x}" for i, name in enumerate(PLAYERS)}
 
 
 DAY = PAIR_WINDOW_US
-RATED = RuleOptions(score_limit=MIN_RATED_SCORE_LIMIT)  # the shortest rated game
+# The shortest rated game, with the default turn clock of seeks (a clockless game is unrated).
+RATED = RuleOptions.from_dict({"score_limit": MIN_RATED_SCORE_LIMIT, "time_control": "relaxed"})
 
 
 def _game(game_id: str, at: int, *seats: tuple[str, int], left: str = "") -> RatedGame:
@@ -110,7 +113,7 @@ def test_only_games_of_registered_players_are_rated() -> None:
     bot = play_game("b", rules, random.Random(1), names=names[:3] + [None], player_ids=ids)
     assert fold_game(_sources(bot)).rated == ()
     # Unfinished: not rated (yet).
-    long = RuleOptions(score_limit=100)
+    long = replace(RATED, score_limit=100)
     cut = play_game("u", long, random.Random(1), names=names, player_ids=ids, max_hands=1)
     assert fold_game(_sources(cut)).rated == ()
     # Arranged (the service's marker) or imported: not rated.
@@ -118,6 +121,11 @@ def test_only_games_of_registered_players_are_rated() -> None:
     assert fold_game(_sources(plan, arranged=True)).board.status == "finished"
     assert fold_game(_sources(plan, arranged=True)).rated == ()
     assert fold_game(_sources(plan, imported=True)).rated == ()
+    # No turn clock (time_control off): not rated, or a losing player could stall it.
+    clockless = replace(RATED, seconds_per_decision=0, reserve_seconds=0)
+    plan = play_game("c", clockless, random.Random(1), names=names, player_ids=ids)
+    assert fold_game(_sources(plan)).board.status == "finished"
+    assert fold_game(_sources(plan)).rated == ()
 
 
 def test_ratings_after_a_projector_kill_equal_a_rebuild(redis_url, key_prefix, store, projections):
@@ -263,7 +271,7 @@ def test_the_scoreboard_records_who_left_and_short_games_are_unrated() -> None:
     # Every seat left: not recorded at all.
     assert fold_game(_handed(plan, dict.fromkeys(range(4), "random"))).rated == ()
     # Below the rated score limit: unrated.
-    short = RuleOptions(score_limit=MIN_RATED_SCORE_LIMIT - 1)
+    short = replace(RATED, score_limit=MIN_RATED_SCORE_LIMIT - 1)
     quick = play_game("q", short, random.Random(4), names=names, player_ids=ids)
     assert fold_game(_sources(quick)).board.status == "finished"
     assert fold_game(_sources(quick)).rated == ()
@@ -284,6 +292,24 @@ def test_a_seat_away_after_timeouts_in_a_row_has_left_too() -> None:
     events = [s.event for s in plan[:5]] + [SeatTimedOut(3, at)] + [s.event for s in plan[5:]]
     once = fold_game([SourceEvent("w", i + 1, e, at) for i, e in enumerate(events)])
     assert not any(s.left for s in once.board.seats) and once.rated[0].left == frozenset()
+
+
+@given(
+    st.lists(st.sampled_from([None, "a", "b", "c", "d", "e"]), min_size=2, max_size=6),
+    st.integers(0, 1000),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_table_without_a_turn_clock_is_never_rated(ids, limit, arranged, imported) -> None:
+    def rated(seconds: int) -> bool:
+        return rated_table(
+            ids, limit, seconds_per_decision=seconds, arranged=arranged, imported=imported
+        )
+
+    assert not rated(0)  # whoever sits, whatever the limit
+    # With a clock, only the other rules decide.
+    others = not arranged and not imported and limit >= MIN_RATED_SCORE_LIMIT
+    assert rated(60) is (others and None not in ids and len(set(ids)) == len(ids))
 
 
 _TABLES = st.lists(

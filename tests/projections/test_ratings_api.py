@@ -15,7 +15,7 @@ from tests.api.helpers import PROBLEM, Hearts, auth
 from tests.projections.helpers import drain
 
 BOT = {"bot": "random"}
-RULES = {"score_limit": MIN_RATED_SCORE_LIMIT}  # the shortest rated game
+RULES = {"score_limit": MIN_RATED_SCORE_LIMIT, "time_control": "relaxed"}  # the shortest rated game
 QUICK = {"score_limit": 20}  # for games unrated anyway
 
 

@@ -26,7 +26,9 @@ from tests.projections.helpers import drain
 @pytest.fixture
 def hearts():
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    app = create_app(Settings(key_prefix="farm"), redis=redis)
+    # Rated games have a turn clock, at which bots standing in for every person play at a
+    # person's pace (bot_away_pace): no pace here, or the farm's games take minutes.
+    app = create_app(Settings(key_prefix="farm", bot_away_pace=0), redis=redis)
     yield Hearts(app.test_client())
     app.extensions["hearts.bots_stop"]()
 
@@ -39,7 +41,9 @@ def _register(hearts: Hearts, name: str) -> dict:
 
 def _seat_all(hearts: Hearts, keys: list[str], score_limit: int) -> tuple[str, list[tuple]]:
     """A game the accounts join with their keys: (game id, [(seat, seat token)] in key order)."""
-    game = hearts.create([None] * 4, rules={"score_limit": score_limit})["id"]
+    # With a turn clock: a clockless game is unrated anyway (tests/security/test_stalling.py).
+    rules = {"score_limit": score_limit, "time_control": "relaxed"}
+    game = hearts.create([None] * 4, rules=rules)["id"]
     seats = []
     for key in keys:
         response = hearts.post(f"/api/v1/games/{game}/seats", {}, key)

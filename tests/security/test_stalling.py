@@ -3,7 +3,10 @@ rated game waiting forever instead of losing it, and a guest could do the same t
 joined from the lobby. Now a seek always has a clock (``off`` is refused: a matched game is
 rated), and a game without a clock whose awaited player has been silent for
 ``HEARTS_ABANDON_AFTER`` ends as abandoned (``GameAbandoned`` then ``GameEnded``), the seat
-that left named. With an injected clock (never a sleep), like the expiry's tests."""
+that left named. A game without a clock is never rated, even when registered players join it
+with their keys (``POST /games``): a rated game's silent player is timed out by its clock instead
+(and, away after timeouts in a row, has left: ranked last). With an injected clock (never a
+sleep), like the expiry's tests."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import pytest
 from hearts_client.models import EventType
 
 from domain.events import EVENT_TYPES
+from projections.ratings import MIN_RATED_SCORE_LIMIT
 from service.api.factory import create_app
 from service.app.abandonment import abandon_silent
 from service.app.expiry import iso
@@ -139,16 +143,49 @@ def test_the_documents_and_the_client_know_the_event(built):
     assert set(get_args(EventType)) == {*EVENT_TYPES, "DealPlan", "SeedCommitted"}
 
 
-def test_a_rated_game_a_player_left_ranks_the_leaver_last_and_a_rebuild_agrees(built, clock):
-    app, service = built
-    client = app.test_client()
-    hearts = Hearts(client)
-    game = hearts.create()["id"]
+def _registered_table(hearts: Hearts, rules: dict) -> tuple[str, dict[int, str], dict[int, str]]:
+    """A ``POST /games`` game four registered players join with their keys: (game id, each
+    seat's key, each seat's token)."""
+    client = hearts.http
+    game = hearts.create(rules=rules)["id"]
     keys, tokens = {}, {}
     for _ in range(4):
         key = register(client)
         joined = client.post(f"{GAMES}/{game}/seats", json={}, headers=auth(key)).get_json()
         keys[joined["seat"]], tokens[joined["seat"]] = key, joined["token"]
+    return game, keys, tokens
+
+
+def _ratings(service: GameService) -> tuple[ProjectionStore, dict]:
+    projections = ProjectionStore(service.store)
+    drain(Projector(projections, consumer="live", blocking=False))
+    return projections, projections.ratings(projections.as_of(projections.current_generation()))
+
+
+def test_a_clockless_game_of_registered_players_is_not_rated(built):
+    app, service = built
+    hearts = Hearts(app.test_client())
+    rated = {"score_limit": MIN_RATED_SCORE_LIMIT}
+    clockless, _, tokens = _registered_table(hearts, rated)
+    assert hearts.view(clockless)["rules"]["seconds_per_decision"] == 0
+    hearts.play_out(clockless, tokens)
+    clocked, _, tokens = _registered_table(hearts, {**rated, "time_control": "relaxed"})
+    hearts.play_out(clocked, tokens)
+    projections, ratings = _ratings(service)
+    for game in (clockless, clocked):
+        assert hearts.view(game)["phase"] == "finished"
+    # Four registered players played each out; only the clocked one counts, for its four.
+    ids = {s["player_id"] for game in (clockless, clocked) for s in hearts.view(game)["seats"]}
+    assert len(ids) == 8
+    counted = {p: [h.game_id for h in r.history] for p, r in ratings.items() if p in ids}
+    assert sorted(counted.values()) == [[clocked]] * 4
+
+
+def test_an_abandoned_game_moves_no_rating_and_a_rebuild_agrees(built, clock):
+    app, service = built
+    client = app.test_client()
+    hearts = Hearts(client)
+    game, keys, tokens = _registered_table(hearts, {})
     silent = hearts.view(game)["awaiting"][-1]
     for seat, token in tokens.items():
         if seat != silent:
@@ -159,14 +196,12 @@ def test_a_rated_game_a_player_left_ranks_the_leaver_last_and_a_rebuild_agrees(b
     feed = client.get("/api/v1/players/me/events?after=0-0", headers=auth(keys[silent]))
     finish = [n for n in feed.get_json()["events"] if n["type"] == "gameFinish"]
     assert [n["abandoned_by"] for n in finish] == [silent]
-    projections = ProjectionStore(service.store)
-    drain(Projector(projections, consumer="live", blocking=False))
-    generation = projections.current_generation()
-    ids = {s["seat"]: s["player_id"] for s in hearts.view(game)["seats"]}
-    ratings = projections.ratings(projections.as_of(generation))
-    history = {seat: ratings[ids[seat]].history[-1] for seat in ids}
-    assert history[silent].rank == 4  # last, alone: a loss
-    assert all(point.rank < 4 for seat, point in history.items() if seat != silent)
+    projections, ratings = _ratings(service)
+    # Only a clockless game is abandoned, and a clockless game is unrated: nobody's rating
+    # moves, the leaver's included (a rated game's silent player is timed out instead).
+    ids = {s["player_id"] for s in hearts.view(game)["seats"]}
+    assert all(pid not in ratings or not ratings[pid].history for pid in ids)
     assert projections.scoreboard(game).abandoned_by == silent
+    generation = projections.current_generation()
     before = projections.dump(generation)
     assert projections.dump(rebuild(projections, batch_size=3).generation) == before

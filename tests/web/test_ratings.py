@@ -28,9 +28,9 @@ def _call(base: str, method: str, path: str, body=None, token: str | None = None
 
 def _rated_game(base: str, names: list[str]) -> tuple[list[dict], str]:
     """Four registered players play a game out (first legal moves) with their keys, at the
-    shortest rated score limit."""
+    shortest rated score limit, with a turn clock (a clockless game is unrated)."""
     players = [_call(base, "POST", "/players", {"name": name}) for name in names]
-    rules = {"score_limit": MIN_RATED_SCORE_LIMIT}
+    rules = {"score_limit": MIN_RATED_SCORE_LIMIT, "time_control": "relaxed"}  # rated: clocked
     game = _call(base, "POST", "/games", {"rules": rules})["id"]
     tokens = {}
     for player in players:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from domain.commands import AbandonGame, JoinGame, SetSeatBot
-from domain.errors import InvalidCommand, NotYourSeat, NotYourTurn, WrongPhase
+from domain.errors import GameOver, InvalidCommand, NotYourSeat, NotYourTurn, WrongPhase
 from domain.events import GameAbandoned, GameEnded
 from domain.state import Phase
 from domain.views import public_view
@@ -71,7 +71,9 @@ def test_only_a_game_in_play_is_abandoned(phase: str) -> None:
     story = created().do(JoinGame("Bea", 0, "c0"))
     if phase == "finished":
         story = seated(HOLD).then_(GameEnded((0,), (0, 0, 0, 0)))
-    given(story).when(AbandonGame(0, AT)).raises(WrongPhase)
+    # A finished game refuses every command as over (game-over); a waiting one, as too early.
+    refused = GameOver if phase == "finished" else WrongPhase
+    given(story).when(AbandonGame(0, AT)).raises(refused)
 
 
 def test_an_abandonment_names_its_time() -> None:

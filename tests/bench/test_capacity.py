@@ -8,14 +8,11 @@ redis-server and ``hearts serve``, as the benchmark does.
 from __future__ import annotations
 
 import math
-import shutil
 import threading
 
 import pytest
 
 from bench import capacity
-
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 
 
 def _run(argv: list[str]) -> dict:

@@ -7,14 +7,11 @@ does remove its step from the answers (a patch that missed would measure a cost 
 from __future__ import annotations
 
 import math
-import shutil
 
 import pytest
 
 from bench import request_costs
 from bench.common import RedisServer
-
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 
 
 def test_a_tiny_run_has_every_variant(capsys: pytest.CaptureFixture[str]) -> None:

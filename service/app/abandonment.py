@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -24,10 +23,8 @@ from domain.decider import decide
 from domain.errors import RuleViolation
 from domain.state import GameState
 from domain.views import awaiting
-from service.app.expiry import every_tenth, iso, start_sweeping
-from service.app.game import new_event
+from service.app.expiry import append_swept, every_tenth, iso, start_sweeping
 from service.app.game_service import IN_PLAY, GameService
-from service.store.event_store import ConcurrencyConflict
 
 log = logging.getLogger(__name__)
 
@@ -75,16 +72,7 @@ def _abandon(service: GameService, game_id: str, now: datetime, cutoff: str) -> 
         except RuleViolation as refused:
             log.warning("game %s: abandonment of seat %d refused: %s", game_id, seat, refused)
             return None
-        try:
-            service.append_decided(
-                game_id,
-                snap,
-                [new_event(e) for e in events],
-                snap.state.after(events),
-                f"abandon-{uuid.uuid4().hex}",
-                at=iso(now),
-            )
-        except ConcurrencyConflict:
+        if not append_swept(service, game_id, snap, events, "abandon", at=iso(now)):
             continue  # a move (or another sweeper) came first: look again
         return seat
     return None

@@ -15,17 +15,18 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from domain.commands import ExpireGame
 from domain.decider import decide
 from domain.errors import RuleViolation
+from domain.events import Event
 from domain.state import Phase
-from service.app.game import new_event
+from service.app.game import StoredGame, new_event
 from service.app.game_service import GameService
 from service.app.outage import Outage
-from service.store.event_store import ConcurrencyConflict
+from service.store.event_store import ConcurrencyConflict, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +62,7 @@ def _expire(service: GameService, game_id: str, now: datetime) -> bool:
             events = decide(ExpireGame(at=iso(now)), state)
         except RuleViolation:
             return False
-        try:
-            service.append_decided(
-                game_id,
-                snap,
-                [new_event(e) for e in events],
-                snap.state.after(events),
-                f"expire-{uuid.uuid4().hex}",
-            )
-        except ConcurrencyConflict:
+        if not append_swept(service, game_id, snap, events, "expire"):
             continue  # a join (or another sweeper) came first: look again
         return True
     return False
@@ -90,6 +83,30 @@ def start_expiry(
         "expiry",
         "expired %d game(s) that never started",
     )
+
+
+def append_swept(
+    service: GameService,
+    game_id: str,
+    snap: Snapshot[StoredGame],
+    events: Sequence[Event],
+    kind: str,
+    at: str | None = None,
+) -> bool:
+    """Append what a sweep decided on ``snap`` (command id ``<kind>-<uuid>``); False if
+    another append came first (the sweep looks at the game again)."""
+    try:
+        service.append_decided(
+            game_id,
+            snap,
+            [new_event(e) for e in events],
+            snap.state.after(events),
+            f"{kind}-{uuid.uuid4().hex}",
+            at=at,
+        )
+    except ConcurrencyConflict:
+        return False
+    return True
 
 
 def every_tenth(seconds: float) -> float:

@@ -1,9 +1,12 @@
-"""A throwaway S3-protocol server for tests: moto's server mode, in a thread of this process.
+"""A throwaway S3-protocol server for tests: moto's server mode.
 
-``start_s3_server()`` serves the S3 API on a free loopback port (moto keeps objects in memory:
-nothing outlives the process) and returns a :class:`S3Server` whose ``url(prefix)`` is an
-``HEARTS_ARCHIVE_URL`` for a bucket it created. Credentials: moto accepts any, and the fixture
-sets the usual AWS environment variables to dummies, so a developer's real ones are never used.
+``start_s3_server()`` serves the S3 API on a free loopback port in a thread of this process
+(moto keeps objects in memory: nothing outlives the process) and returns a :class:`S3Server`
+whose ``url(prefix)`` is an ``HEARTS_ARCHIVE_URL`` for a bucket it created. Under ``.ci/run``
+the server is moto's standalone one, a separate process the script starts with a bucket and
+names in ``HEARTS_TEST_S3_SERVER`` (:func:`s3_server_from_env`): one server for every test
+process. Credentials: moto accepts any, and the fixture sets the usual AWS environment variables
+to dummies, so a developer's real ones are never used.
 """
 
 from __future__ import annotations
@@ -14,11 +17,15 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 # An s3:// URL of a scratch bucket of a real store: the `s3` blob store tests run there instead
 # of on moto (docs/operations.md), each test under a prefix of its own.
 REAL_S3_ENV = "HEARTS_TEST_S3_URL"
+# An s3:// URL (``s3://bucket?endpoint=http://127.0.0.1:PORT&region=R``) of a bucket on an
+# S3-protocol server that exists for the test run only: moto's, started by .ci/run. The
+# ``s3_server`` fixture uses it instead of starting moto in a thread of each test process.
+S3_SERVER_ENV = "HEARTS_TEST_S3_SERVER"
 
 REGION = "us-east-1"
 CREDENTIALS = {
@@ -33,7 +40,7 @@ CREDENTIALS = {
 class S3Server:
     endpoint: str
     bucket: str
-    server: Any
+    server: Any  # moto's ThreadedMotoServer, or None: a server this process did not start
 
     def url(self, prefix: str = "") -> str:
         """An s3:// archive URL under ``prefix`` of the server's bucket."""
@@ -45,7 +52,8 @@ class S3Server:
         return unique_url(self.url())
 
     def stop(self) -> None:
-        self.server.stop()
+        if self.server is not None:
+            self.server.stop()
 
 
 def unique_url(url: str) -> str:
@@ -72,14 +80,60 @@ def start_s3_server() -> S3Server:
     return S3Server(endpoint, bucket, server)
 
 
+def s3_server_from_env() -> S3Server | None:
+    """The server ``HEARTS_TEST_S3_SERVER`` names (its bucket exists), or None if unset."""
+    url = os.environ.get(S3_SERVER_ENV)
+    if not url:
+        return None
+    parsed = urlparse(url)
+    query = parse_qs(parsed.query)
+    if parsed.scheme != "s3" or not parsed.netloc or "endpoint" not in query:
+        raise ValueError(f"{S3_SERVER_ENV} is s3://bucket?endpoint=http://host:port: {url!r}")
+    return S3Server(query["endpoint"][-1], parsed.netloc, None)
+
+
+def s3_url(request: Any) -> str:
+    """An s3:// URL under a prefix of its own, for the test of ``request``: in a real store's
+    scratch bucket (``HEARTS_TEST_S3_URL``), else in the session's S3 server's bucket."""
+    if os.environ.get(REAL_S3_ENV):  # a real store's scratch bucket (docs/operations.md)
+        return unique_url(os.environ[REAL_S3_ENV])
+    return request.getfixturevalue("s3_server").unique_url()
+
+
+def archive_url(request: Any, kind: str, tmp_path: Path) -> str:
+    """An ``HEARTS_ARCHIVE_URL`` of an empty archive of ``kind`` (disk, s3) for the test of
+    ``request``: a directory of the test's, or a prefix of its own on S3."""
+    if kind == "disk":
+        return (tmp_path / "archive").as_uri()
+    if kind == "s3":
+        return s3_url(request)
+    raise ValueError(f"no archive backend {kind!r}")
+
+
 def make_blob_store(request: Any, kind: str, tmp_path: Path) -> Any:
     """An empty blob store of ``kind`` (disk, s3, memory) for the test of ``request``."""
     from service.store.blobs import MemoryBlobStore, blob_store_from_url
 
-    if kind == "disk":
-        return blob_store_from_url((tmp_path / "archive").as_uri())
     if kind == "memory":
         return MemoryBlobStore()
-    if os.environ.get(REAL_S3_ENV):  # a real store's scratch bucket (docs/operations.md)
-        return blob_store_from_url(unique_url(os.environ[REAL_S3_ENV]))
-    return blob_store_from_url(request.getfixturevalue("s3_server").unique_url())
+    return blob_store_from_url(archive_url(request, kind, tmp_path))
+
+
+def drop_object(blobs: Any, name: str) -> None:
+    """Delete an object behind the store's back (the service never deletes one): a lost object."""
+    from service.store.blobs import DiskBlobStore
+
+    if isinstance(blobs, DiskBlobStore):
+        (blobs.root / name).unlink()
+    else:
+        blobs.client.delete_object(Bucket=blobs.bucket, Key=blobs._key(name))
+
+
+def overwrite_object(blobs: Any, name: str, data: bytes) -> None:
+    """Replace an object's bytes behind the store's back (objects are write-once): damage."""
+    from service.store.blobs import DiskBlobStore
+
+    if isinstance(blobs, DiskBlobStore):
+        (blobs.root / name).write_bytes(data)
+    else:
+        blobs.client.put_object(Bucket=blobs.bucket, Key=blobs._key(name), Body=data)

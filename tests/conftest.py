@@ -128,14 +128,15 @@ def _log_key_file(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def s3_server():
-    """A throwaway S3-protocol server (moto, in a thread) with one bucket, for the session; the
-    AWS credential variables are dummies while it runs."""
-    from tests.blob_helpers import CREDENTIALS, start_s3_server
+    """A throwaway S3-protocol server with one bucket, for the session: the one .ci/run started
+    (HEARTS_TEST_S3_SERVER), else moto in a thread of this process. The AWS credential
+    variables are dummies while it runs (children the tests start inherit them)."""
+    from tests.blob_helpers import CREDENTIALS, s3_server_from_env, start_s3_server
 
     with pytest.MonkeyPatch.context() as patch:
         for name, value in CREDENTIALS.items():
             patch.setenv(name, value)
-        server = start_s3_server()
+        server = s3_server_from_env() or start_s3_server()
         yield server
         server.stop()
 

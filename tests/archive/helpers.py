@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import fakeredis
+import pytest
 from flask import Flask
 
 from service.api.factory import create_app
@@ -15,10 +17,15 @@ from service.settings import Settings
 from service.store.archive import GameArchive
 from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
+from service.store.redis_server import client_for
 from tests.api.helpers import Hearts
 from tests.projections.helpers import drain
 
 FAST = {"score_limit": 30}  # a complete game in a few hands
+
+# The ``hub`` (tests/archive/conftest.py) of a test that needs a Redis other processes reach (a
+# subprocess, the CLI): the throwaway redis-server, archiving to disk and to S3.
+ON_A_REAL_REDIS = pytest.mark.parametrize("hub", ["real-disk", "real-s3"], indirect=True)
 
 
 @dataclass
@@ -29,6 +36,7 @@ class World:
     archive: GameArchive
     projections: ProjectionStore
     projector: Projector
+    archive_url: str  # HEARTS_ARCHIVE_URL (an s3:// one keeps its endpoint: the store's .url not)
 
     def archiver(self, **kwargs: Any) -> Archiver:
         return Archiver(
@@ -45,11 +53,21 @@ class World:
         drain(self.projector)
 
 
-def world(redis: Any, prefix: str, archive_dir: str) -> World:
-    settings = Settings(key_prefix=prefix, archive_url=archive_dir)
+def redis_of(request: pytest.FixtureRequest, kind: str):
+    """A client of a private fakeredis, the throwaway redis-server or the throwaway cluster."""
+    if kind == "fake":
+        return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    if kind == "real":
+        return client_for(request.getfixturevalue("redis_server"))
+    return client_for(request.getfixturevalue("redis_cluster").url)
+
+
+def world(redis: Any, prefix: str, archive_url: str) -> World:
+    settings = Settings(key_prefix=prefix, archive_url=archive_url)
     app = create_app(settings, redis=redis)
     store = app.extensions["hearts"].store
     projections = ProjectionStore(store)
     log = app.extensions["hearts.log"]
     projector = Projector(projections, public_log=Appender(log.store, log.origin), blocking=False)
-    return World(app, Hearts(app.test_client()), store, store.archive, projections, projector)
+    hearts = Hearts(app.test_client())
+    return World(app, hearts, store, store.archive, projections, projector, archive_url)

@@ -111,14 +111,14 @@ def test_an_object_of_another_game_under_the_name_is_refused(hub):
 
 
 @pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
-def test_an_app_told_to_archive_moves_ended_games_itself(redis_client, key_prefix, tmp_path):
+def test_an_app_told_to_archive_moves_ended_games_itself(redis_client, key_prefix, backend_url):
     from service.api.factory import create_app
     from service.settings import Settings
     from tests.api.helpers import Hearts, poll
 
     settings = Settings(
         key_prefix=key_prefix,
-        archive_url=str(tmp_path / "archive"),
+        archive_url=backend_url,
         archive_after=0,
         archiver=True,
         projector_in_process=True,

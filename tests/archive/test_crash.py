@@ -11,11 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from hearts_client import verify as hv
 
 from service.app.transparency import HEAD_HEADER
-from tests.archive.helpers import World
+from tests.archive.helpers import ON_A_REAL_REDIS, World
 from tests.projections.helpers import ROOT
 
 API = "/api/v1"
@@ -27,7 +26,7 @@ def _archive_run(hub: World, redis_url: str, crash_at: str | None) -> subprocess
         **os.environ,
         "REDIS_URL": redis_url,
         "HEARTS_KEY_PREFIX": hub.store.prefix,
-        "HEARTS_ARCHIVE_URL": hub.archive.blobs.url,
+        "HEARTS_ARCHIVE_URL": hub.archive_url,
         "HEARTS_ARCHIVE_AFTER": "0",
     }
     command = ["-m", "service.cli", "archive", "run", "--once"]
@@ -63,7 +62,7 @@ def _hearts_verify(hub: World, game_id: str, head: str, where: Path) -> tuple[in
     return status, out.getvalue()
 
 
-@pytest.mark.parametrize("redis_client", ["real"], indirect=True)
+@ON_A_REAL_REDIS
 def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(
     hub: World, redis_server, tmp_path
 ):

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from service.cli import main
-from tests.archive.helpers import World
+from tests.archive.helpers import ON_A_REAL_REDIS, World
 
 
 def _metric(text: str, name: str) -> float:
@@ -43,11 +41,11 @@ def test_a_game_ended_before_the_index_is_found_by_a_backfill(hub: World):
     assert hub.archive.counts()["archived"] == 1
 
 
-@pytest.mark.parametrize("redis_client", ["real"], indirect=True)
+@ON_A_REAL_REDIS
 def test_the_archive_commands(hub: World, redis_server, monkeypatch, capsys):
     monkeypatch.setenv("REDIS_URL", redis_server)
     monkeypatch.setenv("HEARTS_KEY_PREFIX", hub.store.prefix)
-    monkeypatch.setenv("HEARTS_ARCHIVE_URL", hub.archive.blobs.url)
+    monkeypatch.setenv("HEARTS_ARCHIVE_URL", hub.archive_url)
     monkeypatch.setenv("HEARTS_ARCHIVE_AFTER", "3600")
     game_id = hub.bot_game()
     hub.project()

@@ -11,7 +11,8 @@ import pytest
 from service.app import game_log
 from service.app.transparency import HEAD_HEADER
 from service.cli import main
-from tests.archive.helpers import World
+from tests.archive.helpers import ON_A_REAL_REDIS, World
+from tests.blob_helpers import drop_object, overwrite_object
 
 API = "/api/v1"
 
@@ -81,11 +82,11 @@ def test_every_read_answers_the_same_after_the_game_moved(hub: World):
     assert before["audit"][0] == 200 and before["verify"][0] == 200
 
 
-@pytest.mark.parametrize("redis_client", ["real"], indirect=True)
+@ON_A_REAL_REDIS
 def test_the_cli_reads_an_archived_game_the_same(hub: World, redis_server, monkeypatch, capsys):
     monkeypatch.setenv("REDIS_URL", redis_server)
     monkeypatch.setenv("HEARTS_KEY_PREFIX", hub.store.prefix)
-    monkeypatch.setenv("HEARTS_ARCHIVE_URL", hub.archive.blobs.url)
+    monkeypatch.setenv("HEARTS_ARCHIVE_URL", hub.archive_url)
     game_id = hub.bot_game()
     hub.project()
 
@@ -104,17 +105,17 @@ def test_the_cli_reads_an_archived_game_the_same(hub: World, redis_server, monke
     assert f'"game_id": "{game_id}"' in before[2][1]
 
 
-@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+@pytest.mark.parametrize("hub", ["fake-disk", "real-s3"], indirect=True)
 @pytest.mark.parametrize("damage", ["lost", "altered"])
 def test_an_archived_object_lost_or_altered_is_a_corrupt_game_not_a_500(hub: World, damage):
     game_id = hub.bot_game()
     hub.project()
     hub.archiver().run_once()
-    path = hub.archive.blobs.root / hub.archive.blob_name(game_id)
+    name = hub.archive.blob_name(game_id)
     if damage == "lost":
-        path.unlink()
+        drop_object(hub.archive.blobs, name)
     else:
-        path.write_bytes(path.read_bytes()[:-9] + b"123456789")
+        overwrite_object(hub.archive.blobs, name, hub.archive.blobs.get(name)[:-9] + b"123456789")
     hub.archive._cache.clear()
     hub.app.extensions["hearts"].cache.forget(game_id)
     answer = hub.app.test_client().get(f"{API}/games/{game_id}")

@@ -15,15 +15,22 @@ from service.app.transparency import Appender
 from service.store.archive import attach
 from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
+from tests.archive.helpers import redis_of
+from tests.blob_helpers import archive_url
 from tests.projections.games import GamePlan, play_game
 from tests.projections.test_rebuild import _append_and_project
 
 
-@pytest.fixture
-def archived(real_redis, key_prefix, tmp_path) -> tuple[RedisEventStore, ProjectionStore]:
-    store = RedisEventStore(real_redis, prefix=key_prefix)
-    attach(store, str(tmp_path / "archive"))
-    return store, ProjectionStore(store)
+@pytest.fixture(params=["real-disk", "cluster-disk", "real-s3"])
+def archived(request, key_prefix, tmp_path) -> tuple[RedisEventStore, ProjectionStore]:
+    """An event store on the throwaway redis-server or cluster, archiving to disk or S3 (as the
+    projection tests' stores: tests/projections/conftest.py)."""
+    redis_kind, backend = request.param.split("-")
+    client = redis_of(request, redis_kind)
+    store = RedisEventStore(client, prefix=key_prefix)
+    attach(store, archive_url(request, backend, tmp_path))
+    yield store, ProjectionStore(store)
+    client.close()
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -14,6 +14,7 @@ from service.app.archiver import Archiver
 from service.app.projector import Projector
 from service.app.transparency import Appender
 from service.settings import Settings
+from service.settings import archive_url as default_archive_url
 from service.store.archive import GameArchive
 from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
@@ -62,12 +63,15 @@ def redis_of(request: pytest.FixtureRequest, kind: str):
     return client_for(request.getfixturevalue("redis_cluster").url)
 
 
-def world(redis: Any, prefix: str, archive_url: str) -> World:
-    settings = Settings(key_prefix=prefix, archive_url=archive_url)
+def world(redis: Any, prefix: str, archive_url: str | None, **more: Any) -> World:
+    """The service on ``redis`` archiving to ``archive_url`` (None: ``archive/`` in the
+    directory of the ``data_dir`` setting in ``more``, as a deployment's default)."""
+    settings = Settings(key_prefix=prefix, archive_url=archive_url, **more)
     app = create_app(settings, redis=redis)
     store = app.extensions["hearts"].store
     projections = ProjectionStore(store)
     log = app.extensions["hearts.log"]
     projector = Projector(projections, public_log=Appender(log.store, log.origin), blocking=False)
     hearts = Hearts(app.test_client())
-    return World(app, hearts, store, store.archive, projections, projector, archive_url)
+    url = default_archive_url(settings)
+    return World(app, hearts, store, store.archive, projections, projector, url)

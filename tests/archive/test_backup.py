@@ -10,14 +10,15 @@ both places), and ``hearts projections rebuild`` gives the read models there wer
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 
 from service.cli import main
 from service.store.redis_server import client_for
@@ -26,11 +27,30 @@ from tests.archive.helpers import FAST, World, world
 from tests.redis_helpers import start_redis_server, stop_redis_server
 
 API = "/api/v1"
-KEY_FILE = "log-key.pem"
+KEY_FILE = "log-key.pem"  # the public log's signing key, in the data directory
 
 
-def backup_redis(client: redis.Redis, to: Path) -> None:
-    """Backup, step 1: the append-only files, copied while no rewrite runs."""
+@contextlib.contextmanager
+def deployment(data: Path, prefix: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    """A deployment whose files are in ``data``: a redis-server (append-only file on) with its
+    directory there, and the service with its archive and log key there too (the defaults);
+    the CLI (``main``) sees the same."""
+    process, url = start_redis_server(data, appendonly=True)
+    client = client_for(url)
+    hub = world(client, prefix, None, data_dir=str(data))
+    environment = {"REDIS_URL": url, "HEARTS_KEY_PREFIX": prefix, "HEARTS_DATA_DIR": str(data)}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    try:
+        yield hub
+    finally:
+        hub.app.extensions["hearts.stop"]()
+        client.close()
+        stop_redis_server(process)
+
+
+def backup_redis(client: Any, to: Path) -> None:
+    """Backup, step 1: Redis's append-only directory, copied while no rewrite runs."""
     previous = client.config_get("auto-aof-rewrite-percentage")["auto-aof-rewrite-percentage"]
     client.config_set("auto-aof-rewrite-percentage", 0)
     try:
@@ -47,18 +67,19 @@ def backup_redis(client: redis.Redis, to: Path) -> None:
         client.config_set("auto-aof-rewrite-percentage", previous)
 
 
-def restore_redis(backup: Path, data: Path) -> tuple[Any, str]:
-    """Restore, step 2, on an empty redis-server: stopped, its append-only directory replaced by
-    the copy, started again."""
+def restore(redis_copy: Path, archive_copy: Path, data: Path) -> None:
+    """Restore into an empty redis-server and an empty archive: the server is stopped, its
+    append-only directory replaced by the copy; the archive and the log key put back."""
     process, url = start_redis_server(data, appendonly=True)
     empty = client_for(url)
     assert empty.dbsize() == 0
     empty.close()
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
     stop_redis_server(process)
     shutil.rmtree(data / "appendonlydir")
-    shutil.copytree(backup / "appendonlydir", data / "appendonlydir")
-    return start_redis_server(data, appendonly=True, port=port)
+    shutil.copytree(redis_copy / "appendonlydir", data / "appendonlydir")
+    assert not (data / "archive").exists()
+    shutil.copytree(archive_copy, data / "archive")
+    shutil.copy2(redis_copy.parent / KEY_FILE, data / KEY_FILE)
 
 
 def seen(hub: World, game_id: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -91,15 +112,8 @@ def in_play(hub: World) -> str:
 def test_a_deployment_restored_from_its_backup_reads_and_rebuilds_the_same(
     tmp_path, key_prefix, monkeypatch, capsys
 ):
-    data, backup, restored = tmp_path / "data", tmp_path / "backup", tmp_path / "restored"
-    # The deployment: its Redis's files, archive and log key in one data directory.
-    process, url = start_redis_server(data, appendonly=True)
-    client = client_for(url)
-    hub = world(client, key_prefix, None, data_dir=str(data))
-    for name, value in {"REDIS_URL": url, "HEARTS_KEY_PREFIX": key_prefix}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("HEARTS_DATA_DIR", str(data))  # the CLI's archive: the data directory's
-    try:
+    data, backup = tmp_path / "data", tmp_path / "backup"
+    with deployment(data, key_prefix, monkeypatch) as hub:
         archived = [hub.bot_game(), hub.bot_game()]
         hub.project()
         assert sorted(hub.archiver().run_once().archived) == sorted(archived)
@@ -110,24 +124,15 @@ def test_a_deployment_restored_from_its_backup_reads_and_rebuilds_the_same(
         before = {game_id: seen(hub, game_id, capsys) for game_id in games}
         models = hub.projections.dump(hub.projections.current_generation())
 
-        backup_redis(client, backup)  # 1. Redis
+        shutil.copytree(data / "archive", backup / "early-archive")  # the wrong order's
+        backup_redis(hub.store.redis, backup / "redis")  # 1. Redis
         assert hub.archiver().run_once().archived == [between]
         shutil.copytree(data / "archive", backup / "archive")  # 2. then the archive
         shutil.copy2(data / KEY_FILE, backup / KEY_FILE)  # 3. the log's key
-    finally:
-        hub.app.extensions["hearts.stop"]()
-        client.close()
-        stop_redis_server(process)
+        backup_redis(hub.store.redis, backup / "late-redis")  # the wrong order's
 
-    # Restored into an empty redis-server and an empty archive.
-    process, url = restore_redis(backup, restored)
-    shutil.copytree(backup / "archive", restored / "archive")
-    shutil.copy2(backup / KEY_FILE, restored / KEY_FILE)
-    client = client_for(url)
-    hub = world(client, key_prefix, None, data_dir=str(restored))
-    monkeypatch.setenv("REDIS_URL", url)
-    monkeypatch.setenv("HEARTS_DATA_DIR", str(restored))
-    try:
+    restore(backup / "redis", backup / "archive", tmp_path / "restored")
+    with deployment(tmp_path / "restored", key_prefix, monkeypatch) as hub:
         current = hub.projections.current_generation()
         assert hub.projections.dump(current) == models  # Redis as it was at its copy
         # In both places: hot in the Redis copy, its object (the same bytes) in the archive's.
@@ -150,7 +155,11 @@ def test_a_deployment_restored_from_its_backup_reads_and_rebuilds_the_same(
         assert hub.archiver().run_once().archived == []  # drops the archived games' boards
         assert hub.projections.dump(rebuilt["generation"]) == live_models
         assert sorted(hub.store.list_games(limit=100).game_ids) == sorted(games)
-    finally:
-        hub.app.extensions["hearts.stop"]()
-        client.close()
-        stop_redis_server(process)
+
+    # The wrong order: an archive copied before Redis lacks the object of a game archived in
+    # between, which the Redis copy records as archived and no longer holds: that game is lost.
+    restore(backup / "late-redis", backup / "early-archive", tmp_path / "wrong")
+    with deployment(tmp_path / "wrong", key_prefix, monkeypatch) as hub:
+        lost = hub.app.test_client().get(f"{API}/games/{between}")
+        assert lost.status_code == 409 and lost.get_json()["type"].endswith("corrupt-game")
+        assert seen(hub, archived[0], capsys) == before[archived[0]]

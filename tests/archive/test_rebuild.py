@@ -20,11 +20,16 @@ from tests.blob_helpers import archive_url
 from tests.projections.games import GamePlan, play_game
 from tests.projections.test_rebuild import _append_and_project
 
+# Each seed interleaves the games' entries otherwise in the partition logs, which is Redis's
+# side: S3 (where the objects are) takes one.
+CASES = [(where, seed) for where in ("real-disk", "cluster-disk") for seed in (1, 2, 3)]
+CASES.append(("real-s3", 1))
 
-@pytest.fixture(params=["real-disk", "cluster-disk", "real-s3"])
+
+@pytest.fixture
 def archived(request, key_prefix, tmp_path) -> tuple[RedisEventStore, ProjectionStore]:
-    """An event store on the throwaway redis-server or cluster, archiving to disk or S3 (as the
-    projection tests' stores: tests/projections/conftest.py)."""
+    """An event store on the throwaway redis-server or cluster (``<redis>-<backend>``: as the
+    projection tests' stores, tests/projections/conftest.py), archiving to disk or S3."""
     redis_kind, backend = request.param.split("-")
     client = redis_of(request, redis_kind)
     store = RedisEventStore(client, prefix=key_prefix)
@@ -33,7 +38,7 @@ def archived(request, key_prefix, tmp_path) -> tuple[RedisEventStore, Projection
     client.close()
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(("archived", "seed"), CASES, indirect=["archived"])
 def test_a_rebuild_with_games_archived_equals_the_live_models(archived, seed):
     store, projections = archived
     rng = random.Random(seed)

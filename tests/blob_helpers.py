@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-# An s3:// URL of a scratch bucket of a real store: the `s3` blob store tests run there instead
-# of on moto (docs/operations.md), each test under a prefix of its own.
+# An s3:// URL of a scratch bucket of a real store: the `s3` blob store and archive tests run
+# there instead of on moto (docs/operations.md), each test under a prefix of its own.
 REAL_S3_ENV = "HEARTS_TEST_S3_URL"
 # An s3:// URL (``s3://bucket?endpoint=http://127.0.0.1:PORT&region=R``) of a bucket on an
 # S3-protocol server that exists for the test run only: moto's, started by .ci/run. The

@@ -66,7 +66,13 @@ from service.app.errors import (
     TileNotFound,
 )
 from service.settings import ConfigError, Settings, archive_url, data_directory
-from service.store.blobs import BlobStore, BlobStoreError, MemoryBlobStore, blob_store_from_url
+from service.store.blobs import (
+    BlobConflict,
+    BlobStore,
+    BlobStoreError,
+    MemoryBlobStore,
+    blob_store_from_url,
+)
 from service.store.envelope import verify_chain
 from service.store.errors import NotReplicated
 from service.store.event_store import RedisEventStore
@@ -309,6 +315,9 @@ class TransparencyLog:
         except BlobStoreError as error:
             self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
             log.warning("the public log's checkpoint was not put in the store: %s", error)
+        except BlobConflict as conflict:  # the store holds another tree's tile: never silent
+            self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
+            log.error("the public log's store holds another tile at %s: not mirrored", conflict)
 
     def _cut_tiles(self, size: int) -> None:
         """Move the full tiles of the tree of ``size`` (its replicas hold it: a failover cannot

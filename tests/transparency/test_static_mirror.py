@@ -176,3 +176,14 @@ def test_the_checkpoint_is_replaced_and_partial_tiles_deleted_on_each_backend(bl
     assert sorted(blob_store.names()) == [tiles.CHECKPOINT]
     with pytest.raises(ValueError):
         blob_store.delete("../escape")
+
+
+def test_a_store_holding_another_tree_is_not_mirrored_over(served, caplog):
+    """A partial tile of other bytes under the name (another log wrote this store): the
+    checkpoint is answered all the same, the store's copy is left alone, and it is logged."""
+    _, log, _ = served
+    grow(log, 0, 5)
+    log.tree.blobs.put("tile/0/000.p/5", b"\0" * 160)
+    assert Note.parse(log.checkpoint()).text.splitlines()[1] == "5"
+    assert log.tree.blobs.get(tiles.CHECKPOINT) is None
+    assert "holds another tile" in caplog.text

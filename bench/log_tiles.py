@@ -9,8 +9,10 @@ layout before tiles (every leaf hash in Redis), then, in alternating rounds (wal
 - **baseline**: the proof as it was made before tiles, on a copy of the log left uncut: every
   leaf hash read (one LRANGE) and ``merkle.inclusion_proof`` over them.
 
-Also: the time the first cut takes (the migration of a log written before tiles), and the
-tree's keys' ``MEMORY USAGE`` in Redis before and after it.
+Also: the time the first cut takes (the migration of a log written before tiles), the
+tree's keys' ``MEMORY USAGE`` in Redis before and after it, and the static mirror
+(``GameTree.mirror``: the checkpoint and its partial tiles put in the store) at that size and
+after ``--grow`` more leaves: what it adds to Redis and to the store.
 
     python -m bench.log_tiles                    # 100,000 games
     python -m bench.log_tiles --leaves 300000 --rounds 9
@@ -63,10 +65,22 @@ def tree_bytes(client: redis.Redis, *, games: bool) -> int:
     return total
 
 
+def _mirrored(tree: GameTree, size: int) -> int:
+    """Put the tree of ``size`` in the store as a static mirror; the tree's Redis bytes then."""
+    if not tree.mirror(size, f"bench checkpoint of {size}\n"):
+        raise SystemExit(f"the mirror of {size} was not put")
+    return tree_bytes(tree.redis, games=False)
+
+
+def _partial_bytes(blobs: DiskBlobStore) -> int:
+    return sum(blobs.size(name) or 0 for name in blobs.names("tile/") if ".p/" in name)
+
+
 def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--leaves", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--grow", type=int, default=1000, help="leaves appended after the first cut")
     args = p.parse_args()
     report = Report("log_tiles")
     with RedisServer() as server, tempfile.TemporaryDirectory() as directory:
@@ -84,6 +98,17 @@ def main() -> None:
         report.add("redis bytes of the tree before tiles", before, "B")
         report.add("redis bytes of the tree after the cut", after, "B")
         index = tree_bytes(client, games=True) - after
+        report.add("redis bytes of the tree after the mirror", _mirrored(tree, args.leaves), "B")
+        report.add("store bytes of the mirror's partial tiles", _partial_bytes(blobs), "B")
+        grown = args.leaves + args.grow
+        for i in range(args.leaves, grown):
+            tree.append(f"g{i:020x}", head(i))
+        tree.cut_tiles(grown)
+        mirrored = _mirrored(tree, grown)
+        report.add(f"redis bytes of the tree after {args.grow} more and a mirror", mirrored, "B")
+        report.add(
+            f"store bytes of partial tiles after {args.grow} more", _partial_bytes(blobs), "B"
+        )
         report.add("redis bytes of the game index after the cut", index, "B")
         old_index = client.memory_usage(f"{OLD}:{{tlog}}:games", samples=0)
         report.add("redis bytes of the game index before tiles", old_index, "B")

@@ -218,7 +218,10 @@ def create_app(
         # Ended games move to the archive (service/app/archiver.py); off unless asked for in
         # an app built by hand or in a test, on for hearts serve.
         archiver = Archiver(
-            service.store, service.store.archive, after_seconds=settings.archive_after
+            service.store,
+            service.store.archive,
+            after_seconds=settings.archive_after,
+            public_log=transparency,
         )
         app.extensions["hearts.archiver"] = archiver
         stops.append(start_archiver(archiver).set)

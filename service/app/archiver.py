@@ -13,9 +13,17 @@ A game moves when all of these hold:
 
 Then the steps of :class:`service.store.archive.GameArchive` (write, read back and check,
 record, remove, forget), each idempotent, so a crash at any step is finished by the next pass:
-the game is in Redis, in the archive, or both for a moment, never neither. Several processes
-may archive side by side (every step is guarded in Redis); a pass holds a lock so that they do
-not do the same work twice.
+the game is in Redis, in the archive, or both for a moment, never neither.
+
+Several archivers (one per ``hearts serve`` worker, on as many hosts) share the partitions by
+leases (service/store/leases.py, as the projector and the timekeeper do): each holds its fair
+share, ``<prefix>:{p<N>}:archivelease`` for partition N, and moves only the ended games of the
+partitions it holds; a dead archiver's partitions are taken over once its leases lapse (in
+``lease_ms``). Leases are renewed at the start of a pass and between games; a partition given
+back or lost in a pass is left at the next game. An archiver that stalled past its lease while
+another took its partition over may work on the same game as the other for a moment: harmless,
+as every step is idempotent and guarded in Redis (the same bytes written again, the record and
+the removal only at the head they name).
 
 ``on_step(step, game_id)`` is called after each step (``written``, ``checked``, ``recorded``,
 ``removed``): the crash tests kill the process from there.
@@ -30,16 +38,22 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from domain.events import GameEnded, GameExpired
 from projections.scoreboard import Scoreboard, apply
 from service.app import game_log
+from service.app.outage import Outage
 from service.store.archive import GameArchive, HotGame
 from service.store.bot_queue import BotQueue
-from service.store.errors import CorruptStore
+from service.store.errors import CorruptStore, NotReplicated
 from service.store.event_store import RedisEventStore
 from service.store.game_tree import GameTree
+from service.store.leases import PartitionLeases
 from service.store.read_models import ProjectionStore, stream_id
+
+if TYPE_CHECKING:
+    from service.app.transparency import TransparencyLog
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +62,7 @@ log = logging.getLogger(__name__)
 GAME_OVER = (GameEnded, GameExpired)
 GAME_OVER_TYPES = frozenset(cls.__name__ for cls in GAME_OVER)
 BATCH = 100  # candidates read per partition per pass
-LOCK_MS = 60_000
+LEASE_MS = 30_000  # how soon another archiver takes over a dead one's partitions
 
 
 @dataclass
@@ -58,7 +72,7 @@ class ArchivePass:
     archived: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)  # ended, not ready to move yet
     failed: list[str] = field(default_factory=list)
-    skipped: bool = False  # another process held the pass lock
+    partitions: list[int] = field(default_factory=list)  # held by this archiver for the pass
     bytes: int = 0
 
 
@@ -77,7 +91,9 @@ class Archiver:
         batch: int = BATCH,
         on_step: Callable[[str, str], None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        lock_ms: int = LOCK_MS,
+        lease_ms: int = LEASE_MS,
+        owner: str | None = None,
+        public_log: TransparencyLog | None = None,
     ) -> None:
         self.store = store
         self.archive = archive
@@ -88,29 +104,75 @@ class Archiver:
         self.batch = batch
         self.on_step = on_step or (lambda step, game_id: None)
         self.clock = clock
-        self.owner = uuid.uuid4().hex
-        self.lock_key = f"{store.prefix}:archiver-lock"
-        self.lock_ms = lock_ms  # a process that dies in a pass holds the others off this long
+        self.leases = PartitionLeases(
+            store.redis,
+            partitions=store.partitions,
+            key_of=self.lease_key,
+            members_key=f"{store.prefix}:archivers",
+            owner=owner or f"archiver-{uuid.uuid4().hex[:12]}",
+            lease_ms=lease_ms,
+        )
+        self._renew_at = 0.0  # time.monotonic() at which the leases are renewed next
+        # The public log's checkpoint, published and put in the archive with its tiles by the
+        # holder of partition 0 at each pass, so the archive's copy of the log keeps up even
+        # when nobody asks the API for a checkpoint.
+        self.public_log = public_log
 
-    def run_once(self) -> ArchivePass:
-        """Move every game that is ready (``batch`` candidates per partition at a time)."""
+    # Partition leases -----------------------------------------------------------------
+
+    def lease_key(self, partition: int) -> str:
+        return f"{self.store.log_key(partition).removesuffix(':log')}:archivelease"
+
+    def refresh_leases(self) -> None:
+        """Renew the leases held, give back any beyond the fair share, take free ones up to it."""
+        self.leases.refresh()
+        self._renew_at = time.monotonic() + self.leases.lease_ms / 3000
+
+    def _holds(self, partition: int) -> bool:
+        """Whether this archiver still holds ``partition`` (the leases renewed every third of
+        a lease, so a long pass keeps them)."""
+        if time.monotonic() >= self._renew_at:
+            self.refresh_leases()
+        return partition in self.leases.owned
+
+    def release(self) -> None:
+        """Give back every lease (a clean stop: another archiver takes over at once)."""
+        self.leases.release_all()
+
+    # Passes ---------------------------------------------------------------------------
+
+    def run_once(self, hold: bool = False) -> ArchivePass:
+        """Move every game that is ready in the partitions this archiver holds (``batch``
+        candidates per partition at a time). ``hold``: keep the leases after the pass (the
+        background loop, which renews them between passes); else give them back at its end
+        (a pass by hand: the others need not wait for them to lapse)."""
         done = ArchivePass()
-        if not self.store.redis.set(self.lock_key, self.owner, nx=True, px=self.lock_ms):
-            done.skipped = True
-            return done
         try:
+            self.refresh_leases()
+            done.partitions = sorted(self.leases.owned)
             cutoff = _micros(self.clock() - timedelta(seconds=self.after_seconds))
-            for partition in range(self.store.partitions):
+            for partition in done.partitions:
+                if not self._holds(partition):
+                    continue  # given back to a newcomer, or lost, during the pass
                 self._sweep_boards(partition)
                 self._partition(partition, cutoff, done)
+            if self.public_log is not None and self._holds(0):
+                self._publish()
         finally:
-            if self.store.redis.get(self.lock_key) in (self.owner, self.owner.encode()):
-                self.store.redis.delete(self.lock_key)
+            if not hold:
+                self.release()
         return done
+
+    def _publish(self) -> None:
+        assert self.public_log is not None
+        try:
+            self.public_log.checkpoint()
+        except NotReplicated as error:  # the next pass tries again
+            log.warning("archiver: the public log's checkpoint was not published: %s", error)
 
     def _partition(self, partition: int, cutoff: int, done: ArchivePass) -> None:
         seen: set[str] = set()
-        while True:
+        while self._holds(partition):
             candidates = [
                 game_id
                 for game_id in self.archive.ended_before(partition, cutoff, self.batch + len(seen))
@@ -119,6 +181,8 @@ class Archiver:
             if not candidates:
                 return
             for game_id in candidates:
+                if not self._holds(partition):
+                    return
                 seen.add(game_id)
                 try:
                     moved = self.archive_game(game_id)
@@ -272,24 +336,37 @@ def _games_counts(store: RedisEventStore) -> list[int]:
 
 def start_archiver(archiver: Archiver, interval: float | None = None) -> threading.Event:
     """Run passes in a background thread every ``interval`` seconds (default: a tenth of
-    ``after_seconds``, between 1 s and a minute) until the returned event is set."""
+    ``after_seconds``, between 1 s and a minute), renewing the archiver's leases every third of
+    a lease in between, until the returned event is set (then the leases are given back)."""
     every = interval if interval is not None else min(max(archiver.after_seconds / 10, 1.0), 60.0)
+    tick = min(every, archiver.leases.lease_ms / 3000)
     stop = threading.Event()
 
     def run() -> None:
-        while not stop.wait(every):
-            try:
-                started = time.monotonic()
-                done = archiver.run_once()
-                if done.archived:
-                    log.info(
-                        "archived %d game(s), %d bytes, in %.1f s",
-                        len(done.archived),
-                        done.bytes,
-                        time.monotonic() - started,
-                    )
-            except Exception:
-                log.exception("archiver pass failed; trying again in %.0f s", every)
+        outage = Outage(log, "archiver")
+        next_pass = time.monotonic() + every
+        try:
+            while not stop.wait(tick):
+                try:
+                    if time.monotonic() < next_pass:
+                        archiver.refresh_leases()
+                        outage.ok()
+                        continue
+                    started = time.monotonic()
+                    next_pass = started + every
+                    done = archiver.run_once(hold=True)
+                    outage.ok()
+                    if done.archived:
+                        log.info(
+                            "archived %d game(s), %d bytes, in %.1f s",
+                            len(done.archived),
+                            done.bytes,
+                            time.monotonic() - started,
+                        )
+                except Exception as error:
+                    outage.failed(error, f"; trying again in {every:.0f} s")
+        finally:
+            archiver.release()
 
     threading.Thread(target=run, name="hearts-archiver", daemon=True).start()
     return stop

@@ -66,7 +66,13 @@ from service.app.errors import (
     TileNotFound,
 )
 from service.settings import ConfigError, Settings, archive_url, data_directory
-from service.store.blobs import BlobStore, BlobStoreError, MemoryBlobStore, blob_store_from_url
+from service.store.blobs import (
+    BlobConflict,
+    BlobStore,
+    BlobStoreError,
+    MemoryBlobStore,
+    blob_store_from_url,
+)
 from service.store.envelope import verify_chain
 from service.store.errors import NotReplicated
 from service.store.event_store import RedisEventStore
@@ -288,11 +294,30 @@ class TransparencyLog:
         the cosignatures witnesses posted for it."""
         if size is None and self.publish_every > 0:
             size = self.tree.published_size(int(self.publish_every * 1000))
+        published = size is None
         size = self._size(size)
         self._await_replicas(size)
         self._cut_tiles(size)
         text = Checkpoint(self.origin, size, self.tree.root(size)).text()
-        return text + "\n" + self.signer.sign(text) + "".join(self.tree.cosignatures(size))
+        note = text + "\n" + self.signer.sign(text) + "".join(self.tree.cosignatures(size))
+        if published:
+            self._mirror(size, note)
+        return note
+
+    def _mirror(self, size: int, note: str) -> None:
+        """The published checkpoint and its partial tiles into the blob store too, so that the
+        store alone is a complete static mirror of the log (GameTree.mirror); a store that
+        fails leaves its copy at an older checkpoint, brought up to date at a later one."""
+        if time.monotonic() < self._cut_after:
+            return
+        try:
+            self.tree.mirror(size, note)
+        except BlobStoreError as error:
+            self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
+            log.warning("the public log's checkpoint was not put in the store: %s", error)
+        except BlobConflict as conflict:  # the store holds another tree's tile: never silent
+            self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
+            log.error("the public log's store holds another tile at %s: not mirrored", conflict)
 
     def _cut_tiles(self, size: int) -> None:
         """Move the full tiles of the tree of ``size`` (its replicas hold it: a failover cannot

@@ -20,7 +20,11 @@ def add_parser(subparsers: Any) -> None:
         "status", help="games hot and archived, archived bytes, the oldest ended game's wait (JSON)"
     )
     s.set_defaults(func=run_status)
-    r = sub.add_parser("run", help="move the ended games that are ready to the archive")
+    r = sub.add_parser(
+        "run",
+        help="move the ended games that are ready to the archive (in the partitions that no "
+        "running archiver holds)",
+    )
     r.add_argument(
         "--once", action="store_true", help="one pass, then exit (the only mode: required)"
     )
@@ -59,9 +63,11 @@ def run_status(args: argparse.Namespace) -> int:
 def run_once(
     args: argparse.Namespace,
     on_step: Callable[[str, str], None] | None = None,
-    lock_ms: int | None = None,
+    lease_ms: int | None = None,
 ) -> int:
-    """One pass; ``on_step``: see ``Archiver`` (the crash tests kill the process from there)."""
+    """One pass over the partitions no running archiver holds (its leases given back at its
+    end); ``on_step``: see ``Archiver`` (the crash tests kill the process from there, with a
+    short ``lease_ms`` so that the next pass need not wait long for the dead one's leases)."""
     if not args.once:
         print(
             "hearts archive run: only --once is supported (hearts serve archives continuously)",
@@ -78,9 +84,8 @@ def run_once(
             store.archive,
             after_seconds=settings.archive_after if args.after is None else args.after,
             on_step=on_step,
+            **({} if lease_ms is None else {"lease_ms": lease_ms}),
         )
-        if lock_ms is not None:
-            archiver.lock_ms = lock_ms
         done = archiver.run_once()
     print(
         json.dumps(
@@ -89,7 +94,7 @@ def run_once(
                 "bytes": done.bytes,
                 "waiting": len(done.waiting),
                 "failed": done.failed,
-                "skipped": done.skipped,
+                "partitions": done.partitions,
             }
         )
     )

@@ -11,7 +11,10 @@ One narrow interface (:class:`BlobStore`), chosen by one URL setting (``HEARTS_A
 
 Objects are written once: ``put`` of a name that exists with other bytes raises
 :class:`BlobConflict` (the same bytes again is a no-op, so a crashed writer can simply redo its
-step). Names are ``/``-separated paths of ``[A-Za-z0-9._-]`` segments (never ``..``).
+step). Two exceptions, both the public log's (service/store/game_tree.py): its signed
+checkpoint is the one object replaced (``replace``) as the log grows, and its partial tiles are
+deleted (``delete``) once their full tile is stored (c2sp.org/tlog-tiles allows it). Names are
+``/``-separated paths of ``[A-Za-z0-9._-]`` segments (never ``..``).
 """
 
 from __future__ import annotations
@@ -66,6 +69,13 @@ class BlobStore(Protocol):
     def size(self, name: str) -> int | None:
         """The object's size in bytes, or None if there is none."""
 
+    def replace(self, name: str, data: bytes) -> None:
+        """Store ``data`` under ``name`` durably, whatever it held (a reader sees the old
+        object or the new one whole): only the public log's checkpoint."""
+
+    def delete(self, name: str) -> None:
+        """Remove the object, if there is one: only the public log's obsolete partial tiles."""
+
 
 class DiskBlobStore:
     """Objects as files under ``root`` (the embedded default)."""
@@ -102,6 +112,27 @@ class DiskBlobStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         _fsync_dir(path.parent)
+
+    def replace(self, name: str, data: bytes) -> None:
+        path = self._path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)  # atomic: the old object or the new one, never half
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        _fsync_dir(path.parent)
+
+    def delete(self, name: str) -> None:
+        path = self._path(name)
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            path.unlink()
+            _fsync_dir(path.parent)
 
     @staticmethod
     def _read(path: Path) -> bytes | None:
@@ -155,6 +186,14 @@ class MemoryBlobStore:
 
     def get(self, name: str) -> bytes | None:
         return self._objects.get(check_name(name))
+
+    def replace(self, name: str, data: bytes) -> None:
+        with self._lock:
+            self._objects[check_name(name)] = bytes(data)
+
+    def delete(self, name: str) -> None:
+        with self._lock:
+            self._objects.pop(check_name(name), None)
 
     def exists(self, name: str) -> bool:
         return check_name(name) in self._objects

@@ -12,6 +12,13 @@ then removed from Redis. Redis keeps what is not tiled yet: per level, the hashe
 last full tile (fewer than 256 once tiles are cut), and the heads of the leaves after the last
 full bundle. A proof reads O(log n) hashes: a run of one tile per subtree it needs.
 
+The blob store is also a complete static mirror of the log (:meth:`GameTree.mirror`): for each
+checkpoint published, once its full tiles are all stored, its partial tiles and bundles
+(``tile/<L>/<N>.p/<W>``, immutable like full ones: a width names its content) and then the
+signed note itself (``checkpoint``, the one object replaced, so never naming a tile the store
+lacks). Partial tiles whose full tile is stored are deleted (c2sp.org/tlog-tiles allows it;
+clients fall back on the full tile), so the store keeps at most one tile's worth of them.
+
 Key layout (``{tlog}`` is a Redis Cluster hash tag: every key below is in one slot, so the
 scripts may name them all)::
 
@@ -22,7 +29,12 @@ scripts may name them all)::
     <prefix>:{tlog}:edge          hash: leaf index -> its head, for leaves not tiled yet
     <prefix>:{tlog}:games         hash: game id -> JSON {"index": i, "head": leaf data}; the
                                   head is dropped once it is in a cut bundle
-    <prefix>:{tlog}:published     hash: the size and time of the checkpoint published last
+    <prefix>:{tlog}:published     hash: the size and time of the checkpoint published last;
+                                  ``stored``/``stored-note``: the size and SHA-256 of the
+                                  checkpoint last put in the blob store
+    <prefix>:{tlog}:partials      set: the partial tiles put in the blob store and not yet
+                                  deleted (at most a few per level)
+    <prefix>:{tlog}:mirroring     string: held (SET NX PX) by the process mirroring now
     <prefix>:{tlog}:cosig:<size>  hash: witness name -> its cosignature line on the checkpoint
                                   of that size
 
@@ -41,8 +53,10 @@ tile written and Redis whole, and the next cut writes the same bytes again (a no
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -132,7 +146,14 @@ end
 return 1
 """
 
+# KEYS: 1 lock. ARGV: 1 owner. Gives the lock back if the owner still holds it.
+_UNLOCK_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 WIDTH = tiles.TILE_WIDTH
+MIRROR_LOCK_MS = 60_000  # a mirroring process that died holds the others off this long
 
 
 class TileMissing(Exception):
@@ -202,6 +223,7 @@ class GameTree:
         self._read = redis.register_script(_READ_LUA)
         self._commit = redis.register_script(_COMMIT_LUA)
         self._fill_edge = redis.register_script(_FILL_EDGE_LUA)
+        self._unlock = redis.register_script(_UNLOCK_LUA)
 
     # -- keys ------------------------------------------------------------------------------------
 
@@ -231,6 +253,10 @@ class GameTree:
     def level_key(self, level: int) -> str:
         """The list of the level's hashes not tiled yet (level 0: the leaf hashes)."""
         return self.leaves_key if level == 0 else self._key(f"level:{level}")
+
+    @property
+    def partials_key(self) -> str:
+        return self._key("partials")
 
     def cosig_key(self, size: int) -> str:
         return self._key(f"cosig:{size}")
@@ -417,6 +443,73 @@ class GameTree:
             self.blobs.put(tiles.tile_path(tiles.ENTRIES, index), tiles.entry_bundle(heads))
         self.blobs.put(tiles.tile_path(level, index), b"".join(hashes))
         return games
+
+    # -- the static mirror -------------------------------------------------------------------
+
+    def mirror(self, size: int, note: str) -> bool:
+        """Put the tree of ``size`` in the blob store as a static log mirror: its partial tiles
+        and bundles, then the signed checkpoint ``note`` (of that size) as ``checkpoint``; then
+        delete the partial tiles whose full tile is stored. Whether it was put: not if the
+        store holds this note or a larger tree's already, if a full tile of ``size`` is still
+        in Redis (cut over the next checkpoints), or if another process is mirroring now.
+        ``size`` must be one whose replicas hold it (a signed one), like a cut's."""
+        if self.blobs is None:
+            return False
+        digest = hashlib.sha256(note.encode()).hexdigest()
+        if not self._newer(size, digest) or not self._all_cut(size):  # one read, most often
+            return False
+        lock, owner = self._key("mirroring"), uuid.uuid4().hex
+        if not self.redis.set(lock, owner, nx=True, px=MIRROR_LOCK_MS):
+            return False
+        try:
+            if not self._newer(size, digest):  # another process put it meanwhile
+                return False
+            edge = tiles.partial_tiles(size)
+            paths = [tiles.tile_path(level, index, width) for level, index, width in edge]
+            if paths:  # recorded first: a crash after a put still leaves it to delete
+                self.redis.sadd(self.partials_key, *paths)
+            for (level, index, width), path in zip(edge, paths, strict=True):
+                data = self.tile(level, index, width, size)
+                assert data is not None  # partial_tiles names only tiles of the tree
+                self.blobs.put(path, data)
+            self.blobs.replace(tiles.CHECKPOINT, note.encode())
+            self.redis.hset(self.published_key, mapping={"stored": size, "stored-note": digest})
+            self._delete_partials()
+        finally:
+            self._unlock(keys=[lock], args=[owner])
+        return True
+
+    def _all_cut(self, size: int) -> bool:
+        """Whether every full tile of the tree of ``size`` is in the blob store."""
+        level = 0
+        while (below := tiles.hashes_below(level, size)) >= WIDTH:
+            if self.tiled(level) < below - below % WIDTH:
+                return False
+            level += 1
+        return True
+
+    def _newer(self, size: int, digest: str) -> bool:
+        """Whether the note of ``size`` (SHA-256 ``digest``) is newer than the store's: a larger
+        tree, or the same with other cosignatures."""
+        stored, stored_note = self.redis.hmget(self.published_key, ["stored", "stored-note"])
+        if stored is None:
+            return True
+        return size > int(stored) or (size == int(stored) and _text(stored_note) != digest)
+
+    def _delete_partials(self) -> None:
+        """Delete from the blob store the partial tiles whose full tile is stored."""
+        for raw in self.redis.smembers(self.partials_key):
+            path = _text(raw)
+            level, index, _width = tiles.parse_tile_path(path)
+            if self.tiled(0 if level == tiles.ENTRIES else int(level)) >= (index + 1) * WIDTH:
+                assert self.blobs is not None
+                self.blobs.delete(path)
+                self.redis.srem(self.partials_key, path)
+
+    def stored_size(self) -> int | None:
+        """The size of the checkpoint in the blob store (None: none was put there)."""
+        stored = self.redis.hget(self.published_key, "stored")
+        return None if stored is None else int(stored)
 
     def _check_edge(self) -> None:
         """After a cut of a log written before tiles: its right edge's heads into ``:edge``."""

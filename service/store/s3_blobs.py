@@ -139,6 +139,20 @@ class S3BlobStore:
                 raise BlobStoreError(f"{self.url}: put {name}: {error}") from error
         raise BlobStoreError(f"{self.url}: put {name}: conflicting writes kept failing")
 
+    def replace(self, name: str, data: bytes) -> None:
+        key = self._key(name)
+        try:  # one PUT: S3 answers every later GET with the old object or the new one whole
+            self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
+        except Exception as error:
+            raise BlobStoreError(f"{self.url}: replace {name}: {error}") from error
+
+    def delete(self, name: str) -> None:
+        key = self._key(name)
+        try:  # S3 answers 204 for a key that is not there as for one that was
+            self.client.delete_object(Bucket=self.bucket, Key=key)
+        except Exception as error:
+            raise BlobStoreError(f"{self.url}: delete {name}: {error}") from error
+
     def _same_or_conflict(self, name: str, data: bytes) -> None:
         if self.get(name) != data:
             raise BlobConflict(name)

@@ -1,6 +1,6 @@
 """``hearts archive run --once`` that SIGKILLs itself right after a named step of its first game
 (``written``, ``checked``, ``recorded``, ``removed``): ``python -m tests.archive.crashing_archiver
-STEP``. Its pass lock lasts half a second, so the next pass need not wait a minute."""
+STEP``. Its partition leases last half a second, so the next pass need not wait long for them."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     args = build_parser().parse_args(["archive", "run", "--once", *sys.argv[2:]])
-    raise SystemExit(run_once(args, on_step=crash, lock_ms=500))
+    raise SystemExit(run_once(args, on_step=crash, lease_ms=500))
 
 
 if __name__ == "__main__":

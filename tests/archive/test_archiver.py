@@ -112,6 +112,8 @@ def test_an_object_of_another_game_under_the_name_is_refused(hub):
 
 @pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
 def test_an_app_told_to_archive_moves_ended_games_itself(redis_client, key_prefix, backend_url):
+    from hearts_client.note import Verifier, open_checkpoint
+
     from service.api.factory import create_app
     from service.settings import Settings
     from tests.api.helpers import Hearts, poll
@@ -131,6 +133,17 @@ def test_an_app_told_to_archive_moves_ended_games_itself(redis_client, key_prefi
         store = app.extensions["hearts"].store
         poll(lambda: store.archive.record_of(game["id"]), lambda r: r is not None, 60)
         assert hearts.view(game["id"])["phase"] == "finished"  # read from the archive
+        # Its passes also put the public log's checkpoint in the archive, the game's leaf in
+        # it, with no request for one (the holder of partition 0 publishes).
+        log = app.extensions["hearts.log"]
+
+        def stored():
+            note = store.archive.blobs.get("checkpoint")
+            return None if note is None else open_checkpoint(note.decode(), key)[1]
+
+        key = Verifier.parse(log.vkey)
+        checkpoint = poll(stored, lambda found: found is not None and found.size == 1, 60)
+        assert checkpoint.root == log.tree.root(1)
     finally:
         app.extensions["hearts.stop"]()
 

@@ -8,6 +8,7 @@ from hearts_client.errors import HeartsProblem
 from hearts_client.note import Verifier, open_head
 
 from tests.api.helpers import chosen_seed
+from tests.background import settle
 from tests.replay.tamper import tamper
 
 
@@ -28,6 +29,8 @@ def test_the_client_keeps_the_newest_head_and_verifies_it(app) -> None:
                 seat.pass_cards(view["legal_cards"][: view["cards_to_pass"]])
             else:
                 seat.play(view["legal_cards"][0])
+    settle(app, [game_id])  # the bots' moves after ann's are made: the version rests
+    seat.refresh()
     head = open_head(client.heads[game_id], key)
     assert head.version == seat.view["version"]
     client.game(game_id)  # the same version again: still kept

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 from hearts_client import merkle
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # -- the naive reference: the RFC's definitions, recursion on the data, nothing shared ---------
@@ -68,12 +68,14 @@ def _leaves(data: list[bytes]) -> list[bytes]:
 sizes = st.integers(min_value=1, max_value=300)
 
 
+@settings(deadline=None)  # a shared machine's pauses are not a failure
 @given(n=st.integers(min_value=0, max_value=300))
 def test_the_root_is_the_rfc_root(n: int) -> None:
     data = _data(n)
     assert merkle.root(_leaves(data)) == naive_mth(data)
 
 
+@settings(deadline=None)  # a shared machine's pauses are not a failure
 @given(n=sizes, pick=st.integers(min_value=0))
 def test_an_inclusion_proof_is_the_rfc_path_and_verifies(n: int, pick: int) -> None:
     data = _data(n)
@@ -83,6 +85,7 @@ def test_an_inclusion_proof_is_the_rfc_path_and_verifies(n: int, pick: int) -> N
     merkle.verify_inclusion(merkle.leaf_hash(data[index]), index, n, proof, naive_mth(data))
 
 
+@settings(deadline=None)  # a shared machine's pauses are not a failure
 @given(n=sizes, pick=st.integers(min_value=0))
 def test_a_consistency_proof_is_the_rfc_proof_and_verifies(n: int, pick: int) -> None:
     data = _data(n)
@@ -92,6 +95,7 @@ def test_a_consistency_proof_is_the_rfc_proof_and_verifies(n: int, pick: int) ->
     merkle.verify_consistency(m, n, naive_mth(data[:m]), naive_mth(data), proof)
 
 
+@settings(deadline=None)  # a shared machine's pauses are not a failure
 @given(n=st.integers(min_value=2, max_value=200), pick=st.integers(min_value=0), data=st.data())
 def test_a_tampered_inclusion_proof_fails(n: int, pick: int, data: st.DataObject) -> None:
     leaves = _data(n)
@@ -113,6 +117,7 @@ def test_a_tampered_inclusion_proof_fails(n: int, pick: int, data: st.DataObject
             merkle.verify_inclusion(*args, root)
 
 
+@settings(deadline=None)  # a shared machine's pauses are not a failure
 @given(n=st.integers(min_value=2, max_value=200), pick=st.integers(min_value=0), data=st.data())
 def test_a_tampered_consistency_proof_fails(n: int, pick: int, data: st.DataObject) -> None:
     leaves = _data(n)

@@ -24,6 +24,7 @@ from hearts_client import merkle
 TILE_HEIGHT = 8
 TILE_WIDTH = 1 << TILE_HEIGHT  # hashes in a full tile
 ENTRIES = "entries"  # the "level" of entry bundles in their paths
+CHECKPOINT = "checkpoint"  # the signed checkpoint's path, beside ``tile/``
 MAX_LEVEL = 63
 
 # (level, start, count) -> the hashes of that level at start .. start + count - 1. A proof only
@@ -140,6 +141,21 @@ def tile_exists(level: int | str, index: int, width: int | None, size: int) -> b
     return index * TILE_WIDTH + count <= below
 
 
+def partial_tiles(size: int) -> list[tuple[int | str, int, int]]:
+    """(level or ``ENTRIES``, index, width) of each partial tile and bundle of a tree of
+    ``size``: the right edge of every level that does not end on a full tile."""
+    found: list[tuple[int | str, int, int]] = []
+    level = 0
+    while (below := hashes_below(level, size)) > 0:
+        index, width = divmod(below, TILE_WIDTH)
+        if width:
+            found.append((level, index, width))
+            if level == 0:
+                found.append((ENTRIES, index, width))
+        level += 1
+    return found
+
+
 def subtree_hash(read: ReadHashes, lo: int, hi: int) -> bytes:
     """MTH(D[lo:hi]) from the tree's stored hashes: one run of one tile for a complete subtree
     (2**k leaves from a multiple of 2**k), else the RFC's split into such subtrees."""
@@ -169,10 +185,12 @@ def consistency_proof(read: ReadHashes, size: int, old_size: int) -> list[bytes]
     return merkle.consistency_proof_of(lambda lo, hi: subtree_hash(read, lo, hi), size, old_size)
 
 
-def tile_reader(fetch: Callable[[str], bytes], size: int) -> ReadHashes:
+def tile_reader(fetch: Callable[[str], bytes | None], size: int) -> ReadHashes:
     """Reads hashes from the tiles of a tree of ``size`` (a checkpoint's) through ``fetch``
-    (a tile's path -> its bytes: a static host, a bucket), as a client of c2sp.org/tlog-tiles
-    does: the full tile where the tree has it, else the partial tile of its width."""
+    (a tile's path -> its bytes, None if there is none: a static host, a bucket, a copy of
+    either), as a client of c2sp.org/tlog-tiles does: the full tile where the tree has it, else
+    the partial tile of its width, else (a log may delete a partial tile once the full one is
+    there) the full tile's first hashes."""
     fetched: dict[str, list[bytes]] = {}
 
     def read(level: int, start: int, count: int) -> list[bytes]:
@@ -184,7 +202,14 @@ def tile_reader(fetch: Callable[[str], bytes], size: int) -> ReadHashes:
             )
         path = tile_path(level, index, None if width == TILE_WIDTH else width)
         if path not in fetched:
-            hashes = tile_hashes(fetch(path))
+            data = fetch(path)
+            if data is None and width != TILE_WIDTH:
+                full = fetch(tile_path(level, index))
+                if full is not None and len(tile_hashes(full)) == TILE_WIDTH:
+                    data = full[: width * merkle.HASH_SIZE]
+            if data is None:
+                raise TileError(f"{path} is not there")
+            hashes = tile_hashes(data)
             if len(hashes) != width:
                 raise TileError(f"{path} has {len(hashes)} hashes")
             fetched[path] = hashes

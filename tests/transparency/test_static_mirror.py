@@ -1,0 +1,189 @@
+"""The blob store as a complete static mirror of the public log (c2sp.org/tlog-tiles): a plain
+copy of its ``checkpoint`` and ``tile/`` files, and nothing else, verifies the log's signature,
+inclusion and consistency proofs with the hearts_client code, across a growth of the tree that
+cuts a full tile and deletes the partial tiles it replaces; the witness's cosignature reaches
+the copy; Redis keeps only what is not tiled yet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hearts_client import merkle, tiles
+from hearts_client.note import COSIGNATURE, Note, Signer, Verifier, open_checkpoint
+from hearts_client.witness import witness_once
+
+from service.api.factory import create_app
+from service.settings import Settings
+from service.store.blobs import BlobConflict, BlobStore
+from tests.transparency.test_tiles import head
+from tests.transparency.test_witness import transport
+
+
+@pytest.fixture
+def served(redis_client, key_prefix, blob_store):
+    """The service, its public log signing every request's tree (as an app built in a test
+    does) and keeping its tiles in an empty blob store of each backend (disk, S3)."""
+    witness = Signer("witness.test/w1", Ed25519PrivateKey.generate(), COSIGNATURE)
+    settings = Settings(key_prefix=key_prefix, log_witnesses=witness.verifier.vkey())
+    app = create_app(settings, redis=redis_client)
+    log = app.extensions["hearts.log"]
+    log.tree.blobs = blob_store
+    yield app, log, witness
+    app.extensions["hearts.stop"]()
+
+
+def grow(log, start: int, count: int) -> None:
+    for i in range(start, start + count):
+        log.tree.append(f"g{i:020x}", head(i))
+
+
+def static_copy(store: BlobStore, where: Path) -> Path:
+    """What a static host would serve: the store's ``checkpoint`` and ``tile/`` objects, as
+    plain files in a directory."""
+    for name in store.names():
+        if name == tiles.CHECKPOINT or name.startswith("tile/"):
+            path = where.joinpath(*name.split("/"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(store.get(name))
+    return where
+
+
+def files(root: Path) -> Callable[[str], bytes | None]:
+    def fetch(path: str) -> bytes | None:
+        found = root.joinpath(*path.split("/"))
+        return found.read_bytes() if found.is_file() else None
+
+    return fetch
+
+
+def checkpoint_of(root: Path, log_key: Verifier):
+    """The copy's checkpoint, its log signature checked: (note, checkpoint)."""
+    return open_checkpoint((root / tiles.CHECKPOINT).read_text(), log_key)
+
+
+def entry(fetch, size: int, index: int) -> bytes:
+    """Leaf ``index``'s data from the copy's entry bundles (the partial one of the tree's width,
+    else the full one)."""
+    bundle, offset = divmod(index, tiles.TILE_WIDTH)
+    width = min(tiles.TILE_WIDTH, size - bundle * tiles.TILE_WIDTH)
+    data = fetch(tiles.tile_path(tiles.ENTRIES, bundle, None if width == 256 else width))
+    if data is None:
+        data = fetch(tiles.tile_path(tiles.ENTRIES, bundle))
+    assert data is not None
+    return tiles.parse_entry_bundle(data)[offset]
+
+
+def check_inclusion(fetch, size: int, root: bytes, index: int) -> None:
+    read = tiles.tile_reader(fetch, size)
+    data = entry(fetch, size, index)
+    assert data == head(index).encode()
+    proof = tiles.inclusion_proof(read, size, index)
+    merkle.verify_inclusion(merkle.leaf_hash(data), index, size, proof, root)
+
+
+def test_a_copy_of_the_store_alone_verifies_the_log_as_it_grows(served, tmp_path):
+    app, log, _ = served
+    store = log.tree.blobs
+    log_key = Verifier.parse(log.vkey)
+
+    grow(log, 0, 100)
+    log.checkpoint()  # published: its partial tiles, then the note, go to the store
+    first = static_copy(store, tmp_path / "first")
+    _, old = checkpoint_of(first, log_key)
+    assert old.size == 100
+    assert tiles.tree_root(tiles.tile_reader(files(first), 100), 100) == old.root
+    for index in (0, 57, 99):
+        check_inclusion(files(first), 100, old.root, index)
+
+    grow(log, 100, 200)  # 300: tile 0 is full now, its partial tiles obsolete
+    log.checkpoint()
+    second = static_copy(store, tmp_path / "second")
+    _, new = checkpoint_of(second, log_key)
+    assert new.size == 300
+    fetch = files(second)
+    assert tiles.tree_root(tiles.tile_reader(fetch, 300), 300) == new.root
+    for index in (0, 57, 255, 256, 299):
+        check_inclusion(fetch, 300, new.root, index)
+    proof = tiles.consistency_proof(tiles.tile_reader(fetch, 300), 300, 100)
+    merkle.verify_consistency(100, 300, old.root, new.root, proof)
+    # The old checkpoint's tree, from the new copy: its partial tiles were deleted once tile 0
+    # was full, and the reader falls back on the full tile (as the spec lets a client).
+    assert fetch("tile/0/000.p/100") is None and fetch("tile/entries/000.p/100") is None
+    assert tiles.tree_root(tiles.tile_reader(fetch, 100), 100) == old.root
+
+    # What the store holds of the log: full tiles, this tree's partial ones, the note.
+    assert sorted(name for name in store.names() if name.startswith("tile/")) == [
+        "tile/0/000",
+        "tile/0/001.p/44",
+        "tile/1/000.p/1",
+        "tile/entries/000",
+        "tile/entries/001.p/44",
+    ]
+    # ... and Redis: the leaves not tiled yet, their heads, the partial tiles to delete later.
+    redis = log.tree.redis
+    assert redis.llen(log.tree.leaves_key) == 44 and redis.hlen(log.tree.edge_key) == 44
+    assert redis.scard(log.tree.partials_key) == 3
+    # The store's copy answers as the API does.
+    http = app.test_client()
+    assert http.get("/api/v1/log/checkpoint").get_data() == fetch(tiles.CHECKPOINT)
+    for path in ("tile/0/001.p/44", "tile/1/000.p/1", "tile/entries/001.p/44", "tile/0/000"):
+        assert http.get(f"/api/v1/log/{path}").get_data() == fetch(path)
+
+
+def test_the_store_keeps_the_newest_checkpoint_and_the_witness_cosignature(served, tmp_path):
+    app, log, witness = served
+    store = log.tree.blobs
+    log_key = Verifier.parse(log.vkey)
+    grow(log, 0, 20)
+    assert log.checkpoint() == store.get(tiles.CHECKPOINT).decode()
+    assert witness_once(*transport(app), tmp_path / "w.json", witness, log_key).size == 20
+    cosigned = log.checkpoint()  # the next publication puts the cosigned note in the store
+    assert store.get(tiles.CHECKPOINT).decode() == cosigned
+    assert Note.parse(cosigned).cosigners([witness.verifier]) == [witness.name]
+    # A tree signed on request at an older size never replaces the store's newer note.
+    log.checkpoint(10)
+    assert store.get(tiles.CHECKPOINT).decode() == cosigned
+    assert not log.tree.mirror(10, log.checkpoint(10))
+    assert log.tree.stored_size() == 20
+
+
+def test_nothing_goes_to_the_store_until_every_full_tile_is_there(served):
+    """A log written before tiles cuts 16 tiles a checkpoint: the store's note waits for all."""
+    _, log, _ = served
+    store = log.tree.blobs
+    grow(log, 0, 300)
+    log.tree.cut_tiles(300, most=0)  # as if nothing was cut yet
+    assert log.tree.mirror(300, "note") is False
+    assert store.get(tiles.CHECKPOINT) is None
+    assert log.tree.cut_tiles(300) >= 1
+    assert log.tree.mirror(300, log.checkpoint(300)) is True
+
+
+def test_the_checkpoint_is_replaced_and_partial_tiles_deleted_on_each_backend(blob_store):
+    """The two exceptions to write-once objects, both the public log's."""
+    blob_store.replace(tiles.CHECKPOINT, b"size 1")
+    blob_store.replace(tiles.CHECKPOINT, b"size 2")
+    assert blob_store.get(tiles.CHECKPOINT) == b"size 2"
+    with pytest.raises(BlobConflict):  # a put is still write-once
+        blob_store.put(tiles.CHECKPOINT, b"size 3")
+    blob_store.put("tile/0/000.p/3", b"x" * 96)
+    blob_store.delete("tile/0/000.p/3")
+    blob_store.delete("tile/0/000.p/4")  # not there: nothing to do
+    assert blob_store.get("tile/0/000.p/3") is None
+    assert sorted(blob_store.names()) == [tiles.CHECKPOINT]
+    with pytest.raises(ValueError):
+        blob_store.delete("../escape")
+
+
+def test_a_store_holding_another_tree_is_not_mirrored_over(served, caplog):
+    """A partial tile of other bytes under the name (another log wrote this store): the
+    checkpoint is answered all the same, the store's copy is left alone, and it is logged."""
+    _, log, _ = served
+    grow(log, 0, 5)
+    log.tree.blobs.put("tile/0/000.p/5", b"\0" * 160)
+    assert Note.parse(log.checkpoint()).text.splitlines()[1] == "5"
+    assert log.tree.blobs.get(tiles.CHECKPOINT) is None
+    assert "holds another tile" in caplog.text

@@ -83,7 +83,7 @@ def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(
         assert crashed.returncode == -9, crashed.stderr
         for game_id, before in games.items():  # found, in Redis or the archive or both
             assert hub.store.read(game_id) == before[0]
-        time.sleep(0.6)  # the dead pass's lock runs out
+        time.sleep(0.6)  # the dead pass's leases (500 ms) run out
     finished = _archive_run(hub, redis_server, None)
     assert finished.returncode == 0, finished.stderr
 

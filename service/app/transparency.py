@@ -331,6 +331,13 @@ class TransparencyLog:
             # Not at every checkpoint while the store is down: each try costs its timeouts.
             self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
             log.warning("the public log's tiles were not cut (retried later): %s", error)
+        except BlobConflict as conflict:  # a restored log meets the lost future's tiles
+            self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
+            log.error(
+                "the public log's store holds another tile at %s: not cut (after a restore, "
+                "`hearts archive prune-tiles`: docs/operations.md)",
+                conflict,
+            )
 
     def _await_replicas(self, size: int) -> None:
         """Sign a size only once HEARTS_MIN_REPLICAS replicas hold it (else NotReplicated:

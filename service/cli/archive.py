@@ -39,6 +39,13 @@ def add_parser(subparsers: Any) -> None:
         help="find the games that ended before the archiver kept its index (reads every log)",
     )
     b.set_defaults(func=run_backfill)
+    t = sub.add_parser(
+        "prune-tiles",
+        help="after a restore: list (or with --yes delete) the public log's tiles in the archive "
+        "that reach past the restored log (docs/operations.md, backup and restore)",
+    )
+    t.add_argument("--yes", action="store_true", help="delete them (default: only list them)")
+    t.set_defaults(func=run_prune_tiles)
 
 
 def run_backfill(args: argparse.Namespace) -> int:
@@ -47,6 +54,18 @@ def run_backfill(args: argparse.Namespace) -> int:
     with open_store() as store:
         found = Archiver(store, store.archive, after_seconds=0).backfill()
     print(json.dumps({"ended": found}))
+    return OK
+
+
+def run_prune_tiles(args: argparse.Namespace) -> int:
+    from service.store.game_tree import GameTree
+
+    with open_store() as store:
+        tree = GameTree(store.redis, store.prefix, store.archive.blobs)
+        if args.yes:
+            print(json.dumps({"size": tree.size(), "deleted": tree.forget_tiles_past_tree()}))
+        else:
+            print(json.dumps({"size": tree.size(), "past": tree.tiles_past_tree()}))
     return OK
 
 

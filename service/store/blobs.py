@@ -74,7 +74,8 @@ class BlobStore(Protocol):
         object or the new one whole): only the public log's checkpoint."""
 
     def delete(self, name: str) -> None:
-        """Remove the object, if there is one: only the public log's obsolete partial tiles."""
+        """Remove the object, if there is one: only the public log's obsolete partial tiles
+        (and, by an operator after a restore, its tiles past the restored log)."""
 
 
 class DiskBlobStore:

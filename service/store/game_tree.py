@@ -184,6 +184,12 @@ def _game_id(head: bytes) -> str:
     return ""
 
 
+def _checkpoint_size(note: bytes) -> int:
+    """The tree size a signed checkpoint note names (its second line); 0 if unreadable."""
+    lines = note.decode(errors="replace").splitlines()
+    return int(lines[1]) if len(lines) > 1 and lines[1].isdigit() else 0
+
+
 class _TileCache:
     """Full tiles read from the blob store, the most recently used kept (they never change)."""
 
@@ -505,6 +511,41 @@ class GameTree:
                 assert self.blobs is not None
                 self.blobs.delete(path)
                 self.redis.srem(self.partials_key, path)
+
+    def tiles_past_tree(self) -> list[str]:
+        """The blob store's tiles and bundles whose leaves reach past this tree's size: after a
+        restore of Redis from a copy older than the archive's, the tiles the lost future cut,
+        which the restored log would cut again over other games (a BlobConflict). Nothing of
+        the tree's own: its tiles never reach past its size."""
+        if self.blobs is None:
+            return []
+        size, past = self.size(), []
+        for path in self.blobs.names("tile/"):
+            try:
+                level, index, width = tiles.parse_tile_path(path)
+            except tiles.TileError:
+                continue  # not a tile: not the log's to judge
+            height = 0 if level == tiles.ENTRIES else int(level)
+            reach = (index * WIDTH + (WIDTH if width is None else width)) * WIDTH**height
+            if reach > size:
+                past.append(path)
+        return sorted(past)
+
+    def forget_tiles_past_tree(self) -> list[str]:
+        """Delete :meth:`tiles_past_tree` from the blob store (and the store's checkpoint, if
+        it is of a larger tree); what was deleted. For an operator after a restore only: run
+        on a store that another log shares, it would delete that log's tiles."""
+        past = self.tiles_past_tree()
+        assert self.blobs is not None or not past
+        for path in past:
+            self.blobs.delete(path)  # type: ignore[union-attr]
+        note = self.blobs.get(tiles.CHECKPOINT) if self.blobs is not None else None
+        if note is not None and _checkpoint_size(note) > self.size():
+            self.blobs.delete(tiles.CHECKPOINT)  # type: ignore[union-attr]
+            self.redis.hdel(self.published_key, "stored", "stored-note")
+            past.append(tiles.CHECKPOINT)
+        self._cache = _TileCache(self._cache.capacity)
+        return past
 
     def stored_size(self) -> int | None:
         """The size of the checkpoint in the blob store (None: none was put there)."""

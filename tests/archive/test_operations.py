@@ -61,3 +61,10 @@ def test_the_archive_commands(hub: World, redis_server, monkeypatch, capsys):
     assert (status["archived"], status["hot"], status["ended_hot"]) == (1, 0, 0)
     assert status["archived_bytes"] == hub.archive.record_of(game_id).bytes > 0
     assert main(["archive", "run"]) == 2
+    hub.archive.blobs.put("tile/0/007", b"\0" * 32 * 256)  # a lost future's tile
+    assert main(["archive", "prune-tiles"]) == 0
+    assert json.loads(capsys.readouterr().out)["past"] == ["tile/0/007"]
+    assert hub.archive.blobs.get("tile/0/007") is not None  # only listed
+    assert main(["archive", "prune-tiles", "--yes"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == ["tile/0/007"]
+    assert hub.archive.blobs.get("tile/0/007") is None

@@ -18,6 +18,7 @@ from hearts_client.witness import witness_once
 from service.api.factory import create_app
 from service.settings import Settings
 from service.store.blobs import BlobConflict, BlobStore
+from service.store.game_tree import GameTree
 from tests.transparency.test_tiles import head
 from tests.transparency.test_witness import transport
 
@@ -187,3 +188,65 @@ def test_a_store_holding_another_tree_is_not_mirrored_over(served, caplog):
     assert Note.parse(log.checkpoint()).text.splitlines()[1] == "5"
     assert log.tree.blobs.get(tiles.CHECKPOINT) is None
     assert "holds another tile" in caplog.text
+
+
+def test_a_log_restored_from_an_older_copy_prunes_the_lost_futures_tiles(served, key_prefix):
+    """Redis restored from a copy older than the archive's (docs/operations.md): the store holds
+    the tiles the lost future cut, which the restored log, growing over other games, would cut
+    again with other bytes. `hearts archive prune-tiles` lists exactly those (nothing of the
+    restored tree) and deletes them; the restored log then cuts and mirrors, and verifies."""
+    _, future, _ = served
+    store = future.tree.blobs
+    grow(future, 0, 600)  # the lost future: two full tiles cut, a partial edge, its note
+    future.checkpoint()
+    assert store.get("tile/0/001") is not None
+    restored = GameTree(future.tree.redis, f"{key_prefix}-restored", store)
+    for i in range(300):  # the copy held its first 300 leaves; then other games finish
+        restored.append(f"g{i:020x}", head(i))
+    for i in range(300, 600):
+        restored.append(f"g{i:020x}", head(i + 10_000))
+    restored.cut_tiles(256)  # tile 0: the same leaves, the same bytes
+    with pytest.raises(BlobConflict):
+        restored.cut_tiles(600)
+
+    past = restored.tiles_past_tree()  # reaching past 600 leaves: none yet (both are 600)
+    assert past == [] and restored.size() == 600
+    trimmed = GameTree(future.tree.redis, f"{key_prefix}-copy", store)
+    for i in range(300):  # as restored, before any new game: size 300
+        trimmed.append(f"g{i:020x}", head(i))
+    assert trimmed.tiles_past_tree() == [
+        "tile/0/001",
+        "tile/0/002.p/88",
+        "tile/1/000.p/2",
+        "tile/entries/001",
+        "tile/entries/002.p/88",
+    ]
+    deleted = trimmed.forget_tiles_past_tree()
+    assert "checkpoint" in deleted and store.get("tile/0/000") is not None  # its own stays
+    assert sorted(name for name in store.names() if name.startswith("tile/")) == [
+        "tile/0/000",
+        "tile/entries/000",
+    ]
+    for i in range(300, 600):  # the restored log grows over other games, cut without conflict
+        trimmed.append(f"g{i:020x}", head(i + 10_000))
+    assert trimmed.cut_tiles(600) == 2
+    assert trimmed.mirror(600, "the restored log's note") is True
+    fetch = files_of(store)
+    for index in (0, 299, 300, 511, 599):
+        proof = tiles.inclusion_proof(tiles.tile_reader(fetch, 600), 600, index)
+        data = entry(fetch, 600, index)
+        merkle.verify_inclusion(merkle.leaf_hash(data), index, 600, proof, trimmed.root(600))
+
+
+def test_a_conflicting_full_tile_is_logged_and_the_checkpoint_answered(served, caplog):
+    """A full tile the store holds with other bytes (a restore not pruned yet): the request
+    that signs a checkpoint answers, and the log names the command that fixes it."""
+    _, log, _ = served
+    log.tree.blobs.put("tile/0/000", b"\1" * 32 * 256)
+    grow(log, 0, 300)
+    assert Note.parse(log.checkpoint()).text.splitlines()[1] == "300"
+    assert "hearts archive prune-tiles" in caplog.text
+
+
+def files_of(store: BlobStore) -> Callable[[str], bytes | None]:
+    return store.get

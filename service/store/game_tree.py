@@ -36,7 +36,8 @@ scripts may name them all)::
                                   deleted (at most a few per level)
     <prefix>:{tlog}:mirroring     string: held (SET NX PX) by the process mirroring now
     <prefix>:{tlog}:cosig:<size>  hash: witness name -> its cosignature line on the checkpoint
-                                  of that size
+                                  of that size; kept for the last COSIGNED_SIZES_KEPT sizes
+    <prefix>:{tlog}:cosigned      sorted set: the sizes with cosignatures kept (score: size)
 
 A log written before tiles (every leaf hash in ``:leaves``, no ``:tiled`` or ``:edge``) is the
 same layout with nothing tiled: it proves as it is, and its first cut moves its full tiles out
@@ -153,6 +154,11 @@ return 0
 """
 
 WIDTH = tiles.TILE_WIDTH
+# Cosignatures kept for this many checkpoint sizes, the newest: a witness cosigns each checkpoint
+# it sees, one per publication, so without a bound they pile up for good. Older sizes' notes
+# are still served, signed by the log, without their cosignatures (the store's mirrored note
+# keeps the newest's).
+COSIGNED_SIZES_KEPT = 1024
 MIRROR_LOCK_MS = 60_000  # a mirroring process that died holds the others off this long
 
 
@@ -567,7 +573,15 @@ class GameTree:
         return fence_and_wait(self.redis, self._key("fence"), size, wanted, timeout_ms)
 
     def add_cosignature(self, size: int, witness: str, line: str) -> None:
-        self.redis.hset(self.cosig_key(size), witness, line)
+        cosigned = self._key("cosigned")
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(self.cosig_key(size), witness, line)
+        pipe.zadd(cosigned, {str(size): size})
+        pipe.zrange(cosigned, 0, -COSIGNED_SIZES_KEPT - 1)  # the oldest beyond the bound
+        old = [_text(found) for found in pipe.execute()[2]]
+        if old:  # a crash here leaves them for the next cosignature to drop
+            self.redis.delete(*(self.cosig_key(int(found)) for found in old))
+            self.redis.zrem(cosigned, *old)
 
     def cosignatures(self, size: int) -> list[str]:
         found = self.redis.hgetall(self.cosig_key(size))

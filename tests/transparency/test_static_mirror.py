@@ -250,3 +250,25 @@ def test_a_conflicting_full_tile_is_logged_and_the_checkpoint_answered(served, c
 
 def files_of(store: BlobStore) -> Callable[[str], bytes | None]:
     return store.get
+
+
+def test_cosignatures_are_kept_for_the_newest_sizes_only(served, monkeypatch):
+    """A witness cosigns every checkpoint it sees: the log keeps the newest sizes' only."""
+    from service.store import game_tree
+
+    _, log, _ = served
+    monkeypatch.setattr(game_tree, "COSIGNED_SIZES_KEPT", 3)
+    for size in range(1, 7):
+        log.tree.add_cosignature(size, "witness.test/w1", f"line {size}\n")
+    assert [log.tree.cosignatures(size) for size in range(1, 7)] == [
+        [],
+        [],
+        [],
+        ["line 4\n"],
+        ["line 5\n"],
+        ["line 6\n"],
+    ]
+    redis = log.tree.redis
+    assert sorted(k for k in redis.scan_iter(f"{log.tree.prefix}:{{tlog}}:cosig:*")) == sorted(
+        log.tree.cosig_key(size).encode() for size in (4, 5, 6)
+    )

@@ -7,6 +7,7 @@ The public view shows no secret at all: counts and played cards only.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -282,6 +283,7 @@ def seat_view(state: GameState, seat: int) -> SeatView:
     return SeatView(public_view(state), seat, own, legal, passed, received, to_pass)
 
 
+@functools.lru_cache(maxsize=4096)  # a completed trick never changes: every view shares it
 def _trick_view(trick: CompletedTrick) -> TrickView:
     return TrickView(trick.number, trick.leader, _plays(trick.plays), trick.winner, trick.points)
 

@@ -82,7 +82,8 @@ class Scratch:
 
     def run(self, *args: str, expect_ok: bool = True) -> str:
         env = {
-            **os.environ,
+            # Not this run's pytest-xdist worker (nor its current test): a process of its own.
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
             # The copy's packages, before the worktree's editable install.
             "PYTHONPATH": f"{self.root}{os.pathsep}{self.root / 'clients/python/src'}",
         }

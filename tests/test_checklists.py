@@ -350,7 +350,11 @@ def test_a_view_shows_the_hands_the_limit_still_allows() -> None:
 """,
     )
     assert_followed(s, "A view field")
-    s.pytest("tests/client/test_models.py", "tests/domain/test_views_wire.py")
+    s.pytest(
+        "tests/client/test_models.py",
+        "tests/domain/test_views_wire.py",
+        "tests/test_docs_tables.py::test_the_readme_views_list_names_every_view_field",
+    )
     s.run(sys.executable, "-c", DOCUMENTED)  # the API document shows it
     s.record_examples("hands_left", recorded=True)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from bench.arena_openspiel import ArenaMismatch, Timing
 from bots.specs import make_bot
-from domain.cards import Card
 from domain.rules import RuleOptions
-from domain.views import PublicView, SeatSummary, SeatView, TrickView
+from domain.views import SeatView
+from domain.wire import from_json
 
 API = "/api/v1/games"
 # (command, body) for a seat's turn, from its view
@@ -99,62 +99,7 @@ def _check_rules(served: dict[str, Any], asked: dict[str, Any]) -> None:
 
 def seat_view_of(view: dict[str, Any]) -> SeatView:
     """The domain's SeatView from its JSON form (``SeatView.to_dict``), for our bots."""
-    cards = _cards
-    public = PublicView(
-        game_id=view["id"],
-        phase=view["phase"],
-        rules=view["rules"],
-        hand_number=view["hand_number"],
-        dealer=view["dealer"],
-        pass_direction=view["pass_direction"],
-        turn=view["turn"],
-        awaiting=tuple(view["awaiting"]),
-        current_trick=tuple((p["seat"], Card(p["card"])) for p in view["current_trick"]),
-        tricks=tuple(
-            TrickView(
-                t["number"],
-                t["leader"],
-                tuple((p["seat"], Card(p["card"])) for p in t["cards"]),
-                t["winner"],
-                t["points"],
-            )
-            for t in view["tricks"]
-        ),
-        hearts_broken=view["hearts_broken"],
-        scores=tuple(view["scores"]),
-        seats=tuple(
-            SeatSummary(
-                s["seat"],
-                s["name"],
-                s["bot"],
-                s["player_id"],
-                s["guest"],
-                s["hand_size"],
-                s["points_this_hand"],
-                s["has_passed"],
-            )
-            for s in view["seats"]
-        ),
-        seed_commitment=view["seed_commitment"],
-        moon_shooter=view["moon_shooter"],
-        shot=view.get("shot"),
-        winners=tuple(view["winners"]),
-        abandoned_by=view.get("abandoned_by"),
-    )
-    passed = view["passed_cards"]
-    return SeatView(
-        public,
-        view["seat"],
-        cards(view["hand"]),
-        cards(view["legal_cards"]),
-        None if passed is None else cards(passed),
-        cards(view["received_cards"]),
-        view["cards_to_pass"],
-    )
-
-
-def _cards(names: list[str]) -> tuple[Card, ...]:
-    return tuple(Card(c) for c in names)
+    return from_json(SeatView, view)
 
 
 class OurAgent:

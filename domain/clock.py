@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from .commands import TimeOut
 from .errors import InvalidCommand, NotYourTurn, TimeNotUp
@@ -34,7 +33,7 @@ from .events import (
     SeatTimedOut,
 )
 from .state import GameState, Phase
-from .views import awaiting
+from .views import ClockView, SeatClock, awaiting
 
 
 def moment(at: str) -> float:
@@ -165,26 +164,26 @@ def decide_timeout(
     return events
 
 
-def clock_view(clock: Clock | None, state: GameState) -> dict[str, Any] | None:
+def clock_view(clock: Clock | None, state: GameState) -> ClockView | None:
     """What a view shows of the clock (anyone may see it): the per-decision seconds, each
     seat's reserve, deadline (ISO-8601 UTC, None if its clock does not run) and timeouts."""
     if clock is None:
         return None
     due = deadlines(clock, state)
-    return {
-        "seconds_per_decision": state.rules.seconds_per_decision,
-        "seats": [
-            {
-                "seat": s,
-                "reserve_seconds": round(clock.reserve[s], 3),
-                "deadline": iso(due[s]) if s in due else None,
-                "timeouts": clock.timeouts[s],
-                "timeouts_in_a_row": clock.in_a_row[s],
-                "away": state.seats[s].player and state.seats[s].bot is not None,
-            }
+    return ClockView(
+        seconds_per_decision=state.rules.seconds_per_decision,
+        seats=tuple(
+            SeatClock(
+                seat=s,
+                reserve_seconds=round(clock.reserve[s], 3),
+                deadline=iso(due[s]) if s in due else None,
+                timeouts=clock.timeouts[s],
+                timeouts_in_a_row=clock.in_a_row[s],
+                away=state.seats[s].player and state.seats[s].bot is not None,
+            )
             for s in range(len(clock.started))
-        ],
-    }
+        ),
+    )
 
 
 def iso(seconds: float) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .ratings import RatedGame
 from .scoreboard import RELEVANT, Scoreboard, SourceEvent, apply, skip
-from .stats import COUNTER_MERGES, merge_counters
+from .stats import COUNTER_MERGES, STORE_OPERATION, merge_counters
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ def fold_batch(
         end_run(game_id)
     written = {g: b for g, b in boards.items() if changed.get(g) and b is not None}
     counters = [
-        (COUNTER_MERGES[counter].value, field, value)
+        (STORE_OPERATION[COUNTER_MERGES[counter]], field, value)
         for field, (counter, value) in parts.items()
         if value
     ]

@@ -2,7 +2,8 @@
 
 Each counter declares, in ``COUNTER_MERGES``, how partial values kept in different places (one
 per log partition) combine: ``sum`` for the counts (addition, in any order), ``max`` or ``min``
-for a best or worst. ``merge_counters`` is the one merge every read path uses. The derived
+for a best or worst, ``latest`` for the value counted last, ``set`` for the union of what was
+counted. ``merge_counters`` is the one merge every read path uses. The derived
 figures (rates and averages) are computed from the merged counters, never stored.
 
 Figures are kept per *who*: a registered player's seats under ``PLAYER_MARK`` + its player id
@@ -43,13 +44,63 @@ class Merge(StrEnum):
     SUM = "sum"  # a count: the parts add up
     MAX = "max"  # a best: the largest part
     MIN = "min"  # a worst (or first): the smallest part
+    # The value counted last: each part is a value and when it was counted, packed by
+    # ``latest(when, value)``; the merge keeps the later (``count`` gives its value back).
+    LATEST = "latest"
+    # Which of some small numbers (0 to 52: a seat, a player count, a card) were ever counted: a
+    # bit mask of ``member(n)``; the merge is the union (``members`` lists them).
+    SET = "set"
 
 
 _COMBINE: dict[Merge, Callable[[int, int], int]] = {
     Merge.SUM: operator.add,
     Merge.MAX: max,
     Merge.MIN: min,
+    Merge.LATEST: max,  # the packed part with the later time is the greater
+    Merge.SET: operator.or_,
 }
+
+# The operation the store applies to a part, as generic as the store is (service/store/
+# read_models.py knows no counter and no merge but these): a latest is the greater packed part.
+STORE_OPERATION: dict[Merge, str] = {
+    Merge.SUM: "sum",
+    Merge.MAX: "max",
+    Merge.MIN: "min",
+    Merge.LATEST: "max",
+    Merge.SET: "or",
+}
+
+# A latest part: the time (whole seconds since the epoch) above, the value (offset so a negative
+# one packs too) in the low bits; under 2**53, so Redis's Lua compares it exactly.
+_VALUE_BITS = 21
+_VALUE_OFFSET = 1 << (_VALUE_BITS - 1)
+MAX_SET_MEMBER = 52
+
+
+def latest(when: float, value: int) -> int:
+    """A part of a ``Merge.LATEST`` counter: ``value`` (under 2**20 either way), counted at
+    ``when`` (seconds since the epoch); the merge keeps the part counted later."""
+    if not -_VALUE_OFFSET <= value < _VALUE_OFFSET:
+        raise ValueError(f"a latest value is under 2**20 either way, not {value}")
+    return (int(when) << _VALUE_BITS) | (value + _VALUE_OFFSET)
+
+
+def latest_value(part: int) -> int:
+    """The value of a packed latest part."""
+    return (part & ((1 << _VALUE_BITS) - 1)) - _VALUE_OFFSET
+
+
+def member(n: int) -> int:
+    """A part of a ``Merge.SET`` counter: the set of ``n`` alone."""
+    if not 0 <= n <= MAX_SET_MEMBER:
+        raise ValueError(f"a set counter holds 0 to {MAX_SET_MEMBER}, not {n}")
+    return 1 << n
+
+
+def members(mask: int) -> frozenset[int]:
+    """The numbers of a set counter's mask."""
+    return frozenset(n for n in range(MAX_SET_MEMBER + 1) if mask >> n & 1)
+
 
 # The counters, in the order they are shown, each with its merge: the one place a counter is
 # declared. Each sum is over participations of:
@@ -112,7 +163,12 @@ class PlayerStats:
         return self.rating.rating if self.rating is not None else None
 
     def count(self, counter: str) -> int:
-        return int(self.counters.get(counter, 0))
+        """The counter's value: a sum, an extreme, the latest value (0 before any), or a set's
+        mask (``members`` reads it)."""
+        value = int(self.counters.get(counter, 0))
+        if value and COUNTER_MERGES.get(counter) is Merge.LATEST:
+            return latest_value(value)
+        return value
 
     @property
     def win_rate(self) -> float | None:

@@ -1,13 +1,17 @@
 """Every hand-kept list against its source (issue 24): the README's error table against the
 problem catalogue, docs/projections.md's figures table and the web leaderboard's columns against
-``FIGURES``. A failure names what is missing where, so a new problem type or figure is caught the
-moment it exists, whoever adds it."""
+``FIGURES``, docs/rules.md's options table against ``OPTIONS``, README's views list against
+the views' declaration (domain/views.py). A failure names what is missing where, so a new
+problem type, figure, option or view field is caught the moment it exists, whoever adds it."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from domain.rules import OPTIONS
+from domain.views import VIEWS
+from domain.wire import json_fields
 from projections.stats import FIGURES
 from service.api.problems import CATALOGUE
 
@@ -64,3 +68,21 @@ def test_the_web_leaderboard_has_a_column_for_every_figure() -> None:
     missing = sorted(set(FIGURES) - shown - NOT_IN_THE_WEB_LEADERBOARD)
     assert not missing, f"service/web/static (boards.js FIGURES) has no column for: {missing}"
     assert set(FIGURES) >= NOT_IN_THE_WEB_LEADERBOARD, "a figure named here no longer exists"
+
+
+def test_the_rules_doc_lists_every_option() -> None:
+    listed = [CODE.findall(cells[0]) for cells in table(ROOT / "docs" / "rules.md", "| Option |")]
+    names = [name for found in listed for name in found]
+    missing = sorted(set(OPTIONS) - set(names))
+    assert not missing, f"docs/rules.md's options table has no row for: {missing}"
+    unknown = sorted(set(names) - set(OPTIONS))
+    assert not unknown, f"docs/rules.md's options table lists options OPTIONS lacks: {unknown}"
+
+
+def test_the_readme_views_list_names_every_view_field() -> None:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("- **Views** carry")
+    listed = set(re.findall(r"`([a-z_]+)`", text[start : text.index("\n- **", start + 1)]))
+    for name, parts in VIEWS.items():
+        missing = [f.name for f in json_fields(*parts) if f.name not in listed]
+        assert not missing, f"README.md's **Views** list does not name {name}'s {missing}"

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Response, current_app, json, request
 
 from domain.clock import clock_view
-from domain.views import public_view, seat_view
+from domain.views import Contribution, NextDeal, Served, public_view, seat_view
 from service.api.problems import Problem
 from service.app import game_log
 from service.app.auth import bearer_token, credential_of
@@ -118,30 +118,33 @@ def etag(version: int, seat: int | None = None) -> str:
 
 
 def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[str, Any]:
+    """The JSON view (``domain.views.VIEWS``): the domain's view of the state, then what the
+    service keeps beside it."""
     state = snap_state.state
     view = public_view(state) if seat is None else seat_view(state, seat)
     out = view.to_dict()
-    out["version"] = version
-    # The creator chose the deals (a seed or explicit deals): anyone who knows them can know
-    # every hand, so every viewer is told (the web table shows a badge).
-    out["arranged"] = not snap_state.plan.empty
-    out["imported"] = snap_state.imported
-    # The turn clock (domain/clock.py): each seat's deadline and reserve, so a client draws a
-    # countdown without asking again; null for a game without one.
-    out["clock"] = clock_view(snap_state.clock, state)
     # The next hand's deal (issue 21): the server's seed committed for it, and the players'
     # contributions so far; null in a game whose creator chose its deals.
     committed = snap_state.committed
     ahead = committed is not None and committed.hand_number == state.hand_number + 1
-    out["next_deal"] = (
-        {
-            "hand_number": committed.hand_number,
-            "seed_commitment": committed.seed_commitment,
-            "contributions": [{"seat": s, "seed": text} for s, text in state.contributions],
-        }
+    served = Served(
+        version=version,
+        # The creator chose the deals (a seed or explicit deals): anyone who knows them can
+        # know every hand, so every viewer is told (the web table shows a badge).
+        arranged=not snap_state.plan.empty,
+        imported=snap_state.imported,
+        # The turn clock (domain/clock.py): each seat's deadline and reserve, so a client
+        # draws a countdown without asking again; null for a game without one.
+        clock=clock_view(snap_state.clock, state),
+        next_deal=NextDeal(
+            hand_number=committed.hand_number,
+            seed_commitment=committed.seed_commitment,
+            contributions=tuple(Contribution(s, text) for s, text in state.contributions),
+        )
         if ahead and committed is not None and snap_state.plan.empty
-        else None
+        else None,
     )
+    out.update(served.to_dict())
     return out
 
 

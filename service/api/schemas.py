@@ -5,11 +5,13 @@ document at /api/v1/openapi.json is generated from them. Unknown request fields 
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Literal, get_args, get_origin
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bots import bot_names
+from domain.cards import Card
 from domain.events import EVENT_TYPES
 from domain.names import MAX_NAME_LENGTH
 from domain.rules import (
@@ -21,6 +23,19 @@ from domain.rules import (
     PassDirection,
     RuleOptions,
 )
+from domain.views import (
+    VIEWS,
+    ClockView,
+    Contribution,
+    NextDeal,
+    Play,
+    SeatClock,
+    SeatSummary,
+    ShotView,
+    TrickView,
+    ViewPhase,
+)
+from domain.wire import WireField, is_structure, item_of, json_fields, optional_of
 from projections.ratings import PROVISIONAL_GAMES, PROVISIONAL_OPPONENTS
 from projections.stats import FIGURES
 from service.api.event_ids import NOTICE_ID, NoticeIdParameter
@@ -33,7 +48,7 @@ SEAT_RANGE = validate.Range(0, OPTIONS["players"].maximum - 1)
 MAX_SEATS = OPTIONS["players"].maximum
 MAX_HAND = 52 // OPTIONS["players"].minimum  # the largest hand: 17 cards with 3 players
 MAX_DEALS = 100  # explicit deals given at creation; later hands are dealt from the seed
-PHASES = ["waiting", "dealing", "passing", "playing", "moon_choice", "finished", "expired"]
+PHASES = list(get_args(ViewPhase))
 MAX_NAME = MAX_NAME_LENGTH  # domain/names.py: a nickname's bound, after normalization
 
 
@@ -307,153 +322,69 @@ class CreatedSchema(Schema):
     seats = fields.List(fields.Nested(SeatSummarySchema))
 
 
-class PlayCardSchema(Schema):
-    seat = fields.Integer()
-    card = card()
+# -- the views, generated from their declaration (domain/views.py; domain/wire.py reads it) -----
+
+# The component each view structure is documented as in the OpenAPI document.
+_VIEW_COMPONENTS: dict[type, str] = {
+    Play: "PlayCard",
+    TrickView: "Trick",
+    SeatSummary: "SeatPublic",
+    SeatClock: "SeatClock",
+    ClockView: "Clock",
+    Contribution: "ContributionView",
+    NextDeal: "NextDeal",
+    ShotView: "Shot",
+}
 
 
-class TrickSchema(Schema):
-    number = fields.Integer()
-    leader = fields.Integer()
-    cards = fields.List(fields.Nested(PlayCardSchema))
-    winner = fields.Integer(allow_none=True)
-    points = fields.Integer(allow_none=True)
+def _view_field(tp: Any, doc: str | None = None, *, allow_none: bool = False) -> fields.Field:
+    """The marshmallow field of a view field of type ``tp`` (domain/wire.py says what each type
+    is in JSON; this says how the document shows it)."""
+    kwargs: dict[str, Any] = {"metadata": {"description": doc} if doc else {}}
+    if allow_none:
+        kwargs["allow_none"] = True
+    inner = optional_of(tp)
+    if inner is not None:
+        return _view_field(inner, doc, allow_none=True)
+    inner = item_of(tp)
+    if inner is not None:
+        return fields.List(_view_field(inner), **kwargs)
+    if tp is Card:
+        return card(**kwargs)
+    if tp is RuleOptions:
+        return fields.Dict(metadata={**rule_options_schema(request=False), **kwargs["metadata"]})
+    if get_origin(tp) is Literal:
+        return fields.String(validate=validate.OneOf(list(get_args(tp))), **kwargs)
+    if is_structure(tp):
+        return fields.Nested(_view_schema(tp), **kwargs)
+    simple = {int: fields.Integer, float: fields.Float, str: fields.String, bool: fields.Boolean}
+    if tp in simple:
+        return simple[tp](**kwargs)
+    if tp is dict or get_origin(tp) is dict:
+        return fields.Dict(**kwargs)
+    raise TypeError(f"{tp}: no schema for this view field's type (domain/wire.py)")
 
 
-class SeatPublicSchema(Schema):
-    seat = fields.Integer()
-    name = fields.String(allow_none=True)
-    bot = fields.String(allow_none=True)
-    player_id = fields.String(
-        allow_none=True,
-        metadata={"description": "The registered player who joined the seat (with their key)"},
-    )
-    guest = fields.Boolean(
-        metadata={"description": "A person joined the seat without a player's key"}
-    )
-    hand_size = fields.Integer()
-    points_this_hand = fields.Integer()
-    has_passed = fields.Boolean()
+def _schema(component: str, declared: tuple[WireField, ...]) -> type[Schema]:
+    made = {f.name: _view_field(f.type, f.doc) for f in declared}
+    return Schema.from_dict(made, name=f"{component}Schema")
 
 
-class SeatClockSchema(Schema):
-    seat = fields.Integer()
-    reserve_seconds = fields.Float(metadata={"description": "Seconds of reserve left"})
-    deadline = fields.String(
-        allow_none=True,
-        metadata={
-            "description": "When this seat's time to decide runs out (ISO-8601 UTC); null "
-            "when it has nothing to decide or a bot plays it"
-        },
-    )
-    timeouts = fields.Integer(metadata={"description": "Timeouts in this game"})
-    timeouts_in_a_row = fields.Integer()
-    away = fields.Boolean(
-        metadata={"description": "A bot plays the seat until its player comes back"}
-    )
+@functools.cache
+def _view_schema(structure: type) -> type[Schema]:
+    return _schema(_VIEW_COMPONENTS[structure], json_fields(structure))
 
 
-class ClockSchema(Schema):
-    seconds_per_decision = fields.Integer()
-    seats = fields.List(fields.Nested(SeatClockSchema))
-
-
-class ContributionViewSchema(Schema):
-    seat = fields.Integer()
-    seed = fields.String()
-
-
-class NextDealSchema(Schema):
-    hand_number = fields.Integer()
-    seed_commitment = fields.String(
-        metadata={"description": "The server's seed for that hand, committed: SHA-256 of salt:seed"}
-    )
-    contributions = fields.List(fields.Nested(ContributionViewSchema))
-
-
-class ShotSchema(Schema):
-    kind = fields.String(validate=validate.OneOf(["moon", "sun"]))
-    points = fields.Integer(
-        metadata={
-            "description": "The shot's points: the rules' moon points (26 in a standard "
-            "deck), or twice that for the sun"
-        }
-    )
-
-
-class PublicViewSchema(Schema):
-    id = fields.String()
-    version = fields.Integer()
-    phase = fields.String(validate=validate.OneOf(PHASES))
-    rules = fields.Dict(metadata=rule_options_schema(request=False))
-    hand_number = fields.Integer()
-    dealer = fields.Integer(allow_none=True)
-    pass_direction = fields.String(allow_none=True)
-    turn = fields.Integer(allow_none=True, metadata={"description": "The seat to play, or null"})
-    awaiting = fields.List(fields.Integer())
-    current_trick = fields.List(fields.Nested(PlayCardSchema))
-    tricks = fields.List(fields.Nested(TrickSchema))
-    hearts_broken = fields.Boolean()
-    scores = fields.List(fields.Integer())
-    seats = fields.List(fields.Nested(SeatPublicSchema))
-    seed_commitment = fields.String(allow_none=True)
-    arranged = fields.Boolean(
-        metadata={
-            "description": "The game's creator chose its deals (a seed or explicit deals in "
-            "POST /games): whoever knows them can know every hand. Arranged games stay out of "
-            "the leaderboard and player statistics unless the operator counts them."
-        }
-    )
-    imported = fields.Boolean(
-        metadata={
-            "description": "Imported from an export (POST /games/import), not played here: "
-            "left out of the leaderboard and player statistics, so a game is never counted "
-            "twice (an export imported again answers with the same game)."
-        }
-    )
-    moon_shooter = fields.Integer(allow_none=True)
-    shot = fields.Nested(
-        ShotSchema,
-        allow_none=True,
-        metadata={
-            "description": "While the shooter chooses how its shot scores (phase moon_choice): "
-            "a moon or a sun, and the points to add to the others or take off its own score"
-        },
-    )
-    winners = fields.List(fields.Integer())
-    abandoned_by = fields.Integer(
-        allow_none=True,
-        metadata={
-            "description": "The seat whose player left the game (silent too long in a game "
-            "without a turn clock: HEARTS_ABANDON_AFTER), which ended it; null otherwise"
-        },
-    )
-    next_deal = fields.Nested(
-        NextDealSchema,
-        allow_none=True,
-        metadata={
-            "description": "The next hand's deal: the server's committed seed and the players' "
-            "contributions so far (POST /games/{id}/contribution); null when the creator chose "
-            "the deals"
-        },
-    )
-    clock = fields.Nested(
-        ClockSchema,
-        allow_none=True,
-        metadata={
-            "description": "The turn clock (rule option seconds_per_decision; docs/rules.md): "
-            "each seat's deadline and reserve; null for a game without one"
-        },
-    )
-
-
-class SeatViewSchema(PublicViewSchema):
-    seat = fields.Integer()
-    hand = fields.List(card())
-    legal_cards = fields.List(card(), metadata={"description": "What you may pass or play now"})
-    passed_cards = fields.List(card(), allow_none=True)
-    received_cards = fields.List(card())
-    cards_to_pass = fields.Integer()
+PlayCardSchema = _view_schema(Play)
+TrickSchema = _view_schema(TrickView)
+SeatPublicSchema = _view_schema(SeatSummary)
+SeatClockSchema = _view_schema(SeatClock)
+ClockSchema = _view_schema(ClockView)
+ContributionViewSchema = _view_schema(Contribution)
+NextDealSchema = _view_schema(NextDeal)
+ShotSchema = _view_schema(ShotView)
+PublicViewSchema = _schema("PublicView", json_fields(*VIEWS["PublicView"]))
+SeatViewSchema = _schema("SeatView", json_fields(*VIEWS["SeatView"]))
 
 
 class JoinedSchema(Schema):

@@ -79,8 +79,9 @@ from service.store.event_store import RedisEventStore
 #   applied yet), "position": the new one, "applied": entries applied, "docs": [text, one per
 #   game document key], "counters": [[operation, field, value]] on the stats hash, "recent":
 #   [[score, member], one per recent-set key], "rated": [[score, member]] for the rated games}.
-#   The script applies the operations it is given and interprets none of them: a counter's
-#   operation is its declared merge (projections/stats.py COUNTER_MERGES). Numbers travel as
+#   The script applies the operations it is given (sum, max, min, or: a union of bit masks) and
+#   interprets none of them: a counter's operation is its declared merge (projections/stats.py
+#   COUNTER_MERGES, told as STORE_OPERATION). Numbers travel as
 #   strings (Lua's numbers would round microsecond scores).
 # Returns {'ok'} | {'stale', position} | {'retired'}
 _APPLY_LUA = r"""
@@ -107,6 +108,16 @@ for _, c in ipairs(a.counters) do
     if not seen or (op == 'max' and v > tonumber(seen)) or (op == 'min' and v < tonumber(seen)) then
       redis.call('HSET', KEYS[3], field, value)
     end
+  elseif op == 'or' then
+    -- A set of small numbers as a bit mask: the union of the two (Lua 5.1 has no bit operators;
+    -- a mask stays under 2**53, so the doubles are exact).
+    local seen = tonumber(redis.call('HGET', KEYS[3], field) or '0')
+    local v, union, bit = tonumber(value), 0, 1
+    while seen > 0 or v > 0 do
+      if seen % 2 == 1 or v % 2 == 1 then union = union + bit end
+      seen, v, bit = math.floor(seen / 2), math.floor(v / 2), bit * 2
+    end
+    redis.call('HSET', KEYS[3], field, string.format('%.0f', union))
   else
     return redis.error_reply('unknown counter operation ' .. op)
   end

@@ -67,9 +67,9 @@ def test_the_seat_to_act_has_its_decision_time_plus_its_reserve():
     assert deadline(game.clock, game.state, 0) == T0 + 15 + 60
     assert deadline(game.clock, game.state, 1) is None  # not its turn
     view = clock_view(game.clock, game.state)
-    assert view["seconds_per_decision"] == 15
-    assert view["seats"][0]["deadline"] == iso(T0 + 75)
-    assert view["seats"][0]["reserve_seconds"] == 60
+    assert view is not None and view.seconds_per_decision == 15
+    assert view.seats[0].deadline == iso(T0 + 75)
+    assert view.seats[0].reserve_seconds == 60
 
 
 def test_a_timeout_before_the_deadline_is_refused_and_after_it_is_recorded():
@@ -122,7 +122,8 @@ def test_timeouts_in_a_row_mark_the_seat_away_and_its_bot_plays_on():
     assert events == [SeatTimedOut(0, iso(due)), SeatControlChanged(0, "heuristic")]
     assert game.state.seats[0].bot == "heuristic"
     assert deadline(game.clock, game.state, 0) is None  # a bot plays it: no clock runs
-    assert clock_view(game.clock, game.state)["seats"][0]["away"] is True
+    view = clock_view(game.clock, game.state)
+    assert view is not None and view.seats[0].away is True
     # I'm back: the seat is its player's again, and its count starts over.
     game.do(ReturnToSeat(0), due + 5)
     assert game.state.seats[0].bot is None

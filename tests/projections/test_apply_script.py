@@ -48,6 +48,17 @@ def test_each_operation_merges_as_named(projections: ProjectionStore) -> None:
     assert _stats(projections) == {"best:ann": 7, "low:ann": 4}
 
 
+def test_or_is_the_union_of_bit_masks(projections: ProjectionStore) -> None:
+    """A set counter (Merge.SET) as the store keeps it: each part's members added, up to the
+    largest member a set holds (52: one bit short of the doubles' exact 2**53)."""
+    high = str(1 << 52 | 1)
+    first = [["or", "seats:ann", "5"], ["or", "cards:ann", high]]
+    assert _apply(projections, "", "1-0", first)[0].decode() == APPLIED
+    second = [["or", "seats:ann", "6"], ["or", "cards:ann", str(1 << 51)]]
+    assert _apply(projections, "1-0", "2-0", second)[0].decode() == APPLIED
+    assert _stats(projections) == {"seats:ann": 7, "cards:ann": 1 << 52 | 1 << 51 | 1}
+
+
 def test_a_stale_position_writes_nothing(projections: ProjectionStore) -> None:
     assert _apply(projections, "", "1-0", [["sum", "wins:bo", "1"]])[0].decode() == APPLIED
     stale = _apply(projections, "", "1-0", [["sum", "wins:bo", "1"]])

@@ -42,7 +42,7 @@ from projections.scoreboard import (
     fold_game,
     skip,
 )
-from projections.stats import FIGURES, PlayerStats, apply_deltas, merge_stats
+from projections.stats import FIGURES, PlayerStats, StatDelta, apply_deltas, merge_stats
 from service.cli.progress import ProgressBar
 from tests.projections.games import play_game
 
@@ -319,6 +319,34 @@ def test_each_counter_merges_as_it_declares(monkeypatch):
     assert stats.merge_counters(parts) == expected
     assert stats.merge_counters(reversed(parts)) == expected
     assert stats.merge_counters([]) == {}
+
+
+def test_a_latest_counter_keeps_the_value_counted_last_whatever_the_order(monkeypatch):
+    monkeypatch.setitem(stats.COUNTER_MERGES, "final_score_sum", stats.Merge.LATEST)
+    parts = [
+        {"final_score_sum": stats.latest(1_800_000_200, -26)},  # the latest, in partition 0
+        {"final_score_sum": stats.latest(1_800_000_100, 104)},
+        {"final_score_sum": stats.latest(1_700_000_000, 7)},
+    ]
+    for order in (parts, list(reversed(parts))):
+        merged = PlayerStats("ann", stats.merge_counters(order))
+        assert merged.count("final_score_sum") == -26
+    assert PlayerStats("bob", {}).count("final_score_sum") == 0
+    assert stats.STORE_OPERATION[stats.Merge.LATEST] == "max"  # the store keeps the greater
+    with pytest.raises(ValueError, match="2\\*\\*20"):
+        stats.latest(1_800_000_000, 1 << 20)
+
+
+def test_a_set_counter_is_the_union_of_what_was_counted(monkeypatch):
+    monkeypatch.setitem(stats.COUNTER_MERGES, "moons_shot", stats.Merge.SET)
+    deltas = [StatDelta("ann", "moons_shot", stats.member(n)) for n in (3, 4, 3, 52)]
+    merged = apply_deltas({}, deltas)["ann"].count("moons_shot")
+    assert stats.members(merged) == {3, 4, 52}
+    parts = [{"moons_shot": stats.member(0)}, {"moons_shot": merged}]
+    assert stats.members(stats.merge_counters(parts)["moons_shot"]) == {0, 3, 4, 52}
+    assert stats.STORE_OPERATION[stats.Merge.SET] == "or"
+    with pytest.raises(ValueError, match="0 to 52"):
+        stats.member(53)
 
 
 class _Tty(io.StringIO):

@@ -120,9 +120,9 @@ def _restart(client: redis.Redis, repeats: int) -> tuple[float, float, int]:
             break
         time.sleep(0.05)
     assert info["aof_last_bgrewrite_status"] == "ok", info
-    source = Path(client.config_get("dir")["dir"]) / client.config_get("appenddirname")[
-        "appenddirname"
-    ]
+    source = (
+        Path(client.config_get("dir")["dir"]) / client.config_get("appenddirname")["appenddirname"]
+    )
     binary = os.environ.get("HEARTS_REDIS_SERVER") or shutil.which("redis-server") or ""
     answered, logged = [], []
     size = sum(f.stat().st_size for f in source.iterdir())

@@ -12,8 +12,10 @@ UNUSABLE = 2  # exit status: no Redis to use (or no such game, unreadable file)
 
 
 @contextlib.contextmanager
-def open_store() -> Iterator[RedisEventStore]:
-    """The configured event store, or SystemExit(2) if there is no real Redis to use.
+def open_store(*, check_layout: bool = True) -> Iterator[RedisEventStore]:
+    """The configured event store, or SystemExit(2) if there is no real Redis to use, or if
+    its data was written with another partition count than HEARTS_PARTITIONS
+    (service/store/layout.py; ``check_layout=False``: only for the command that changes it).
 
     Without REDIS_URL it starts the embedded redis-server on the default data dir, as
     `hearts serve` does; without redis-server either there is nothing to work on.
@@ -43,9 +45,27 @@ def open_store() -> Iterator[RedisEventStore]:
             min_replicas=settings.min_replicas,
             replica_timeout_ms=settings.replica_timeout_ms,
         )
+        if check_layout:
+            _check_layout(store)
         archive.attach(store, archive_url(settings))  # archived games read as before
         yield store
     finally:
         client.close()
         if started is not None:
             started.stop()
+
+
+def _check_layout(store: RedisEventStore) -> None:
+    """SystemExit(2) with the message if the store's partition count is not its data's. A
+    Redis that cannot be reached yet is left to the command (the projector waits for it)."""
+    from service.app.outage import unreachable
+    from service.store.layout import LayoutMismatch, check_layout
+
+    try:
+        check_layout(store)
+    except LayoutMismatch as exc:
+        print(f"hearts: {exc}", file=sys.stderr)
+        raise SystemExit(UNUSABLE) from None
+    except Exception as exc:
+        if not unreachable(exc):
+            raise

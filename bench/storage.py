@@ -173,7 +173,7 @@ def _hot_copy(store: RedisEventStore, game_id: str) -> str:
     return copy
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=40, help="finished games recorded")
     p.add_argument("--first", type=int, default=None, help="of them archived first (a tenth)")
@@ -181,7 +181,7 @@ def main() -> None:
     p.add_argument("--loads", type=int, default=15, help="timed loads of each copy")
     p.add_argument("--restarts", type=int, default=3, help="timed restarts at each size")
     p.add_argument("--seed", type=int, default=33)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     first = args.first if args.first is not None else max(1, args.games // 10)
     report = Report("storage")
     rng = random.Random(args.seed)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 
 from service.store.event_store import RedisEventStore
@@ -57,7 +61,8 @@ def open_store(*, check_layout: bool = True) -> Iterator[RedisEventStore]:
 
 def _check_layout(store: RedisEventStore) -> None:
     """SystemExit(2) with the message if the store's partition count is not its data's. A
-    Redis that cannot be reached yet is left to the command (the projector waits for it)."""
+    Redis that cannot be reached yet (the projector waits for it) is checked by a thread as
+    soon as it answers, which ends the process (SIGTERM) on a mismatch."""
     from service.app.outage import unreachable
     from service.store.layout import LayoutMismatch, check_layout
 
@@ -69,3 +74,25 @@ def _check_layout(store: RedisEventStore) -> None:
     except Exception as exc:
         if not unreachable(exc):
             raise
+        threading.Thread(target=_check_later, args=(store,), daemon=True).start()
+
+
+def _check_later(store: RedisEventStore) -> None:
+    from service.app.outage import unreachable
+    from service.store.layout import LayoutMismatch, check_layout
+
+    delay = 0.5
+    while True:
+        time.sleep(delay)
+        try:
+            check_layout(store)
+            return
+        except LayoutMismatch as exc:
+            print(f"hearts: {exc}", file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGTERM)  # a long-running command stops as on SIGTERM
+            return
+        except Exception as exc:
+            if not unreachable(exc):
+                print(f"hearts: partition layout not checked: {exc}", file=sys.stderr)
+                return
+        delay = min(delay * 2, 30.0)

@@ -3,7 +3,11 @@ start: the store, the app (create_app) and every CLI command (service/store/layo
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import time
 
 import pytest
 import redis
@@ -118,3 +122,34 @@ def test_a_cli_command_with_another_count_exits_2_naming_both(
     err = capsys.readouterr().err
     assert "HEARTS_PARTITIONS is 12" in err and "written with 16 partitions" in err
     assert "Traceback" not in err
+
+
+def test_a_projector_started_before_redis_stops_once_it_sees_another_count(tmp_path, key_prefix):
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    # Data written with 16 partitions, on a server then stopped (its append-only file kept).
+    process, _ = start_redis_server(tmp_path, appendonly=True, port=port)
+    writer = redis.Redis.from_url(url)
+    check_layout(RedisEventStore(writer, prefix=key_prefix, partitions=16))
+    writer.close()
+    stop_redis_server(process)
+    env = {**os.environ, "REDIS_URL": url, "HEARTS_KEY_PREFIX": key_prefix}
+    env["HEARTS_PARTITIONS"] = "8"
+    projector = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "project", "--block-ms", "100"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)  # the projector waits for Redis (or, on a slow machine, is still starting)
+    process, _ = start_redis_server(tmp_path, appendonly=True, port=port)
+    try:
+        # Whether it met Redis down or up, the projector ends and says why.
+        _, err = projector.communicate(timeout=120)
+    finally:
+        if projector.poll() is None:
+            projector.kill()
+            projector.wait()
+        stop_redis_server(process)
+    assert "HEARTS_PARTITIONS is 8" in err and "written with 16 partitions" in err, err

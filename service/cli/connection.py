@@ -16,10 +16,10 @@ UNUSABLE = 2  # exit status: no Redis to use (or no such game, unreadable file)
 
 
 @contextlib.contextmanager
-def open_store(*, check_layout: bool = True) -> Iterator[RedisEventStore]:
+def open_store() -> Iterator[RedisEventStore]:
     """The configured event store, or SystemExit(2) if there is no real Redis to use, or if
     its data was written with another partition count than HEARTS_PARTITIONS
-    (service/store/layout.py; ``check_layout=False``: only for the command that changes it).
+    (service/store/layout.py).
 
     Without REDIS_URL it starts the embedded redis-server on the default data dir, as
     `hearts serve` does; without redis-server either there is nothing to work on.
@@ -49,8 +49,7 @@ def open_store(*, check_layout: bool = True) -> Iterator[RedisEventStore]:
             min_replicas=settings.min_replicas,
             replica_timeout_ms=settings.replica_timeout_ms,
         )
-        if check_layout:
-            _check_layout(store)
+        _check_layout(store)
         archive.attach(store, archive_url(settings))  # archived games read as before
         yield store
     finally:

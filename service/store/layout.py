@@ -72,12 +72,6 @@ def recorded_partitions(redis: Any, prefix: str) -> int | None:
         raise StoreError(f"{layout_key(prefix)} holds {_text(raw)!r}, not a count") from None
 
 
-def record_partitions(redis: Any, prefix: str, partitions: int) -> None:
-    """Record ``partitions`` as the count the data is written with, replacing what was there
-    (`hearts partitions change` only: anything else records with :func:`check_layout`)."""
-    redis.hset(layout_key(prefix), FIELD, str(partitions))
-
-
 def check_layout(store: RedisEventStore) -> int:
     """Refuse (:class:`LayoutMismatch`) a store whose partition count is not its data's;
     record the count on first use. The count, once checked."""
@@ -133,6 +127,5 @@ __all__ = [
     "LayoutMismatch",
     "check_layout",
     "layout_key",
-    "record_partitions",
     "recorded_partitions",
 ]

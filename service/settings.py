@@ -31,7 +31,8 @@ class Settings:
     # tree at each request). None: the caller's default (10 for hearts serve, 0 for an app
     # handed its Redis, as in the tests).
     checkpoint_interval: float | None = None
-    # Projection-log partitions; part of the data layout: never change it for existing data.
+    # Partitions of the games and their logs; part of the data layout, recorded with the data
+    # on first use (service/store/layout.py): a process with another count refuses to start.
     partitions: int = 16
     # An append is acknowledged once this many replicas have it (WAIT); 0: once the primary has.
     min_replicas: int = 0

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import redis.exceptions as redis_errors
 from flask import Flask, g, request
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
@@ -30,6 +31,7 @@ from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
 from service.app.matchmaking import Matchmaker, start_seek_sweeper
+from service.app.outage import unreachable
 from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
 from service.app.ratings import RatingBook
@@ -38,7 +40,8 @@ from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
 from service.store.accounts import AccountStore
-from service.store.event_store import RedisEventStore
+from service.store.event_store import RedisEventStore, writes_refused
+from service.store.layout import LayoutMismatch, check_layout
 from service.store.live import READ_BLOCK_MS, LiveHub
 from service.store.player_events import PlayerEvents
 from service.store.read_models import ProjectionStore
@@ -152,6 +155,7 @@ def create_app(
             bot_game_seconds=settings.bot_game_seconds,
         )
     app.extensions["hearts"] = service
+    _guard_layout(app, service.store)  # its partition count must be its data's
     # Registered players (issue 20): their accounts live beside the games, same Redis and prefix.
     players = PlayerService(AccountStore(service.store.redis, prefix=service.store.prefix), service)
     app.extensions["hearts.players"] = players
@@ -228,6 +232,43 @@ def create_app(
     if settings.projector_in_process:
         start_in_process_projector(app)
     return app
+
+
+def _guard_layout(app: Flask, store: RedisEventStore) -> None:
+    """Refuse to start on data written with another partition count (LayoutMismatch, from
+    service/store/layout.py). If Redis cannot be reached or written now, the app starts (its
+    health answers say so) and the first request that reaches Redis checks: a mismatch then is
+    a 503 for every request until the process is restarted with the data's count."""
+    try:
+        check_layout(store)
+        return
+    except Exception as exc:
+        if not _not_now(exc):
+            raise
+        log.warning("partition layout not checked yet: %s", exc)
+    checked: list[bool] = []
+
+    def check() -> None:
+        if checked:
+            return
+        try:
+            check_layout(store)
+        except LayoutMismatch as exc:
+            log.error("%s", exc)
+            raise Problem("unavailable", str(exc), status=503) from None
+        except Exception as exc:
+            if _not_now(exc):
+                return
+            raise
+        checked.append(True)
+
+    app.before_request(check)
+
+
+def _not_now(error: Exception) -> bool:
+    """Redis unreachable, or refusing writes for now (the layout check may record the count)."""
+    refused = isinstance(error, redis_errors.ResponseError) and writes_refused(error) is not None
+    return unreachable(error) or refused
 
 
 def _follows_store(url: str, settings: Settings) -> RedisEventStore | None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 
 from service.store.event_store import RedisEventStore
@@ -13,7 +17,9 @@ UNUSABLE = 2  # exit status: no Redis to use (or no such game, unreadable file)
 
 @contextlib.contextmanager
 def open_store() -> Iterator[RedisEventStore]:
-    """The configured event store, or SystemExit(2) if there is no real Redis to use.
+    """The configured event store, or SystemExit(2) if there is no real Redis to use, or if
+    its data was written with another partition count than HEARTS_PARTITIONS
+    (service/store/layout.py).
 
     Without REDIS_URL it starts the embedded redis-server on the default data dir, as
     `hearts serve` does; without redis-server either there is nothing to work on.
@@ -43,9 +49,49 @@ def open_store() -> Iterator[RedisEventStore]:
             min_replicas=settings.min_replicas,
             replica_timeout_ms=settings.replica_timeout_ms,
         )
+        _check_layout(store)
         archive.attach(store, archive_url(settings))  # archived games read as before
         yield store
     finally:
         client.close()
         if started is not None:
             started.stop()
+
+
+def _check_layout(store: RedisEventStore) -> None:
+    """SystemExit(2) with the message if the store's partition count is not its data's. A
+    Redis that cannot be reached yet (the projector waits for it) is checked by a thread as
+    soon as it answers, which ends the process (SIGTERM) on a mismatch."""
+    from service.app.outage import unreachable
+    from service.store.layout import LayoutMismatch, check_layout
+
+    try:
+        check_layout(store)
+    except LayoutMismatch as exc:
+        print(f"hearts: {exc}", file=sys.stderr)
+        raise SystemExit(UNUSABLE) from None
+    except Exception as exc:
+        if not unreachable(exc):
+            raise
+        threading.Thread(target=_check_later, args=(store,), daemon=True).start()
+
+
+def _check_later(store: RedisEventStore) -> None:
+    from service.app.outage import unreachable
+    from service.store.layout import LayoutMismatch, check_layout
+
+    delay = 0.5
+    while True:
+        time.sleep(delay)
+        try:
+            check_layout(store)
+            return
+        except LayoutMismatch as exc:
+            print(f"hearts: {exc}", file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGTERM)  # a long-running command stops as on SIGTERM
+            return
+        except Exception as exc:
+            if not unreachable(exc):
+                print(f"hearts: partition layout not checked: {exc}", file=sys.stderr)
+                return
+        delay = min(delay * 2, 30.0)

@@ -15,7 +15,7 @@ game is in Redis, in the archive, or in both for a moment, never in neither:
    count of log entries removed is kept, so projection lag stays right);
 5. :meth:`GameArchive.forget_ended`: it leaves the index of ended games waiting to move.
 
-Key layout (``{p<N>}``: the game's partition, as in service/store/event_store.py)::
+Key layout (``{p<N>}``: the game's partition, as in service/store/keys.py)::
 
     <prefix>:{p<N>}:ended             sorted set: ended games not archived yet, score = when
                                       the projector saw the end (microseconds since the epoch)
@@ -44,8 +44,9 @@ from service.store.archive_format import ArchiveCorrupt, ArchivedGame, decode, e
 from service.store.blobs import _SEGMENT, BlobConflict, BlobStore
 from service.store.envelope import RecordedEvent, decode_envelopes
 from service.store.errors import CorruptStore
-from service.store.event_store import LogEntry, RedisEventStore
-from service.store.event_store import _time_score as time_score
+from service.store.event_store import RedisEventStore
+from service.store.keys import time_score
+from service.store.stream_entries import LogEntry, decode_stored
 
 # KEYS: 1 game stream, 2 archived hash. ARGV: 1 game id, 2 version, 3 head, 4 record JSON.
 # 1: recorded (or already); 0: nothing hot and no record; -1: the stream is not at that head.
@@ -221,7 +222,7 @@ class GameArchive:
         try:
             events = decode_envelopes(raw)
         except Exception:
-            events = [self.store._decode(item) for item in raw]
+            events = [decode_stored(item) for item in raw]
         ids = [fields.get(b"log", fields.get("log")) for _, fields in entries]
         if any(entry_id is None for entry_id in ids):  # written before entries kept their id
             found = self._log_ids_by_scan(game_id)

@@ -11,17 +11,17 @@ import fakeredis
 import pytest
 import redis
 
+from service.app.state_cache import StateCache
+from service.store.append import IdempotencyRecord
 from service.store.envelope import GENESIS_HASH, HASH_MISMATCH, NewEvent, verify_chain
-from service.store.event_store import (
+from service.store.errors import (
     ChainMismatch,
     ConcurrencyConflict,
     CorruptStore,
-    GamePage,
     IdempotencyKeyReused,
-    IdempotencyRecord,
-    RedisEventStore,
-    StateCache,
 )
+from service.store.event_store import RedisEventStore
+from service.store.stream_entries import GamePage
 
 T0 = "2024-05-01T12:00:00.000000Z"
 

@@ -339,7 +339,9 @@ class RedisEventStore:
         """The events of several games after their seqs (``{game_id: after}``), waiting up to
         ``block_ms`` for the first one: one XREAD BLOCK on one connection for all of them (the
         games must share a partition on a Redis Cluster: one slot). Games with nothing new are
-        left out; empty if nothing came in time."""
+        left out; empty if nothing came in time. A game archived before or while it is followed
+        is read from the archive, as :meth:`follow` reads it: its events after the seq, then
+        nothing more."""
         check_count("block_ms", block_ms, 1)
         streams: dict[str, str] = {}
         games: dict[str, str] = {}
@@ -351,12 +353,33 @@ class RedisEventStore:
             games[key] = game_id
         if not streams:
             return {}
+        archived = self._archived_after(positions, list(streams))
+        if archived:  # answered now: the other games' new events come with the next call
+            return archived
         reply = self.redis.xread(streams, block=block_ms)
         found: dict[str, list[RecordedEvent]] = {}
         for key, entries in xread_streams(reply):
             events = [decode_stored(field(fields, "event")) for _, fields in entries]
             if events:
                 found[games[key]] = events
+        return found
+
+    def _archived_after(
+        self, positions: dict[str, int], keys: list[str]
+    ) -> dict[str, list[RecordedEvent]]:
+        """The events after their seqs of the followed games whose streams left for the archive,
+        those with any left (``keys``: the games' stream keys, in the order of ``positions``).
+        One EXISTS of them all when every stream is there (the common case)."""
+        if self.archive is None or self.redis.exists(*keys) == len(keys):
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.exists(key)
+        found: dict[str, list[RecordedEvent]] = {}
+        for (game_id, after), hot in zip(positions.items(), pipe.execute(), strict=True):
+            events = None if hot else self._archived(game_id)
+            if events is not None and events[after:]:  # else: wait, as for any ended game
+                found[game_id] = events[after:]
         return found
 
     def version(self, game_id: str) -> int:

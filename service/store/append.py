@@ -48,9 +48,9 @@ local silent = KEYS[6]     -- games in play without a clock, by last append
 local archived = KEYS[7]   -- archived games (service/store/archive.py)
 local receipt = KEYS[8]    -- the idempotency receipt, when the append has one
 
--- ARGV[1], the append (built by Appender._payload):
---   game_id, expected (the version the caller decided on), prev_hash (its chain head),
---   created (the games-index score of a game this append creates),
+-- ARGV[1], the append (built by _payload): what Redis stores goes as strings, as stored.
+--   game_id, expected (the version the caller decided on: a number), prev_hash (its chain
+--   head), created (the games-index score of a game this append creates),
 --   events: [{seq, hash, envelope}],
 --   idempotency: {fingerprint, response, ttl}            (absent: no receipt)
 --   waiting: 'add' | 'remove'                            (absent: unchanged)
@@ -64,26 +64,28 @@ local id = append.game_id
 
 -- Redis does not roll a script back: every check comes before the first write.
 
--- A key of another type than ours is a corrupt store: said before anything is written, rather
--- than a command failing half way through the writes.
-local function type_of(key)
+-- A key this append writes that is of another type than ours is a corrupt store: said before
+-- anything is written, rather than a command failing half way through the writes. (An index
+-- this append leaves alone is not asked: each TYPE is a measurable share of the script.)
+local function wrong_type(key, name, wanted)
   local t = redis.call('TYPE', key)
-  if type(t) == 'table' then t = t['ok'] end  -- a status reply
-  return t
+  t = t['ok'] or t  -- a status reply
+  if t ~= 'none' and t ~= wanted then return {'corrupt', name .. ' key is a ' .. t} end
 end
-local game_type = type_of(game)
-for _, k in ipairs({{game, 'game', 'stream'}, {log, 'log', 'stream'}, {games, 'games', 'zset'},
-                    {waiting, 'waiting', 'zset'}, {deadlines, 'deadlines', 'zset'},
-                    {silent, 'silent', 'zset'}}) do
-  local t = type_of(k[1])
-  if t ~= 'none' and t ~= k[3] then return {'corrupt', k[2] .. ' key is a ' .. t} end
-end
+local wrong = wrong_type(game, 'game', 'stream') or wrong_type(log, 'log', 'stream')
+  or (append.expected == 0 and wrong_type(games, 'games', 'zset'))
+  or (append.waiting and wrong_type(waiting, 'waiting', 'zset'))
+  or (append.deadline and wrong_type(deadlines, 'deadlines', 'zset'))
+  or (append.silent and wrong_type(silent, 'silent', 'zset'))
+if wrong then return wrong end
 
 -- The game's version and chain head: its last entry's seq (the id is '<seq>-0') and hash.
 local version, last_hash = 0, string.rep('0', 64)
 local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
 if #last == 0 then
-  if game_type == 'stream' then return {'corrupt', 'game stream exists but has no entries'} end
+  if redis.call('EXISTS', game) == 1 then
+    return {'corrupt', 'game stream exists but has no entries'}
+  end
   -- An archived game's stream is gone: it is never written again (its version is the archive's).
   local record = redis.call('HGET', archived, id)
   if record then return {'conflict', cjson.decode(record)['version']} end
@@ -127,34 +129,34 @@ if last_hash ~= append.prev_hash then return {'prev_hash_mismatch', version, las
 -- id, so the archiver can remove the game's log entries (and a rebuild merge them back in
 -- order) without a scan of the log.
 for _, event in ipairs(append.events) do
-  local seq = string.format('%d', event.seq)
-  local at = redis.call('XADD', log, '*', 'game_id', id, 'seq', seq, 'event', event.envelope)
-  redis.call('XADD', game, seq .. '-0', 'hash', event.hash, 'event', event.envelope, 'log', at)
+  local seq, envelope = event.seq, event.envelope
+  local at = redis.call('XADD', log, '*', 'game_id', id, 'seq', seq, 'event', envelope)
+  redis.call('XADD', game, seq .. '-0', 'hash', event.hash, 'event', envelope, 'log', at)
 end
 
 -- The indexes the sweeps read instead of every game.
 if append.expected == 0 then
-  redis.call('ZADD', games, 'NX', string.format('%d', append.created), id)
+  redis.call('ZADD', games, 'NX', append.created, id)
 end
 if append.waiting == 'add' then
-  redis.call('ZADD', waiting, 'NX', string.format('%d', append.created), id)
+  redis.call('ZADD', waiting, 'NX', append.created, id)
 elseif append.waiting == 'remove' then
   redis.call('ZREM', waiting, id)
 end
 -- A score puts the game in the index (or moves it there); 'clear' takes it out.
-local function keep(index, change)
-  if change == 'clear' then
-    redis.call('ZREM', index, id)
-  elseif change then
-    redis.call('ZADD', index, string.format('%d', change), id)
-  end
+if append.deadline == 'clear' then
+  redis.call('ZREM', deadlines, id)
+elseif append.deadline then
+  redis.call('ZADD', deadlines, append.deadline, id)
 end
-keep(deadlines, append.deadline)
-keep(silent, append.silent)
+if append.silent == 'clear' then
+  redis.call('ZREM', silent, id)
+elseif append.silent then
+  redis.call('ZADD', silent, append.silent, id)
+end
 
 if idem then
-  local ttl = string.format('%d', idem.ttl)
-  redis.call('SET', receipt, idem.fingerprint .. '\n' .. idem.response, 'EX', ttl)
+  redis.call('SET', receipt, idem.fingerprint .. '\n' .. idem.response, 'EX', idem.ttl)
 end
 return {'ok', append.expected + #append.events}
 """
@@ -333,9 +335,9 @@ class Appender:
         if deadline is False:
             payload["deadline"] = "clear"
         elif isinstance(deadline, str):
-            payload["deadline"] = time_score(deadline)
+            payload["deadline"] = str(time_score(deadline))
         if silent is not None:
-            payload["silent"] = score if silent else "clear"
+            payload["silent"] = str(score) if silent else "clear"
         # Non-ASCII goes as UTF-8, not as \u escapes: cjson hands each envelope back to Redis
         # byte for byte as envelope_json wrote it (the hash chain covers those bytes).
         args = [json.dumps(payload, ensure_ascii=False, separators=(",", ":"))]
@@ -443,9 +445,9 @@ def _payload(
         "game_id": game_id,
         "expected": expected_version,
         "prev_hash": prev_hash,
-        "created": created,
+        "created": str(created),
         "events": [
-            {"seq": event.seq, "hash": event.hash, "envelope": envelope_json(event)}
+            {"seq": str(event.seq), "hash": event.hash, "envelope": envelope_json(event)}
             for event in paced(recorded)
         ],
     }
@@ -453,7 +455,7 @@ def _payload(
         payload["idempotency"] = {
             "fingerprint": idempotency.fingerprint,
             "response": idempotency.response,
-            "ttl": idempotency.ttl_seconds,
+            "ttl": str(idempotency.ttl_seconds),
         }
     if waiting is not None:
         payload["waiting"] = "add" if waiting else "remove"

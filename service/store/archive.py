@@ -77,9 +77,10 @@ _REMOVE_LUA = """
 local game = KEYS[1]       -- the game's stream
 local archived = KEYS[2]   -- the partition's archived games
 local log = KEYS[3]        -- the partition's log
-local waiting = KEYS[4]    -- the partition's waiting and deadlines indexes
-local deadlines = KEYS[5]
-local removed_count = KEYS[6]  -- how many log entries went to the archive
+local waiting = KEYS[4]    -- the partition's indexes of live games only: waiting,
+local deadlines = KEYS[5]  -- deadlines,
+local removed_count = KEYS[6]  -- (how many log entries went to the archive)
+local silent = KEYS[7]     -- and silent
 -- ARGV[1] (GameArchive.remove): {game_id, head, log_ids (the game's log entry ids)}
 local removal = cjson.decode(ARGV[1])
 local id = removal.game_id
@@ -107,6 +108,7 @@ end
 if removed > 0 then redis.call('INCRBY', removed_count, removed) end
 redis.call('ZREM', waiting, id)
 redis.call('ZREM', deadlines, id)
+redis.call('ZREM', silent, id)
 return removed
 """
 
@@ -323,6 +325,7 @@ class GameArchive:
             self.store.waiting_key(partition),
             self.store.deadlines_key(partition),
             self.removed_key(partition),
+            self.store.silent_key(partition),
         ]
         removal = {"game_id": game_id, "head": record.head, "log_ids": list(log_ids)}
         return int(self._remove(keys=keys, args=[json.dumps(removal, ensure_ascii=False)]))

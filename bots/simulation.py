@@ -13,6 +13,8 @@ from __future__ import annotations
 from domain.legal import legal_mask as rule_legal_mask
 from domain.tablerules import TableRules, leading_play, resolve_trick, table_rules, takes_kitty
 
+from .cardbits import bits
+
 __all__ = ["PlayState", "TableRules", "legal_mask", "outcome", "play", "table_rules"]
 
 
@@ -129,10 +131,11 @@ def play(st: PlayState, seat: int, card: int) -> None:
     st.hands[seat] &= ~bit
     st.played |= bit
     trick = st.trick
-    card_suit = card // 13
-    if trick and card_suit != trick[0][1] // 13:
-        st.voids[seat] |= 1 << (trick[0][1] // 13)
-    if r.breaks_hearts >> card & 1:  # breaks_hearts (domain/tablerules.py), inlined
+    if trick:
+        led = trick[0][1] // 13
+        if card // 13 != led:
+            st.voids[seat] |= 1 << led
+    if r.breaks_hearts & bit:  # breaks_hearts (domain/tablerules.py), inlined
         st.hearts_broken = True
     trick.append((seat, card))
     if len(trick) < r.players:
@@ -140,24 +143,14 @@ def play(st: PlayState, seat: int, card: int) -> None:
         return
     # The trick rules of the domain (domain/tablerules.py), as the decider resolves a trick.
     winner, total, penalty, cards = resolve_trick(r, trick)
-    has_bonus = r.bonus >= 0 and cards >> r.bonus & 1
-    pts = r.points
-    pmask = r.penalty_mask
     # takes_kitty, asked only when the rules have a kitty (most play-outs have none).
     if r.kitty and takes_kitty(r, st.kitty_taken, cards, st.tricks_done + 1 == r.hand_size):
-        m = st.kitty
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            total += pts[c]
-            if low & pmask:
-                penalty += pts[c]
-            elif c == r.bonus:
-                has_bonus = True
-            m ^= low
+        cards |= st.kitty
+        total += sum(r.points[c] for c in bits(st.kitty))
+        penalty += sum(r.penalty_points[c] for c in bits(st.kitty))
         st.kitty = 0
         st.kitty_taken = True
-    if has_bonus:
+    if cards & r.bonus_bit:
         st.bonus_taker = winner
     st.points[winner] += total
     st.penalty[winner] += penalty

@@ -36,7 +36,9 @@ class TableRules:
     penalty_mask: int  # the penalty suit and the queen of spades
     breaks_hearts: int  # the cards whose play breaks hearts (see ``breaks_hearts``)
     points: tuple[int, ...]  # per card index: RuleOptions.card_points
+    penalty_points: tuple[int, ...]  # per card index: its points if a penalty card, else 0
     bonus: int  # the bonus card's index, or -1
+    bonus_bit: int  # the bonus card's bit, or 0
     moon_points: int  # RuleOptions.moon_points: a hand's points
     sun_points: int  # RuleOptions.sun_points
     kitty: bool
@@ -93,7 +95,11 @@ def _compile(rules: RuleOptions) -> TableRules:
         penalty_mask=SUIT_MASKS[penalty_suit] | QS_BIT,
         breaks_hearts=SUIT_MASKS[penalty_suit] | (QS_BIT if rules.queen_breaks_hearts else 0),
         points=tuple(rules.card_points(c) for c in DECK),
+        penalty_points=tuple(
+            rules.card_points(c) if c.bit & (SUIT_MASKS[penalty_suit] | QS_BIT) else 0 for c in DECK
+        ),
         bonus=rules.bonus_card.index if rules.bonus_card is not None else -1,
+        bonus_bit=rules.bonus_card.bit if rules.bonus_card is not None else 0,
         moon_points=rules.moon_points,
         sun_points=rules.sun_points,
         kitty=rules.kitty,
@@ -110,13 +116,17 @@ def _compile(rules: RuleOptions) -> TableRules:
 # -- the trick rules ------------------------------------------------------------------------------
 
 
+# A card's bit by its index: a lookup costs less than a shift where a trick is resolved.
+CARD_BITS = tuple(1 << index for index in range(52))
+
+
 def leading_play(plays: Sequence[tuple[int, int]]) -> tuple[int, int]:
     """(seat, card) of the play that wins ``plays`` so far (not empty): the highest card of the
     suit led."""
     winner, best = plays[0]
-    led = best // 13
+    above_suit = best - best % 13 + 13  # the lowest index above the suit led
     for seat, card in plays:
-        if card > best and card // 13 == led:
+        if best < card < above_suit:  # higher, and of the suit led (best is)
             winner, best = seat, card
     return winner, best
 
@@ -124,19 +134,36 @@ def leading_play(plays: Sequence[tuple[int, int]]) -> tuple[int, int]:
 def resolve_trick(r: TableRules, plays: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
     """A full trick: (winner, its cards' points, its penalty cards' points, its cards as a
     mask). The kitty is not counted here: see ``takes_kitty``. The winner is ``leading_play``'s,
-    found in the same loop as the points (every play-out resolves thousands of tricks)."""
-    winner, best = plays[0]
-    led = best // 13
+    found in the same pass as the points, each a table lookup (every play-out resolves
+    thousands of tricks: bench.selfplay's play-out model is this function's measure)."""
     points = r.points
-    penalty_mask = r.penalty_mask
+    penalty_points = r.penalty_points
+    bits = CARD_BITS
+    if len(plays) == 4:  # the common table, unrolled: the same rule as the loop below
+        (s0, c0), (s1, c1), (s2, c2), (s3, c3) = plays
+        winner, best = s0, c0
+        above_suit = c0 - c0 % 13 + 13
+        if best < c1 < above_suit:
+            winner, best = s1, c1
+        if best < c2 < above_suit:
+            winner, best = s2, c2
+        if best < c3 < above_suit:
+            winner = s3
+        return (
+            winner,
+            points[c0] + points[c1] + points[c2] + points[c3],
+            penalty_points[c0] + penalty_points[c1] + penalty_points[c2] + penalty_points[c3],
+            bits[c0] | bits[c1] | bits[c2] | bits[c3],
+        )
+    winner, best = plays[0]
+    above_suit = best - best % 13 + 13
     total = penalty = cards = 0
     for seat, card in plays:
-        if card > best and card // 13 == led:
+        if best < card < above_suit:
             winner, best = seat, card
         total += points[card]
-        if penalty_mask >> card & 1:
-            penalty += points[card]
-        cards |= 1 << card
+        penalty += penalty_points[card]
+        cards |= bits[card]
     return winner, total, penalty, cards
 
 

@@ -16,8 +16,8 @@ from service.app.auth import bearer_token, credential_of
 from service.app.game import StoredGame
 from service.app.game_service import GameService, Idempotency, Outcome, idempotency_for
 from service.app.redaction import disclosure_for, redact_events
+from service.app.state_cache import Snapshot
 from service.app.transparency import HEAD_HEADER, TransparencyLog
-from service.store.event_store import Snapshot
 
 API_PREFIX = "/api/v1"
 MAX_IDEMPOTENCY_KEY = 255

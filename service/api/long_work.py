@@ -34,11 +34,12 @@ from service.app.game import StoredGame, game_cache
 from service.app.game_service import Idempotency, idempotency_for
 from service.app.hand_records import HandRecord
 from service.app.replay import EventsPage, Replay, Stream
+from service.app.state_cache import Snapshot
 from service.app.transparency import Chain, read_chain
 from service.offload import InlineOffload, Offload, OffloadFailed, ProcessOffload, serve_child
 from service.settings import Settings, archive_url
 from service.store import archive, redis_server
-from service.store.event_store import RedisEventStore, Snapshot
+from service.store.event_store import RedisEventStore
 
 EXTENSION = "hearts.long_work"
 IMPORT_PATH = "/api/v1/games/import"

@@ -28,12 +28,8 @@ from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
 from service.offload import OffloadFailed
-from service.store.event_store import (
-    CorruptStore,
-    IdempotencyKeyReused,
-    NotReplicated,
-    writes_refused,
-)
+from service.store.append import writes_refused
+from service.store.errors import CorruptStore, IdempotencyKeyReused, NotReplicated
 
 log = logging.getLogger(__name__)
 

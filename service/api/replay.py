@@ -59,7 +59,7 @@ from service.app.game import StoredGame
 from service.app.live import StreamSlots
 from service.app.replay import Replay, Stream
 from service.app.replay_text import render_hand
-from service.store.event_store import Snapshot
+from service.app.state_cache import Snapshot
 from service.store.live import LiveHub
 
 blp = Blueprint(

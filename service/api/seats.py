@@ -37,7 +37,7 @@ from service.api.schemas import (
 )
 from service.app.auth import Forbidden
 from service.app.game import StoredGame
-from service.store.event_store import Snapshot
+from service.app.state_cache import Snapshot
 
 blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join and seats")
 

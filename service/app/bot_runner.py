@@ -40,10 +40,13 @@ from service import metrics
 from service.app.errors import GameNotFound, WritesUnavailable
 from service.app.game import StoredGame, new_event
 from service.app.outage import Outage
+from service.app.state_cache import Snapshot
 from service.cooperative import pause
+from service.store.append import AppendResult
 from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
-from service.store.event_store import AppendResult, ConcurrencyConflict, RedisEventStore, Snapshot
+from service.store.errors import ConcurrencyConflict
+from service.store.event_store import RedisEventStore
 
 log = logging.getLogger(__name__)
 # The shortest sleep between looks at the queue: a game due "now" that another runner took

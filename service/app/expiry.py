@@ -26,7 +26,8 @@ from domain.state import Phase
 from service.app.game import StoredGame, new_event
 from service.app.game_service import GameService
 from service.app.outage import Outage
-from service.store.event_store import ConcurrencyConflict, Snapshot
+from service.app.state_cache import Snapshot
+from service.store.errors import ConcurrencyConflict
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,10 @@ from domain.state import INITIAL_STATE, GameState, Phase
 from service.app import game_log
 from service.app.deal_plan import SERVICE_RECORDS, DealPlan, SeedCommitted
 from service.app.errors import CorruptGame
+from service.app.state_cache import StateCache
 from service.app.typed_envelopes import decode_page
 from service.store.envelope import NewEvent
-from service.store.event_store import RedisEventStore, StateCache
+from service.store.event_store import RedisEventStore
 from service.store.upcasting import UpcasterRegistry
 
 

@@ -34,7 +34,8 @@ from service.app.deal_plan import (
 from service.app.errors import CorruptGame
 from service.app.typed_envelopes import LazyEnvelope, decode_page, record_of, stored_payload
 from service.store.envelope import RecordedEvent
-from service.store.event_store import LogEntry, RedisEventStore
+from service.store.event_store import RedisEventStore
+from service.store.stream_entries import LogEntry
 from service.store.upcasting import UpcasterRegistry, default_registry
 
 # An imported game's events are appended under this command id prefix (service/app/export.py):

@@ -66,19 +66,13 @@ from service.app.errors import (
     WritesUnavailable,
 )
 from service.app.game import StoredGame, fold_records, game_cache, new_event
+from service.app.state_cache import Snapshot, StateCache
+from service.store.append import AppendResult, IdempotencyRecord
 from service.store.bot_games import BotGames
 from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
-from service.store.event_store import (
-    AppendResult,
-    ChainMismatch,
-    ConcurrencyConflict,
-    IdempotencyRecord,
-    RedisEventStore,
-    Snapshot,
-    StateCache,
-    WritesRefused,
-)
+from service.store.errors import ChainMismatch, ConcurrencyConflict, WritesRefused
+from service.store.event_store import RedisEventStore
 
 log = logging.getLogger(__name__)
 

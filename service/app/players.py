@@ -40,6 +40,7 @@ from service.app import auth
 from service.app.errors import NameReserved, PlayerNameTaken
 from service.app.game import StoredGame
 from service.app.game_service import RESERVED_NAMES, GameService, Idempotency, Outcome
+from service.app.state_cache import Snapshot
 from service.store.accounts import (
     AccountStore,
     NameClaimed,
@@ -47,7 +48,7 @@ from service.store.accounts import (
     PlayerGone,
     StoredPlayer,
 )
-from service.store.event_store import Snapshot, utc_now_iso
+from service.store.keys import utc_now_iso
 
 KEY_PREFIX = "hp_"  # recognisable in logs and by secret scanners
 KEY_BYTES = 32  # 256 bits

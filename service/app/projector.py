@@ -65,7 +65,6 @@ from service.app.archiver import GAME_OVER
 from service.app.projection_apply import apply_entries
 from service.app.transparency import Appender
 from service.store.archive import mark_ended
-from service.store.event_store import LogEntry
 from service.store.leases import PartitionLeases
 from service.store.read_models import (
     APPLIED,
@@ -75,6 +74,7 @@ from service.store.read_models import (
     stream_id,
 )
 from service.store.redis_server import is_cluster
+from service.store.stream_entries import LogEntry
 
 log = logging.getLogger(__name__)
 

@@ -34,16 +34,11 @@ from service.app.hand_records import HandRecord, HandTracker, Logged, Viewer, lo
 from service.app.hand_records import hand_record as find_hand
 from service.app.hand_records import hand_records as all_hands
 from service.app.redaction import disclosure_for, redact_events
+from service.store.append import DEFAULT_IDEMPOTENCY_TTL, IdempotencyRecord
 from service.store.envelope import RecordedEvent, verify_chain
-from service.store.event_store import (
-    DEFAULT_IDEMPOTENCY_TTL,
-    ConcurrencyConflict,
-    IdempotencyKeyReused,
-    IdempotencyRecord,
-    RedisEventStore,
-    WritesRefused,
-    utc_now_iso,
-)
+from service.store.errors import ConcurrencyConflict, IdempotencyKeyReused, WritesRefused
+from service.store.event_store import RedisEventStore
+from service.store.keys import utc_now_iso
 from service.store.live import Watch
 from service.store.upcasting import UpcasterRegistry
 

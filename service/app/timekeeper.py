@@ -29,7 +29,7 @@ from service.app.bot_runner import bot_move, bot_seed
 from service.app.game import new_event
 from service.app.game_service import GameService
 from service.app.outage import Outage
-from service.store.event_store import ConcurrencyConflict
+from service.store.errors import ConcurrencyConflict
 from service.store.leases import PartitionLeases
 
 log = logging.getLogger(__name__)

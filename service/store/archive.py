@@ -15,7 +15,7 @@ game is in Redis, in the archive, or in both for a moment, never in neither:
    count of log entries removed is kept, so projection lag stays right);
 5. :meth:`GameArchive.forget_ended`: it leaves the index of ended games waiting to move.
 
-Key layout (``{p<N>}``: the game's partition, as in service/store/event_store.py)::
+Key layout (``{p<N>}``: the game's partition, as in service/store/keys.py)::
 
     <prefix>:{p<N>}:ended             sorted set: ended games not archived yet, score = when
                                       the projector saw the end (microseconds since the epoch)
@@ -44,51 +44,71 @@ from service.store.archive_format import ArchiveCorrupt, ArchivedGame, decode, e
 from service.store.blobs import _SEGMENT, BlobConflict, BlobStore
 from service.store.envelope import RecordedEvent, decode_envelopes
 from service.store.errors import CorruptStore
-from service.store.event_store import LogEntry, RedisEventStore
-from service.store.event_store import _time_score as time_score
+from service.store.event_store import RedisEventStore
+from service.store.keys import time_score
+from service.store.stream_entries import LogEntry, decode_stored
 
-# KEYS: 1 game stream, 2 archived hash. ARGV: 1 game id, 2 version, 3 head, 4 record JSON.
-# 1: recorded (or already); 0: nothing hot and no record; -1: the stream is not at that head.
+# Records a game as archived, if its stream still ends at the archived head. Returns 1: recorded
+# (or already); 0: nothing hot and no record; -1: the stream is not at that head.
 _RECORD_LUA = """
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if #last == 0 then return redis.call('HEXISTS', KEYS[2], ARGV[1]) end
-if last[1][1] ~= ARGV[2] .. '-0' or redis.call('XLEN', KEYS[1]) ~= tonumber(ARGV[2]) then
+local game = KEYS[1]      -- the game's stream
+local archived = KEYS[2]  -- the partition's archived games
+-- ARGV[1] (GameArchive.record): {game_id, version, head, record (its JSON, as stored)}
+local archiving = cjson.decode(ARGV[1])
+
+local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
+if #last == 0 then return redis.call('HEXISTS', archived, archiving.game_id) end
+local version = archiving.version
+if last[1][1] ~= string.format('%d', version) .. '-0' or redis.call('XLEN', game) ~= version then
   return -1
 end
 local fields = last[1][2]
 for i = 1, #fields, 2 do
-  if fields[i] == 'hash' and fields[i + 1] ~= ARGV[3] then return -1 end
+  if fields[i] == 'hash' and fields[i + 1] ~= archiving.head then return -1 end
 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+redis.call('HSET', archived, archiving.game_id, archiving.record)
 return 1
 """
 
-# KEYS: 1 game stream, 2 archived hash, 3 partition log, 4 waiting, 5 deadlines, 6 removed
-# count. ARGV: 1 game id, 2 head, then the game's log entry ids. Returns the log entries removed,
-# -1 if the game is not recorded with that head, -2 if its stream no longer ends there.
+# Removes a recorded game from Redis: its stream, its log entries and its live-only index
+# entries. Returns the log entries removed, -1 if the game is not recorded with that head, -2 if
+# its stream no longer ends there.
 _REMOVE_LUA = """
-local record = redis.call('HGET', KEYS[2], ARGV[1])
-if not record or cjson.decode(record)['head'] ~= ARGV[2] then return -1 end
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local game = KEYS[1]       -- the game's stream
+local archived = KEYS[2]   -- the partition's archived games
+local log = KEYS[3]        -- the partition's log
+local waiting = KEYS[4]    -- the partition's indexes of live games only: waiting,
+local deadlines = KEYS[5]  -- deadlines,
+local removed_count = KEYS[6]  -- (how many log entries went to the archive)
+local silent = KEYS[7]     -- and silent
+-- ARGV[1] (GameArchive.remove): {game_id, head, log_ids (the game's log entry ids)}
+local removal = cjson.decode(ARGV[1])
+local id = removal.game_id
+
+local record = redis.call('HGET', archived, id)
+if not record or cjson.decode(record)['head'] ~= removal.head then return -1 end
+local last = redis.call('XREVRANGE', game, '+', '-', 'COUNT', 1)
 if #last > 0 then
   local fields = last[1][2]
   for i = 1, #fields, 2 do
-    if fields[i] == 'hash' and fields[i + 1] ~= ARGV[2] then return -2 end
+    if fields[i] == 'hash' and fields[i + 1] ~= removal.head then return -2 end
   end
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', game)
+-- XDEL 500 ids at a time: unpack of a whole long game's ids would overflow Lua's stack.
 local removed = 0
 local ids = {}
-for i = 3, #ARGV do
-  ids[#ids + 1] = ARGV[i]
-  if #ids == 500 or i == #ARGV then
-    removed = removed + redis.call('XDEL', KEYS[3], unpack(ids))
+for i, entry in ipairs(removal.log_ids) do
+  ids[#ids + 1] = entry
+  if #ids == 500 or i == #removal.log_ids then
+    removed = removed + redis.call('XDEL', log, unpack(ids))
     ids = {}
   end
 end
-if removed > 0 then redis.call('INCRBY', KEYS[6], removed) end
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('ZREM', KEYS[5], ARGV[1])
+if removed > 0 then redis.call('INCRBY', removed_count, removed) end
+redis.call('ZREM', waiting, id)
+redis.call('ZREM', deadlines, id)
+redis.call('ZREM', silent, id)
 return removed
 """
 
@@ -221,7 +241,7 @@ class GameArchive:
         try:
             events = decode_envelopes(raw)
         except Exception:
-            events = [self.store._decode(item) for item in raw]
+            events = [decode_stored(item) for item in raw]
         ids = [fields.get(b"log", fields.get("log")) for _, fields in entries]
         if any(entry_id is None for entry_id in ids):  # written before entries kept their id
             found = self._log_ids_by_scan(game_id)
@@ -286,8 +306,13 @@ class GameArchive:
         """Record the game as archived if its stream still ends at the record's head."""
         partition = self.store.partition_of(game_id)
         keys = [self.store.game_key(game_id), self.store.archived_key(partition)]
-        args = [game_id, record.version, record.head, record.to_json()]
-        return int(self._record(keys=keys, args=args)) == 1
+        archiving = {
+            "game_id": game_id,
+            "version": record.version,
+            "head": record.head,
+            "record": record.to_json(),
+        }
+        return int(self._record(keys=keys, args=[json.dumps(archiving, ensure_ascii=False)])) == 1
 
     def remove(self, game_id: str, record: ArchiveRecord, log_ids: Sequence[str]) -> int:
         """Delete the recorded game's stream, log entries and live-only index entries; how
@@ -300,8 +325,10 @@ class GameArchive:
             self.store.waiting_key(partition),
             self.store.deadlines_key(partition),
             self.removed_key(partition),
+            self.store.silent_key(partition),
         ]
-        return int(self._remove(keys=keys, args=[game_id, record.head, *log_ids]))
+        removal = {"game_id": game_id, "head": record.head, "log_ids": list(log_ids)}
+        return int(self._remove(keys=keys, args=[json.dumps(removal, ensure_ascii=False)]))
 
     # Figures ------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Errors raised by the event store (re-exported by :mod:`service.store.event_store`)."""
+"""Errors raised by the event store."""
 
 from __future__ import annotations
 

@@ -64,8 +64,8 @@ from typing import Any
 
 from hearts_client import merkle, tiles
 
+from service.store.append import fence_and_wait
 from service.store.blobs import BlobStore
-from service.store.event_store import fence_and_wait
 
 # KEYS: 1 leaves, 2 games, 3 tiled, 4 edge. ARGV: 1 game id, 2 leaf hash, 3 head.
 _APPEND_LUA = """

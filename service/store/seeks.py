@@ -37,39 +37,51 @@ KEEP_SECONDS = 24 * 60 * 60  # an ended seek's record, for its status
 POOL = re.compile(r"^([3-6])-([a-z_]{1,20})-([a-z_]{1,20})$")
 SEEK_ID = re.compile(r"^sk_([3-6]-[a-z_]{1,20}-[a-z_]{1,20})_([0-9a-f]{20})$")
 
-# KEYS: 1 waiting, 2 open, 3 ranged, 4 due, then per seek its hash and its player's pointer.
-# ARGV: 1 new state, 2 claim id, 3 game id, then per seek its seat (or '' for none), then the
-# ended seeks' time to live. All or nothing: 0 if any seek has left ``waiting`` already, else 1
-# and every one has ended.
+# Ends a group of seeks at once (matched into a game, expired or cancelled). All or nothing: 0
+# if any seek has left ``waiting`` already, else 1 and every one has ended.
 _END_LUA = """
-local n = (#KEYS - 4) / 2
-for i = 1, n do
-  local id = redis.call('HGET', KEYS[3 + 2 * i], 'id')
-  if not id or not redis.call('ZSCORE', KEYS[1], id) then return 0 end
+-- KEYS: 1-4 the pool's indexes a waiting seek is in (waiting, open, ranged, due), then for
+-- each seek its hash and its player's pointer.
+local indexes = {KEYS[1], KEYS[2], KEYS[3], KEYS[4]}
+local waiting = KEYS[1]
+local seeks = {}
+for k = 5, #KEYS, 2 do seeks[#seeks + 1] = {hash = KEYS[k], pointer = KEYS[k + 1]} end
+-- ARGV[1], the ending (SeekStore.end): {state, claim, game_id, seats (one per seek, '' for
+-- none), keep (seconds an ended seek's record is kept)}
+local ending = cjson.decode(ARGV[1])
+
+for _, seek in ipairs(seeks) do
+  seek.id = redis.call('HGET', seek.hash, 'id')
+  if not seek.id or not redis.call('ZSCORE', waiting, seek.id) then return 0 end
 end
-for i = 1, n do
-  local seek = KEYS[3 + 2 * i]
-  local id = redis.call('HGET', seek, 'id')
-  for k = 1, 4 do redis.call('ZREM', KEYS[k], id) end
-  redis.call('HSET', seek, 'state', ARGV[1], 'claim', ARGV[2], 'game', ARGV[3],
-             'seat', ARGV[3 + i])
-  redis.call('EXPIRE', seek, tonumber(ARGV[3 + n + 1]))
-  if redis.call('GET', KEYS[4 + 2 * i]) == id then redis.call('DEL', KEYS[4 + 2 * i]) end
+for i, seek in ipairs(seeks) do
+  for _, index in ipairs(indexes) do redis.call('ZREM', index, seek.id) end
+  redis.call('HSET', seek.hash, 'state', ending.state, 'claim', ending.claim,
+             'game', ending.game_id, 'seat', ending.seats[i])
+  redis.call('EXPIRE', seek.hash, string.format('%d', ending.keep))
+  if redis.call('GET', seek.pointer) == seek.id then redis.call('DEL', seek.pointer) end
 end
 return 1
 """
 
-# KEYS: 1 waiting, 2 the seek's hash, 3 the player's pointer, 4 its rating index (open or
-# ranged), 5 due. ARGV: 1 id, 2 score, 3 ttl, 4 rating, 5 when due ('' never), then the hash's
-# fields and values. 0 if the player already waits in this pool.
+# Stores a waiting seek: 0 (nothing written) if its player already waits in the pool.
 _ADD_LUA = """
-if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
-redis.call('SET', KEYS[3], ARGV[1], 'EX', tonumber(ARGV[3]))
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
-if ARGV[5] ~= '' then redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1]) end
+local waiting = KEYS[1]  -- the pool's waiting seeks, by when they were posted
+local seek = KEYS[2]     -- the seek's hash
+local pointer = KEYS[3]  -- its player's pointer to it
+local rated = KEYS[4]    -- its rating index (open or ranged)
+local due = KEYS[5]      -- the seeks whose tables bots fill, by when
+-- ARGV[1], the seek (SeekStore.add): {id, posted (score), ttl, rating, due (absent: never),
+-- fields (its hash)}
+local add = cjson.decode(ARGV[1])
+
+if redis.call('EXISTS', pointer) == 1 then return 0 end
+for name, value in pairs(add.fields) do redis.call('HSET', seek, name, value) end
+redis.call('EXPIRE', seek, string.format('%d', add.ttl))
+redis.call('SET', pointer, add.id, 'EX', string.format('%d', add.ttl))
+redis.call('ZADD', waiting, add.posted, add.id)
+redis.call('ZADD', rated, add.rating, add.id)
+if add.due then redis.call('ZADD', due, add.due, add.id) end
 return 1
 """
 
@@ -181,9 +193,16 @@ class SeekStore:
 
     def add(self, seek: Seek, ttl_seconds: int) -> bool:
         """Store a waiting seek; False (nothing stored) if its player already waits in the pool."""
-        fields = [x for pair in seek.to_hash().items() for x in pair]
         waiting, open_, ranged, due = self.index_keys(seek.pool)
-        fill = "" if seek.fill_after is None else int((seek.posted + seek.fill_after) * 1000)
+        add: dict[str, Any] = {
+            "id": seek.id,
+            "posted": str(int(seek.posted * 1000)),
+            "ttl": ttl_seconds + KEEP_SECONDS,
+            "rating": repr(seek.rating),
+            "fields": seek.to_hash(),
+        }
+        if seek.fill_after is not None:
+            add["due"] = str(int((seek.posted + seek.fill_after) * 1000))
         added = self._add(
             keys=[
                 waiting,
@@ -192,14 +211,7 @@ class SeekStore:
                 ranged if seek.ranged else open_,
                 due,
             ],
-            args=[
-                seek.id,
-                int(seek.posted * 1000),
-                ttl_seconds + KEEP_SECONDS,
-                repr(seek.rating),
-                fill,
-                *fields,
-            ],
+            args=[json.dumps(add, ensure_ascii=False)],
         )
         if added:
             self.redis.sadd(self.pools_key, seek.pool)
@@ -232,8 +244,14 @@ class SeekStore:
         for seek in seeks:
             keys += [self.seek_key(pool, seek.id), self.player_key(pool, seek.player_id)]
         places = list(seats) if seats is not None else [None] * len(seeks)
-        args = [state, claim, game_id, *["" if s is None else s for s in places], KEEP_SECONDS]
-        ended = bool(self._end(keys=keys, args=args))
+        ending = {
+            "state": state,
+            "claim": claim,
+            "game_id": game_id,
+            "seats": ["" if s is None else str(s) for s in places],
+            "keep": KEEP_SECONDS,
+        }
+        ended = bool(self._end(keys=keys, args=[json.dumps(ending, ensure_ascii=False)]))
         if ended:  # a crash here leaves an entry that its expiry (its score) forgets
             for seek in seeks:
                 if seek.address:

@@ -32,6 +32,21 @@ def test_an_ended_game_moves_once_projected_and_nothing_before(hub):
     assert hub.archive.counts()["ended_hot"] == 0
 
 
+def test_a_moved_game_leaves_every_index_of_live_games(hub):
+    # Given an ended game still named in the live-only indexes (entries left stale), when it
+    # moves, then none of them names it any more: they hold live games only.
+    game_id = hub.bot_game()
+    hub.project()
+    store = hub.store
+    partition = store.partition_of(game_id)
+    indexes = [store.waiting_key(partition), store.deadlines_key(partition)]
+    indexes.append(store.silent_key(partition))
+    for key in indexes:
+        store.redis.zadd(key, {game_id: 1})
+    assert hub.archiver().run_once().archived == [game_id]
+    assert [store.redis.zscore(key, game_id) for key in indexes] == [None, None, None]
+
+
 def test_a_game_in_play_or_waiting_stays(hub):
     ended = hub.bot_game()
     waiting = hub.hearts.create([None, None, None, {"bot": "random"}])["id"]

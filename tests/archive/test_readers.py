@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 from service.app import game_log
 from service.app.transparency import HEAD_HEADER
 from service.cli import main
+from service.store.envelope import NewEvent
+from service.store.live import LiveHub
 from tests.archive.helpers import ON_A_REAL_REDIS, World
 from tests.blob_helpers import drop_object, overwrite_object
 
@@ -47,6 +50,7 @@ def _reads(hub: World, game_id: str, head: str) -> dict[str, Callable[[], Any]]:
         "store verify": lambda: hub.store.verify(game_id),
         "store read_since": lambda: hub.store.read_since(game_id, 5),
         "store follow": lambda: hub.store.follow(game_id, 10, 1),
+        "store follow_many": lambda: hub.store.follow_many({game_id: 10}, 1),
         "typed read (fast path)": lambda: game_log.read(hub.store, game_id, 3),
         "service load": lambda: _load(hub, game_id),
     }
@@ -80,6 +84,60 @@ def test_every_read_answers_the_same_after_the_game_moved(hub: World):
     differ = [name for name in reads if after[name] != before[name]]
     assert differ == []
     assert before["audit"][0] == 200 and before["verify"][0] == 200
+
+
+def _neighbour(hub: World, game_id: str) -> str:
+    """A game in ``game_id``'s partition (one slot on a cluster: followed in one XREAD), still
+    played: one event appended."""
+    partition = hub.store.partition_of(game_id)
+    other = next(
+        f"neighbour-{n}"
+        for n in itertools.count()
+        if hub.store.partition_of(f"neighbour-{n}") == partition
+    )
+    hub.store.append(other, 0, [NewEvent("Tick", 1, {"n": 1})], "tick-1")
+    return other
+
+
+def test_follow_many_of_a_game_archived_mid_follow_gives_each_event_once(hub: World):
+    """The live hub's read: a follower had read half of a game when it moved to the archive;
+    following it with a game still played in its partition, it gets the rest of each, once and
+    in order, and then nothing more of the archived one."""
+    game_id = hub.bot_game()
+    hub.project()
+    store = hub.store
+    events = store.read(game_id)
+    half = len(events) // 2
+    other = _neighbour(hub, game_id)
+    cursors = {game_id: half, other: 0}
+    seen = {game_id: events[:half], other: []}
+    assert hub.archiver().run_once().archived == [game_id]
+    store.append(other, 1, [NewEvent("Tick", 1, {"n": 2})], "tick-2")
+    for _ in range(4):
+        for followed, found in store.follow_many(dict(cursors), block_ms=1).items():
+            assert found[0].seq == cursors[followed] + 1
+            seen[followed] += found
+            cursors[followed] = found[-1].seq
+    assert seen[game_id] == events
+    assert [event.payload["n"] for event in seen[other]] == [1, 2]
+    assert store.follow_many({game_id: len(events)}, block_ms=1) == {}
+
+
+def test_a_live_watch_of_a_game_archived_mid_follow_gets_the_rest(hub: World):
+    game_id = hub.bot_game()
+    hub.project()
+    events = hub.store.read(game_id)
+    half = len(events) // 2
+    assert hub.archiver().run_once().archived == [game_id]
+    live = LiveHub(hub.store, block_ms=50)
+    got = events[:half]
+    with live.watch(game_id, half) as watch:
+        while len(got) < len(events):
+            found = watch.wait(len(got), timeout=10)
+            assert found, f"nothing after seq {len(got)} of {len(events)}"
+            got += found
+        assert watch.wait(len(got), timeout=0.2) == []
+    assert got == events
 
 
 @ON_A_REAL_REDIS

@@ -6,9 +6,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.cards import QUEEN_OF_SPADES
+from domain.cards import DECK, QUEEN_OF_SPADES
 from domain.rules import RuleOptions
 from domain.tablerules import breaks_hearts, leading_play, resolve_trick, table_rules, takes_kitty
+from tests.rule_strategies import rule_options
 
 STANDARD = table_rules(RuleOptions())
 
@@ -47,3 +48,23 @@ def test_hearts_break_on_a_heart_and_the_queen_only_when_the_rules_say() -> None
     assert breaks_hearts(STANDARD, queen) is RuleOptions().queen_breaks_hearts
     other = table_rules(RuleOptions(queen_breaks_hearts=not RuleOptions().queen_breaks_hearts))
     assert breaks_hearts(other, queen) is not RuleOptions().queen_breaks_hearts
+
+
+@given(
+    rule_options(),
+    st.lists(st.sampled_from(range(52)), min_size=3, max_size=6, unique=True),
+)
+def test_a_tricks_points_are_its_cards_points_under_every_option(
+    rules: RuleOptions, cards: list[int]
+) -> None:
+    # Given any options and any cards played in a trick, when it is resolved, then it scores
+    # each card's points, its penalty the points of its penalty cards, and the winner is the
+    # highest card of the suit led.
+    r = table_rules(rules)
+    plays = list(enumerate(cards))
+    winner, points, penalty, mask = resolve_trick(r, plays)
+    led = cards[0] // 13
+    assert winner == cards.index(max(c for c in cards if c // 13 == led))
+    assert points == sum(rules.card_points(DECK[c]) for c in cards)
+    assert penalty == sum(rules.card_points(DECK[c]) for c in cards if r.penalty_mask >> c & 1)
+    assert mask == sum(1 << c for c in cards)

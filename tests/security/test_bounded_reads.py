@@ -46,7 +46,7 @@ class ReadCounter:
     A cached fold's check that it is current (``read_since``: the one entry at its version,
     then what follows) counts what follows; the checks themselves are counted apart."""
 
-    METHODS = ("read", "read_since", "read_log", "verify", "follow", "follow_many", "_hash_at")
+    METHODS = ("read", "read_since", "read_log", "verify", "follow", "follow_many")
 
     def __init__(self, store: RedisEventStore) -> None:
         self.thread: int | None = None
@@ -55,6 +55,9 @@ class ReadCounter:
         self.calls: list[tuple[str, int]] = []
         for name in self.METHODS:
             setattr(store, name, self._counting(name, getattr(store, name)))
+        # An append that is not told its chain head reads it (service/store/append.py).
+        appender = store._appender
+        appender.hash_at = self._counting("hash_at", appender.hash_at)  # type: ignore[method-assign]
 
     def _counting(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
@@ -80,7 +83,7 @@ class ReadCounter:
 def _entries(name: str, result: Any) -> int:
     if name == "read_since":  # a cached fold's check: the events after its version
         return len(result[1])
-    if name == "_hash_at":
+    if name == "hash_at":
         return 1
     if name == "follow_many":
         return sum(len(events) for events in result.values())

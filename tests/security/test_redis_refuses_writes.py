@@ -15,13 +15,10 @@ import redis.exceptions as redis_errors
 
 from service.api.factory import create_app
 from service.settings import Settings
+from service.store.append import IdempotencyRecord, writes_refused
 from service.store.envelope import NewEvent
-from service.store.event_store import (
-    IdempotencyRecord,
-    RedisEventStore,
-    WritesRefused,
-    writes_refused,
-)
+from service.store.errors import WritesRefused
+from service.store.event_store import RedisEventStore
 from tests.api.helpers import PROBLEM, Hearts
 from tests.redis_helpers import free_port, start_redis_server, stop_redis_server
 
@@ -187,7 +184,7 @@ def test_a_misconf_refusal_is_503_unavailable(monkeypatch, own_redis, hearts):
         raise redis_errors.ResponseError("MISCONF Redis is configured to save RDB snapshots")
 
     store = hearts.http.application.extensions["hearts"].store
-    monkeypatch.setattr(store, "_append_script", refuse)
+    monkeypatch.setattr(store._appender, "_script", refuse)
     response = hearts.http.post(f"/api/v1/games/{game['id']}/seats", json={"name": "ann"})
     assert_unavailable(response)
     assert snapshot(own_redis) == before

@@ -11,17 +11,23 @@ import fakeredis
 import pytest
 import redis
 
-from service.store.envelope import GENESIS_HASH, HASH_MISMATCH, NewEvent, verify_chain
-from service.store.event_store import (
+from service.app.state_cache import StateCache
+from service.store.append import IdempotencyRecord
+from service.store.envelope import (
+    GENESIS_HASH,
+    HASH_MISMATCH,
+    NewEvent,
+    envelope_json,
+    verify_chain,
+)
+from service.store.errors import (
     ChainMismatch,
     ConcurrencyConflict,
     CorruptStore,
-    GamePage,
     IdempotencyKeyReused,
-    IdempotencyRecord,
-    RedisEventStore,
-    StateCache,
 )
+from service.store.event_store import RedisEventStore
+from service.store.stream_entries import GamePage
 
 T0 = "2024-05-01T12:00:00.000000Z"
 
@@ -454,3 +460,49 @@ def test_an_entry_deleted_by_hand_is_noticed_by_a_cached_read_and_by_append(even
     with pytest.raises(CorruptStore):
         event_store.append("holey", 3, [ev(4)], "c2", T0)
     assert event_store.version("holey") == 3
+
+
+def _stored(store: RedisEventStore, game_id: str) -> tuple[list, list]:
+    """The game's stream and its partition's log, as Redis holds them."""
+    partition = store.partition_of(game_id)
+    return store.redis.xrange(store.game_key(game_id)), store.redis.xrange(store.log_key(partition))
+
+
+@pytest.mark.parametrize(
+    ("key", "append"),
+    [
+        ("log", {}),
+        ("games", {}),
+        ("waiting", {"waiting": True}),
+        ("deadlines", {"deadline": "2024-05-01T12:05:00Z"}),
+        ("silent", {"silent": True}),
+    ],
+)
+def test_a_key_of_another_type_is_a_corrupt_store_and_nothing_is_written(event_store, key, append):
+    # Given a key the append writes holding a string, when a new game is appended, then the
+    # store is corrupt and nothing at all was written (the script checks before its first write).
+    partition = event_store.partition_of("typed")
+    name = getattr(event_store, f"{key}_key")(partition)
+    event_store.redis.set(name, "not ours")
+    before = _stored(event_store, "typed") if key != "log" else None
+    receipt = IdempotencyRecord("scope-t", "fp", "{}")
+    with pytest.raises(CorruptStore, match=f"{key} key is a string"):
+        event_store.append("typed", 0, [ev(1)], "c", T0, receipt, **append)
+    assert not event_store.redis.exists(event_store.game_key("typed"))
+    assert event_store.get_idempotent("typed", "scope-t") is None
+    if before is not None:
+        assert _stored(event_store, "typed") == before
+
+
+def test_any_text_in_a_payload_is_stored_byte_for_byte(event_store):
+    # The append script's argument is JSON: what the envelope holds (quotes, backslashes,
+    # controls, NUL, non-ASCII, astral characters) must reach the stream exactly as written.
+    text = 'a "quoted" \\ back\\slash\n\t\x00\x01\x7f é ß 名前 🂡 \u2028 </script>'
+    event_store.append("bytes", 0, [NewEvent("Said", 1, {"text": text})], "c", T0)
+    (said,) = event_store.read("bytes")
+    assert said.payload == {"text": text}
+    assert event_store.verify("bytes") == []
+    (entry,) = event_store.redis.xrange(event_store.game_key("bytes"))
+    stored = entry[1].get(b"event", entry[1].get("event"))
+    stored = stored.encode("utf-8") if isinstance(stored, str) else stored
+    assert stored == envelope_json(said).encode("utf-8")

@@ -40,7 +40,8 @@ from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
 from service.store.accounts import AccountStore
-from service.store.event_store import RedisEventStore, writes_refused
+from service.store.append import writes_refused
+from service.store.event_store import RedisEventStore
 from service.store.layout import LayoutMismatch, check_layout
 from service.store.live import READ_BLOCK_MS, LiveHub
 from service.store.player_events import PlayerEvents

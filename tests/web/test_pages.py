@@ -450,3 +450,41 @@ def test_a_page_that_loads_late_draws_nothing_over_the_next(context: BrowserCont
     expect(page.locator("#games .game").first).to_be_visible()
     expect(page.locator(".scoreboard")).to_have_count(0)
     assert errors == []
+
+
+def test_the_table_waits_out_a_429_and_says_so(context: BrowserContext, scene: Scene):
+    # A play refused once as the server refuses one over its limit: the table waits the
+    # Retry-After, says so, and sends the same play again (its Idempotency-Key): played once.
+    page = context.new_page()
+    errors = watch(page)
+    refused: list[str] = []
+    sent: list[str] = []
+
+    def once_too_many(route: Route) -> None:
+        key = route.request.headers.get("idempotency-key", "")
+        if not refused:
+            refused.append(key)
+            route.fulfill(
+                status=429,
+                headers={"Retry-After": "2", "Content-Type": "application/problem+json"},
+                body='{"type": "/problems/rate-limited", "code": "rate-limited", '
+                '"title": "Too many requests", "status": 429, "detail": "retry in 2 s"}',
+            )
+            return
+        sent.append(key)
+        route.continue_()
+
+    sit_down(page, scene.base, "tia")
+    pass_cards(page)
+    your_turn(page)
+    page.route("**/api/v1/games/*/play", once_too_many)
+    card = page.locator(".hand .card.legal:not(:disabled)").first
+    code = card.get_attribute("data-card")
+    card.click()
+    expect(page.locator("#waiting")).to_contain_text("Too many requests: waiting 2 s")
+    expect(page.locator(f".hand .card[data-card='{code}']")).to_have_count(0)
+    expect(page.locator("#waiting")).to_be_hidden()
+    expect(page.locator("#problem")).to_be_hidden()
+    assert sent[:1] == refused
+    # Chromium logs the refused request itself; nothing else went wrong.
+    assert [e for e in errors if "status of 429" not in e] == []

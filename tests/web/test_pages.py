@@ -488,3 +488,34 @@ def test_the_table_waits_out_a_429_and_says_so(context: BrowserContext, scene: S
     assert sent[:1] == refused
     # Chromium logs the refused request itself; nothing else went wrong.
     assert [e for e in errors if "status of 429" not in e] == []
+
+
+def test_the_tables_stream_waits_out_a_429_and_says_so(context: BrowserContext, scene: Scene):
+    # The table's event stream refused once over its limit: the badge says why and when it
+    # tries again, and it waits the Retry-After.
+    page = context.new_page()
+    sit_down(page, scene.base, "uma")
+    refused: list[int] = []
+    asked: list[float] = []  # when each stream was asked for
+
+    def once_too_many(route: Route) -> None:
+        asked.append(time.monotonic())
+        if not refused:
+            refused.append(1)
+            route.fulfill(
+                status=429,
+                headers={"Retry-After": "3", "Content-Type": "application/problem+json"},
+                body='{"type": "/problems/rate-limited", "code": "rate-limited", '
+                '"title": "Too many requests", "status": 429, "detail": "retry in 3 s"}',
+            )
+            return
+        route.continue_()
+
+    page.route("**/api/v1/games/*/events", once_too_many)
+    page.reload()
+    badge = page.locator("#connection")
+    expect(badge).to_have_attribute("data-state", "lost")
+    expect(badge).to_contain_text("Too many requests: retrying in 3 s")
+    # Then it follows the game again, having waited as asked (not the 1 s of a dropped line).
+    expect(badge).to_have_attribute("data-state", "live", timeout=15_000)
+    assert asked[1] - asked[0] >= 2.5

@@ -453,6 +453,19 @@ def test_a_page_that_loads_late_draws_nothing_over_the_next(context: BrowserCont
     assert errors == []
 
 
+def refuse_as_over_the_limit(route: Route, seconds: int) -> None:
+    """Answer as the server answers a request over its rate limit."""
+    problem = {
+        "type": "/problems/rate-limited",
+        "code": "rate-limited",
+        "title": "Too many requests",
+        "status": 429,
+        "detail": f"retry in {seconds} s",
+    }
+    headers = {"Retry-After": str(seconds), "Content-Type": "application/problem+json"}
+    route.fulfill(status=429, headers=headers, body=json.dumps(problem))
+
+
 def test_the_table_waits_out_a_429_and_says_so(context: BrowserContext, scene: Scene):
     # A play refused once as the server refuses one over its limit: the table waits the
     # Retry-After, says so, and sends the same play again (its Idempotency-Key): played once.
@@ -465,12 +478,7 @@ def test_the_table_waits_out_a_429_and_says_so(context: BrowserContext, scene: S
         key = route.request.headers.get("idempotency-key", "")
         if not refused:
             refused.append(key)
-            route.fulfill(
-                status=429,
-                headers={"Retry-After": "2", "Content-Type": "application/problem+json"},
-                body='{"type": "/problems/rate-limited", "code": "rate-limited", '
-                '"title": "Too many requests", "status": 429, "detail": "retry in 2 s"}',
-            )
+            refuse_as_over_the_limit(route, 2)
             return
         sent.append(key)
         route.continue_()
@@ -503,12 +511,7 @@ def test_the_tables_stream_waits_out_a_429_and_says_so(context: BrowserContext, 
         asked.append(time.monotonic())
         if not refused:
             refused.append(1)
-            route.fulfill(
-                status=429,
-                headers={"Retry-After": "3", "Content-Type": "application/problem+json"},
-                body='{"type": "/problems/rate-limited", "code": "rate-limited", '
-                '"title": "Too many requests", "status": 429, "detail": "retry in 3 s"}',
-            )
+            refuse_as_over_the_limit(route, 3)
             return
         route.continue_()
 

@@ -211,7 +211,13 @@ export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
       onEnd(null); // finished before we came back
       return "end";
     }
-    if (!response.ok) throw new ApiError(await problemOf(response));
+    if (!response.ok) {
+      const error = new ApiError(await problemOf(response));
+      // Over a limit (429) or busy (503): the next try waits at least as long as asked.
+      const asked = Number(response.headers.get("Retry-After"));
+      if ([429, 503].includes(response.status) && Number.isFinite(asked)) error.retryAfter = asked;
+      throw error;
+    }
     delay = 1000;
     onStatus("live");
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -233,6 +239,8 @@ export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
   (async () => {
     while (!stopped) {
       let outcome;
+      let title = "Connection lost";
+      let wait = delay;
       try {
         outcome = await once();
         if (outcome === "end") return;
@@ -243,11 +251,15 @@ export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
           onStatus("failed", problem);
           return;
         }
+        if (error.retryAfter != null) {
+          title = problem.title;
+          wait = Math.min(Math.max(delay, error.retryAfter * 1000), 60000);
+        }
       }
       if (stopped) return;
       if (outcome !== "reconnect") {
-        onStatus("lost", { title: "Connection lost", detail: `retrying in ${delay / 1000} s` });
-        await sleep(delay);
+        onStatus("lost", { title, detail: `retrying in ${wait / 1000} s` });
+        await sleep(wait);
         delay = Math.min(delay * 2, 15000);
       }
     }

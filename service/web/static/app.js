@@ -1,6 +1,6 @@
 // The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/replay/ID/N,
 // #/scoreboard/ID, #/leaderboard, #/player/ID (a registered player's ratings). Each page module
-// renders into #page and returns a cleanup.
+// renders into its own element in #page and returns a cleanup.
 
 import { ApiError } from "./api.js";
 import { showLeaderboard, showScoreboard } from "./boards.js";
@@ -66,8 +66,11 @@ async function route() {
   clearProblem();
   setConnection(null);
   const [page, id, extra] = parseFragment(location.hash);
-  const root = $("#page");
-  root.replaceChildren();
+  // Each route draws into an element of its own: a page that finishes loading after the reader
+  // moved on (a scoreboard waiting for the projector, a replay fetching its hand) draws into
+  // that, out of the document, never over the page shown now.
+  const root = document.createElement("div");
+  $("#page").replaceChildren(root);
   document.body.dataset.page = page || "lobby";
   try {
     const stop = await show(page, root, id, extra);

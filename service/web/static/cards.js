@@ -32,14 +32,18 @@ export function sortHand(cards) {
 }
 
 // A card face: a button for a card one may click (disabled if it may not be played now), else
-// a span; extra classes mark legal, selected, received.
-export function cardHtml(card, { button = false, disabled = false, classes = [] } = {}) {
+// a span; extra classes mark legal, selected, received. ``pressed`` (true or false) makes the
+// button a toggle (a card chosen to pass or not); ``tabindex`` -1 leaves it out of the Tab order
+// (the hand is one stop: the arrows move within it).
+export function cardHtml(card, { button = false, disabled = false, classes = [], pressed = null, tabindex = null } = {}) {
   const cls = ["card", ...classes, ...("DH".includes(suitOf(card)) ? ["red"] : [])].join(" ");
   const text = label(card);
   const name = cardName(card);
   const face = html`<span class="rank" aria-hidden="true">${text.slice(0, -1)}</span><span class="suit" aria-hidden="true">${text.slice(-1)}</span>`;
   if (button) {
-    return html`<button type="button" class="${cls}" data-card="${card}" aria-label="${name}"${
+    const toggle = pressed == null ? "" : html` aria-pressed="${pressed ? "true" : "false"}"`;
+    const order = tabindex == null ? "" : html` tabindex="${tabindex}"`;
+    return html`<button type="button" class="${cls}" data-card="${card}" aria-label="${name}"${toggle}${order}${
       disabled ? html` disabled` : ""}>${face}</button>`;
   }
   return html`<span class="${cls}" data-card="${card}" role="img" aria-label="${name}">${face}</span>`;

@@ -81,8 +81,30 @@ function auditHtml(report) {
     <p class="muted">${report.events} events, ${report.hands.length} hand(s) checked.</p>`;
 }
 
+// The keys that move the replay (a step back or on, the first, the last).
+const STEP_KEYS = ["ArrowLeft", "ArrowRight", "Home", "End"];
+
 export async function showReplay(root, gameId, number) {
-  const [record, game] = await Promise.all([api.hand(gameId, number), api.view(gameId)]);
+  // Keys pressed while the hand loads are kept and applied in order once it is shown: End then
+  // ArrowLeft pressed early read step 0 (both lost) instead of the step before the last.
+  const early = [];
+  let onKey = (key) => early.push(key);
+  const keys = (event) => {
+    if (!STEP_KEYS.includes(event.key)) return;
+    if (event.target.closest?.("input, select, textarea")) return; // the slider moves itself
+    if (event.altKey || event.ctrlKey || event.metaKey) return; // the browser's own shortcuts
+    onKey(event.key);
+    event.preventDefault();
+  };
+  document.addEventListener("keydown", keys);
+  let record;
+  let game;
+  try {
+    [record, game] = await Promise.all([api.hand(gameId, number), api.view(gameId)]);
+  } catch (error) {
+    document.removeEventListener("keydown", keys);
+    throw error;
+  }
   const steps = replaySteps(record);
   let at = 0; // the deal: once the hand is over, all four hands are shown
   const hands = game.phase === "finished" ? game.hand_number : game.hand_number - 1;
@@ -139,6 +161,8 @@ export async function showReplay(root, gameId, number) {
     at = Math.max(0, Math.min(index, steps.length - 1));
     const step = steps[at];
     slider.value = String(at);
+    // What a screen reader says of the slider: the step in words, not a bare number.
+    slider.setAttribute("aria-valuetext", `${at} of ${steps.length - 1}: ${step.caption}`);
     section.dataset.step = String(at);
     const positions = seatPositions(record.seats.length); // seen from seat 0
     const seats = positions.map((position, s) => seatHtml(s, position, step));
@@ -168,16 +192,9 @@ export async function showReplay(root, gameId, number) {
     if (button.dataset.go in moves) show(moves[button.dataset.go]);
   });
   slider.addEventListener("input", () => show(Number(slider.value)));
-  const keys = (event) => {
-    if (event.target === slider || event.target.closest?.("input, select, textarea")) return;
-    const moves = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: steps.length - 1 };
-    if (event.key in moves) {
-      show(moves[event.key]);
-      event.preventDefault();
-    }
-  };
-  document.addEventListener("keydown", keys);
+  onKey = (key) => show({ ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: steps.length - 1 }[key]);
   show(at);
+  for (const key of early.splice(0)) onKey(key);
   attempt(async () => {
     render($(".audit", section), auditHtml(await api.audit(gameId)));
   });

@@ -91,12 +91,23 @@ export async function showTable(root, gameId, { watch }) {
     if (view && next.version < view.version) return; // an older answer overtaken by events
     if (view && next.version === view.version && next.seat === view.seat) return; // no news
     if (view && next.hand_number !== view.hand_number) selected = new Set();
-    announce(view, next);
     view = next;
     if (mine) contribute();
     // While your command is on its way, bots' moves seen meanwhile wait for its answer: no
-    // half-way redraw that would take the keyboard focus away from your hand.
-    if (!busy) draw();
+    // half-way redraw that would take the keyboard focus away from your hand, and one
+    // announcement of it all (your card first) rather than one cut short by the next.
+    if (!busy) {
+      say();
+      draw();
+    }
+  }
+
+  // The live region says what changed since it last spoke.
+  let spoken = null;
+  function say() {
+    if (spoken === view) return;
+    announce(spoken, view);
+    spoken = view;
   }
 
   // Events say the game moved on: fetch the view once, however many events arrived meanwhile.
@@ -157,6 +168,7 @@ export async function showTable(root, gameId, { watch }) {
       for (const item of result.events ?? []) if (item.type === "HandScored") lastHand = item.payload;
       accept(result.view);
     }
+    say();
     draw(); // the hand was drawn disabled while busy, even if the view is the same version
   }
 
@@ -166,7 +178,12 @@ export async function showTable(root, gameId, { watch }) {
     const sameHand = before && before.hand_number === after.hand_number;
     const played = plays(after).slice(sameHand ? plays(before).length : 0);
     const who = (seat) => (seat === after.seat ? "You" : seatName(after.seats, seat));
-    const parts = played.map(({ seat, card }) => `${who(seat)} played the ${cardName(card)}.`);
+    const parts = [];
+    // The pass is over: the cards it brought (said once, as the hand's play begins).
+    if (sameHand && before.phase === "passing" && after.phase !== "passing" && after.received_cards?.length) {
+      parts.push(`You received the ${after.received_cards.map(cardName).join(", the ")}.`);
+    }
+    parts.push(...played.map(({ seat, card }) => `${who(seat)} played the ${cardName(card)}.`));
     if (after.phase === "playing" && after.turn != null && after.turn !== before?.turn) {
       parts.push(after.turn === after.seat ? "Your turn." : `${who(after.turn)} to play.`);
     } else if (after.phase !== before?.phase) {
@@ -246,19 +263,31 @@ export async function showTable(root, gameId, { watch }) {
     return html`<div class="trick${last ? " last" : ""}">${slots}<div class="caption">${caption}</div></div>`;
   }
 
-  function handHtml() {
+  // The hand is one Tab stop (a toolbar: the arrows, Home and End move between its playable
+  // cards, Enter or Space plays or chooses one): the card that had the focus, else the first
+  // playable one, is the one in the Tab order (a roving tabindex).
+  function handHtml(current) {
     if (view.seat == null || !view.hand) return "";
     const myTurn = view.awaiting.includes(view.seat) && !busy;
     const legal = new Set(myTurn ? view.legal_cards : []);
     const received = new Set(view.received_cards ?? []);
-    const cards = sortHand(view.hand).map((card) => {
+    const sorted = sortHand(view.hand);
+    const stop = legal.has(current) ? current : sorted.find((card) => legal.has(card));
+    const passing = view.phase === "passing" && myTurn;
+    const cards = sorted.map((card) => {
       const classes = [];
       if (legal.has(card)) classes.push("legal");
       if (selected.has(card)) classes.push("selected");
       if (received.has(card)) classes.push("received");
-      return cardHtml(card, { button: true, disabled: !legal.has(card), classes });
+      return cardHtml(card, {
+        button: true,
+        disabled: !legal.has(card),
+        classes,
+        pressed: passing ? selected.has(card) : null,
+        tabindex: card === stop ? 0 : -1,
+      });
     });
-    return html`<div class="hand" role="group" aria-label="Your hand">${cards}</div>`;
+    return html`<div class="hand" role="toolbar" aria-label="Your hand">${cards}</div>`;
   }
 
   function actionHtml() {
@@ -305,8 +334,23 @@ export async function showTable(root, gameId, { watch }) {
     return html`<div class="banner muted">Waiting for the others…</div>`;
   }
 
+  // What has the keyboard in the table, as a selector that finds it again after a redraw.
+  function focusedControl() {
+    const active = document.activeElement;
+    if (!active || !table.contains(active)) return null;
+    if (active.matches(".hand .card")) return `.hand .card[data-card="${CSS.escape(active.dataset.card)}"]`;
+    if (active.id) return `#${CSS.escape(active.id)}`;
+    if (active.dataset.moon) return `[data-moon="${CSS.escape(active.dataset.moon)}"]`;
+    return null;
+  }
+
   function draw() {
     const focused = document.activeElement?.closest?.(".hand .card")?.dataset.card;
+    const control = focusedControl();
+    // The focus is the table's to move when it is in the table or nowhere (on the page's body:
+    // the element that had it was redrawn away); never taken from the rest of the page.
+    const active = document.activeElement;
+    const ours = !active || active === document.body || table.contains(active);
     // A name being typed into the join form survives the re-render.
     const typing = $(".join input", table);
     const typed = typing ? { value: typing.value, focus: document.activeElement === typing } : null;
@@ -323,7 +367,7 @@ export async function showTable(root, gameId, { watch }) {
       <div class="status">${statusLine()}${arrangedBadge(view)}</div>
       <div class="felt">${seats}${trickHtml(base)}</div>
       <div class="actions">${actionHtml()}</div>
-      ${handHtml()}
+      ${handHtml(focused)}
       <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`,
     );
     const joinInput = $(".join input", table);
@@ -331,11 +375,14 @@ export async function showTable(root, gameId, { watch }) {
       joinInput.value = typed.value;
       if (typed.focus) joinInput.focus();
     }
-    // Keep the keyboard where it was: the same card, else the first legal one on your turn.
+    // Keep the keyboard where it was (the same card, the Pass button), else on the hand's
+    // stop on your turn, or when the card that had it was played.
+    const again = control && $(control, table);
     const hand = $(".hand", table);
-    if (hand && (focused || view.awaiting.includes(view.seat))) {
-      const target = (focused && $(`.card[data-card="${CSS.escape(focused)}"]:not(:disabled)`, hand)) || $(".card:not(:disabled)", hand);
-      target?.focus({ preventScroll: true });
+    if (again && !again.disabled) {
+      again.focus({ preventScroll: true });
+    } else if (hand && ours && (focused || view.awaiting.includes(view.seat))) {
+      $('.card[tabindex="0"]:not(:disabled)', hand)?.focus({ preventScroll: true });
     }
   }
 
@@ -379,9 +426,10 @@ export async function showTable(root, gameId, { watch }) {
     });
   });
 
-  // Arrows choose a card, Enter (the focused button's click) plays or selects it.
+  // Arrows choose a card, Enter or Space (the focused button's click) plays or selects it.
   table.addEventListener("keydown", (event) => {
     if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
+    if (event.target.closest?.("input, select, textarea")) return; // the join form keeps its keys
     const cards = [...table.querySelectorAll(".hand .card:not(:disabled)")];
     if (!cards.length) return;
     const index = cards.indexOf(document.activeElement);
@@ -391,6 +439,13 @@ export async function showTable(root, gameId, { watch }) {
     if (event.key === "End") next = cards.length - 1;
     cards[next].focus();
     event.preventDefault();
+  });
+
+  // The card with the focus (by keyboard or a click) is the hand's one Tab stop.
+  table.addEventListener("focusin", (event) => {
+    const card = event.target.closest?.(".hand .card");
+    if (!card) return;
+    for (const other of table.querySelectorAll(".hand .card")) other.tabIndex = other === card ? 0 : -1;
   });
 
   accept(await load());

@@ -68,8 +68,14 @@ export function setConnection(state, problem) {
   badge.hidden = state == null;
   badge.dataset.state = state ?? "";
   badge.textContent =
-    state === "live" ? "● live" : state === "lost" ? `○ ${problem?.detail ?? "reconnecting"}` : "× offline";
+    state === "live" ? "● live" : state === "lost" ? `○ ${lostText(problem)}` : "× offline";
   badge.title = problem ? `${problem.title}: ${problem.detail ?? ""}` : "";
+}
+
+// A lost stream's badge: when it tries again, and why when the server said (a 429's title).
+function lostText(problem) {
+  const when = problem?.detail ?? "reconnecting";
+  return problem?.title && problem.title !== "Connection lost" ? `${problem.title}: ${when}` : when;
 }
 
 // Where each seat sits, clockwise from the viewer (at the bottom), for 3 to 6 players: the

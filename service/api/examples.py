@@ -53,7 +53,7 @@ SEEDS = {
 }
 EXAMPLE_ANALYSIS_SAMPLES = 8  # deals per decision in the example analysis (the least allowed)
 # Modules whose ``datetime.now`` stamps what the recording shows (events, deadlines).
-_DATETIME_MODULES = ("service.store.event_store", "service.app.timekeeper", "service.app.expiry")
+_DATETIME_MODULES = ("service.store.keys", "service.app.timekeeper", "service.app.expiry")
 
 
 def load() -> dict[str, dict[str, Any]]:

@@ -254,8 +254,9 @@ class HeartsServer:
 
     Runs in its own session so that stopping it stops the master and its workers; talks to the
     Redis at ``redis_url`` (a throwaway one), never the shared one. ``env`` adds variables;
-    ``app`` is serve's ``--app`` (e.g. bench/baseline_app.py's). Its output goes to a log file,
-    shown if it fails to start.
+    ``app`` is serve's ``--app`` (e.g. bench/baseline_app.py's); ``root``: run the code of
+    another checkout (first on the path), e.g. the code before a change. Its output goes to a
+    log file, shown if it fails to start.
     """
 
     def __init__(
@@ -264,8 +265,10 @@ class HeartsServer:
         workers: int = 2,
         env: dict[str, str] | None = None,
         app: str | None = None,
+        root: Path | None = None,
     ) -> None:
         self.redis_url = redis_url
+        self.root = root
         self.workers = workers
         self.env = env or {}
         self.app = app
@@ -284,6 +287,9 @@ class HeartsServer:
             "HEARTS_RATE_LIMITS": "0",  # a benchmark is a flood by design; a run may set its own
             **self.env,
         }
+        if self.root is not None:  # another checkout's code (e.g. the code before a change)
+            paths = [str(self.root), env.get("PYTHONPATH", "")]
+            env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--workers", str(self.workers), "--no-projector"]
         if self.app is not None:
@@ -291,7 +297,7 @@ class HeartsServer:
         self.process = subprocess.Popen(
             command,
             env=env,
-            cwd=ROOT,  # the workers import bench.* from the repository's root
+            cwd=self.root or ROOT,  # the workers import bench.* from the repository's root
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,

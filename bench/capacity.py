@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--find-max", action="store_true", help="step tables up while p99 < 100 ms")
     p.add_argument("--max-tables", type=int, default=256, help="--find-max's last step")
     p.add_argument("--max-seconds", type=float, default=240.0, help="bound on the whole run")
-    p.add_argument("--warmup", type=float, default=3.0, help="seconds of each, not counted")
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds of each, uncounted (0: none)")
     p.add_argument("--settle", type=float, default=1.0, help="seconds after the set-up")
     p.add_argument("--grace", type=float, default=2.0, help="seconds for the last events")
     p.add_argument("--seed", type=int, default=1)
@@ -593,7 +593,7 @@ def main(argv: list[str] | None = None) -> dict:
             # Not counted: the workers' first requests (imports, caches) and the client's.
             warm = _Args(args, "")
             warm.seconds, warm.profile = args.warmup, 0
-            for target in kinds:
+            for target in kinds if args.warmup > 0 else ():
                 port, pids = servers[target]
                 await run_phase(warm, target, port, 1, pids)
             steps = _steps(args.max_tables) if args.find_max else [args.tables]

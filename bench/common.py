@@ -249,6 +249,9 @@ class RedisClusterServers:
             server.__exit__()
 
 
+STOP_SECONDS = 1.0  # HeartsServer's wait for its quick shutdown, then SIGKILL
+
+
 class HeartsServer:
     """``hearts serve`` (gunicorn, its default worker class) on a free loopback port.
 
@@ -332,8 +335,12 @@ class HeartsServer:
             self._log.close()
             return
         try:
-            os.killpg(self.process.pid, signal.SIGTERM)  # our session: master and workers
-            self.process.wait(timeout=20)
+            # Our session: master and workers. SIGINT is gunicorn's quick shutdown (TERM's
+            # graceful one waits for its timeout, ~10 s, if a worker is still booting); a
+            # benchmark's server has nothing to finish and its Redis is thrown away: KILL after
+            # STOP_SECONDS.
+            os.killpg(self.process.pid, signal.SIGINT)
+            self.process.wait(timeout=STOP_SECONDS)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)

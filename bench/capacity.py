@@ -39,24 +39,20 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import io
 import json
 import os
 import random
 import secrets
 import shutil
-import subprocess
-import tarfile
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import api_profile
 from bench.api import Connection
-from bench.common import ROOT, HeartsServer, RedisServer, Report, parser, percentile
+from bench.common import HeartsServer, RedisServer, Report, checkout, parser, percentile
 
 P99_LIMIT_MS = 100.0
 MISSES_TO_STOP = 2  # --find-max stops stepping a kind after two steps over the limit in a row
@@ -576,7 +572,7 @@ def main(argv: list[str] | None = None) -> dict:
     results: dict[str, list[Phase]] = {kind: [] for kind in kinds}
     with contextlib.ExitStack() as stack:
         servers: dict[str, tuple[int, dict[str, list[int]]]] = {}
-        roots = {"hearts": None, "before": stack.enter_context(_checkout(args.before))}
+        roots = {"hearts": None, "before": stack.enter_context(checkout(args.before))}
         for kind in kinds[1:]:
             redis_server = stack.enter_context(RedisServer())
             server = stack.enter_context(
@@ -614,24 +610,6 @@ def main(argv: list[str] | None = None) -> dict:
 
         asyncio.run(run())
     return _report(args, results)
-
-
-@contextlib.contextmanager
-def _checkout(rev: str | None) -> Iterator[Path | None]:
-    """The tree of git revision ``rev`` in a temporary directory (None: no revision)."""
-    if rev is None:
-        yield None
-        return
-    with tempfile.TemporaryDirectory(prefix="hearts-capacity-before-") as folder:
-        tree = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "--format=tar", rev],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        ).stdout
-        with tarfile.open(fileobj=io.BytesIO(tree)) as archive:
-            archive.extractall(folder, filter="data")
-        yield Path(folder)
 
 
 def _steps(most: int) -> list[int]:

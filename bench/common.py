@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import platform
@@ -19,9 +20,10 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -247,6 +249,24 @@ class RedisClusterServers:
     def __exit__(self, *exc: object) -> None:
         for server in self.servers:
             server.__exit__()
+
+
+@contextlib.contextmanager
+def checkout(rev: str | None) -> Iterator[Path | None]:
+    """The tree of git revision ``rev`` in a temporary directory (None: no revision)."""
+    if rev is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="hearts-capacity-before-") as folder:
+        tree = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", rev],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(tree)) as archive:
+            archive.extractall(folder, filter="data")
+        yield Path(folder)
 
 
 STOP_SECONDS = 1.0  # HeartsServer's wait for its quick shutdown, then SIGKILL

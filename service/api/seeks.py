@@ -217,9 +217,9 @@ def _notices(
     while True:
         if woken:
             notices = events.after(player.player_id, last)
-            for entry_id, kind, data in notices:
-                yield _message(entry_id, _item(entry_id, kind, data))
-                last = entry_id
+            if notices:  # one write for all of them
+                yield "".join(_message(i, _item(i, kind, data)) for i, kind, data in notices)
+                last = notices[-1][0]
             if len(notices) == NOTICES_PAGE:
                 continue  # more than a page behind: the next at once
         now = time.monotonic()

@@ -20,11 +20,16 @@ every loop is bounded by the phase's end and ``--max-requests``. Target (issue 1
 at least 60% of the baseline's requests/s, play p99 at most 2x the baseline's p99, and no errors.
 ``ratio_requests`` also compares every request of the play phase (GETs and POSTs) with the
 baseline's requests: like with like, since a command is two requests here and the baseline one.
+
+``--before REV`` (a git revision, e.g. ``main``): each round also plays a phase against the code
+of REV (bench/common.py ``checkout``: its own ``hearts serve`` and redis-server), reported as
+``before_*`` beside the others, so a change's before and after come from the same run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -36,6 +41,7 @@ from bench.common import (
     RedisClusterServers,
     RedisServer,
     Report,
+    checkout,
     parser,
     percentile,
 )
@@ -277,6 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also run on a 3-master Redis Cluster and compare (same run)",
     )
+    p.add_argument("--before", metavar="REV", help="also play against this git revision's code")
     args = p.parse_args(argv)
 
     backends = [("single", RedisServer)]
@@ -300,23 +307,29 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def measure(args, servers: type) -> tuple[Stats, Stats, Budget]:
-    """The warm-up and the alternating phases against ``hearts serve`` on ``servers()``."""
+    """The warm-up and the alternating phases against ``hearts serve`` on ``servers()``
+    (with ``--before``, also against REV's code: its play figures in ``args.before_play``)."""
     budget = Budget(args.max_requests)
-    play, base, warm = Stats(), Stats(), Stats()
-    with (
-        servers() as redis_servers,
-        HeartsServer(
-            redis_servers.url, workers=args.workers, app="bench.baseline_app:create_app"
-        ) as server,
-    ):
+    play, base, warm, before = Stats(), Stats(), Stats(), Stats()
+    app = "bench.baseline_app:create_app"
+    with contextlib.ExitStack() as stack:
+        redis_servers = stack.enter_context(servers())
+        server = stack.enter_context(HeartsServer(redis_servers.url, workers=args.workers, app=app))
+        phases = [("baseline", server.port, base), ("play", server.port, play)]
+        root = stack.enter_context(checkout(getattr(args, "before", None)))
+        if root is not None:
+            old_redis = stack.enter_context(RedisServer())
+            old = HeartsServer(old_redis.url, workers=args.workers, app=app, root=root)
+            phases.append(("play", stack.enter_context(old).port, before))
+            args.before_play = before
 
         async def run() -> None:
-            for kind in ("play", "baseline"):
-                await run_phase(kind, server.port, args.clients, args.warmup, warm, budget, 0)
+            for kind, port, _ in phases[1:] + phases[:1]:
+                await run_phase(kind, port, args.clients, args.warmup, warm, budget, 0)
             for r in range(args.rounds):
-                for kind, stats in (("baseline", base), ("play", play)):
+                for kind, port, stats in phases:
                     await run_phase(
-                        kind, server.port, args.clients, args.seconds, stats, budget, args.seed + r
+                        kind, port, args.clients, args.seconds, stats, budget, args.seed + r
                     )
 
         asyncio.run(run())
@@ -340,6 +353,13 @@ def _report(args, play: Stats, base: Stats, budget: Budget, title: str) -> None:
     report.add("ratio_requests", play.requests / play.seconds / ceiling["per_second"])
     report.add("ratio_p99", tail)
     report.add("games_finished", play.games_finished)
+    before: Stats | None = getattr(args, "before_play", None)
+    if before is not None:
+        report.add("before", args.before)
+        old = summarize(report, "before_play_commands", before, COMMANDS)
+        report.add("ratio_throughput_before", old["per_second"] / ceiling["per_second"])
+        report.add("ratio_p99_before", old["p99"] / ceiling["p99"])
+        report.add("ratio_commands_to_before", played["per_second"] / old["per_second"])
     errors = sum(play.errors.values()) + sum(base.errors.values())
     report.add("errors", errors)
     for kind, n in sorted({**base.errors, **play.errors}.items()):

@@ -24,6 +24,7 @@ from flask import Blueprint, Flask, Response, current_app, request
 
 from service.api.common import json_response, service
 from service.api.factory import create_app as create_production_app
+from service.api.problems import Problem
 from service.settings import Settings
 
 MAX_ENTRIES = 100_000
@@ -53,15 +54,22 @@ def _fanout_key(table: str) -> str:
 
 @bp.post("/api/v1/bench/fanout/<table>")
 def fanout_post(table: str):
-    seq = int((request.get_json(silent=True) or {}).get("seq", 0))
+    body = request.get_json(silent=True)
+    seq = body.get("seq") if isinstance(body, dict) else None
+    # A move's number is a positive integer (bool is an int to Python, not to JSON readers).
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq < 2**63:
+        raise Problem("bad-request", 'the body must be {"seq": n}, n a positive integer')
     # The id is the move's number: one XADD, and Redis refuses a move out of order.
-    service().store.redis.xadd(
-        _fanout_key(table),
-        {"seq": seq},
-        id=f"0-{seq}",
-        maxlen=FANOUT_MAX_ENTRIES,
-        approximate=True,
-    )
+    try:
+        service().store.redis.xadd(
+            _fanout_key(table),
+            {"seq": seq},
+            id=f"0-{seq}",
+            maxlen=FANOUT_MAX_ENTRIES,
+            approximate=True,
+        )
+    except redis.ResponseError:
+        raise Problem("bad-request", f"move {seq} is not after the table's last") from None
     return json_response({"version": seq})
 
 

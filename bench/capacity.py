@@ -27,12 +27,18 @@ and CPU as a share of one core (the workers, Redis, and this client: if the clie
 core, the figures measure the client). ``--find-max`` steps the tables up (1, 2, 4, ...) for
 both until p99 passes 100 ms (two steps in a row), within ``--max-tables`` and
 ``--max-seconds``: the largest count under 100 ms of each, and their ratio.
+
+``--before REV`` (a git revision, e.g. ``main``) adds a third kind, ``before``: the same
+tables against the code of REV (``git archive``d to a temporary directory, served by its own
+``hearts serve`` and redis-server), phase after phase with the others, so a change's before
+and after are measured in the same run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import json
 import os
 import random
@@ -46,7 +52,7 @@ from pathlib import Path
 
 from bench import api_profile
 from bench.api import Connection
-from bench.common import HeartsServer, RedisServer, Report, parser, percentile
+from bench.common import HeartsServer, RedisServer, Report, checkout, parser, percentile
 
 P99_LIMIT_MS = 100.0
 MISSES_TO_STOP = 2  # --find-max stops stepping a kind after two steps over the limit in a row
@@ -475,7 +481,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def run_phase(args, target: str, port: int, tables: int, pids: dict[str, list[int]]) -> Phase:
-    """``tables`` tables of ``target`` (``hearts`` or ``fanout``) for ``args.seconds``."""
+    """``tables`` tables of ``target`` (``hearts``, ``before`` or ``fanout``) for
+    ``args.seconds``."""
     phase = Phase(target, tables)
     client = Client(port, phase)
     run_args = _Args(args, target)
@@ -547,43 +554,55 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--find-max", action="store_true", help="step tables up while p99 < 100 ms")
     p.add_argument("--max-tables", type=int, default=256, help="--find-max's last step")
     p.add_argument("--max-seconds", type=float, default=240.0, help="bound on the whole run")
-    p.add_argument("--warmup", type=float, default=3.0, help="seconds of each, not counted")
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds of each, uncounted (0: none)")
     p.add_argument("--settle", type=float, default=1.0, help="seconds after the set-up")
     p.add_argument("--grace", type=float, default=2.0, help="seconds for the last events")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
         "--profile", type=int, default=0, help="py-spy samples/s of the workers (0: none)"
     )
+    p.add_argument("--before", metavar="REV", help="also measure the code of this git revision")
     args = p.parse_args(argv)
     if args.profile and shutil.which("py-spy") is None:
         raise SystemExit("--profile needs py-spy: pip install py-spy")
     deadline = time.monotonic() + args.max_seconds
     env = {"HEARTS_SSE_MAX_STREAMS": "100000", "HEARTS_SSE_MAX_STREAMS_PER_CLIENT": "100000"}
     app = "bench.baseline_app:create_app"
-    results: dict[str, list[Phase]] = {"hearts": [], "fanout": []}
-    with (
-        RedisServer() as redis_server,
-        HeartsServer(redis_server.url, workers=args.workers, env=env, app=app) as server,
-    ):
-        assert redis_server.process is not None
-        pids = {"workers": server.worker_pids(), "redis": [redis_server.process.pid]}
+    kinds = ("fanout", "hearts", "before") if args.before else ("fanout", "hearts")
+    results: dict[str, list[Phase]] = {kind: [] for kind in kinds}
+    with contextlib.ExitStack() as stack:
+        servers: dict[str, tuple[int, dict[str, list[int]]]] = {}
+        roots = {"hearts": None, "before": stack.enter_context(checkout(args.before))}
+        for kind in kinds[1:]:
+            redis_server = stack.enter_context(RedisServer())
+            server = stack.enter_context(
+                HeartsServer(
+                    redis_server.url, workers=args.workers, env=env, app=app, root=roots[kind]
+                )
+            )
+            assert redis_server.process is not None
+            pids = {"workers": server.worker_pids(), "redis": [redis_server.process.pid]}
+            servers[kind] = (server.port, pids)
+        servers["fanout"] = servers["hearts"]  # the baseline is a route of the same app
 
         async def run() -> None:
             # Not counted: the workers' first requests (imports, caches) and the client's.
             warm = _Args(args, "")
             warm.seconds, warm.profile = args.warmup, 0
-            for target in ("fanout", "hearts"):
-                await run_phase(warm, target, server.port, 1, pids)
+            for target in kinds if args.warmup > 0 else ():
+                port, pids = servers[target]
+                await run_phase(warm, target, port, 1, pids)
             steps = _steps(args.max_tables) if args.find_max else [args.tables]
             # Steps missed in a row: one miss may be a shared machine's hiccup on few moves.
-            misses = {"hearts": 0, "fanout": 0}
+            misses = dict.fromkeys(kinds, 0)
             for tables in steps:
-                for target in ("fanout", "hearts"):
+                for target in kinds:
                     if misses[target] >= MISSES_TO_STOP:
                         continue
                     if time.monotonic() + args.seconds + args.grace > deadline:
                         return
-                    phase = await run_phase(args, target, server.port, tables, pids)
+                    port, pids = servers[target]
+                    phase = await run_phase(args, target, port, tables, pids)
                     results[target].append(phase)
                     misses[target] = 0 if _holds(phase.figures()) else misses[target] + 1
                 if min(misses.values()) >= MISSES_TO_STOP:
@@ -617,7 +636,9 @@ def _report(args, results: dict[str, list[Phase]]) -> dict:
     report.add("spectators_per_table", args.spectators)
     report.add("seconds_per_phase", args.seconds, "s")
     units = {"_ms": "ms", "_per_second": "/s", "cpu_": "of a core"}
-    out: dict = {"hearts": [], "fanout": []}
+    if args.before:
+        report.add("before", args.before)
+    out: dict = {target: [] for target in results}
     for target, phases in results.items():
         for phase in phases:
             figures = phase.figures()
@@ -630,20 +651,28 @@ def _report(args, results: dict[str, list[Phase]]) -> dict:
             for text in phase.samples:
                 report.note(f"{target} t{phase.tables}: {text}")
             _report_profile(report, args, phase, figures)
-    best = {t: max((f["tables"] for f in out[t] if _holds(f)), default=0) for t in out}
+    best = {t: max((f["tables"] for f in out[t] if _holds(f)), default=0) for t in results}
     out["max_tables"] = best
+    compared = [t for t in results if t != "fanout"]
     if args.find_max:
-        report.add("hearts_max_tables_p99_under_100ms", best["hearts"])
-        report.add("fanout_max_tables_p99_under_100ms", best["fanout"])
-        ratio = _ratio(best["hearts"], best["fanout"])
-        out["ratio_tables"] = ratio
-        report.add("ratio_tables_hearts_to_fanout", ratio)
-        report.target("tables", ratio >= 0.5, ">= 0.5x the minimal fan-out's tables")
-    elif out["hearts"] and out["fanout"]:
-        h, f = out["hearts"][0], out["fanout"][0]
-        report.add("ratio_p99_hearts_to_fanout", _ratio(h["delivery_p99_ms"], f["delivery_p99_ms"]))
-        moves = _ratio(h["moves_per_second"], f["moves_per_second"])
-        report.add("ratio_moves_hearts_to_fanout", moves)
+        for target in results:
+            report.add(f"{target}_max_tables_p99_under_100ms", best[target])
+        for target in compared:
+            ratio = _ratio(best[target], best["fanout"])
+            out[f"ratio_tables{'' if target == 'hearts' else '_' + target}"] = ratio
+            report.add(f"ratio_tables_{target}_to_fanout", ratio)
+        report.target("tables", out["ratio_tables"] >= 0.5, ">= 0.5x the minimal fan-out's tables")
+    else:
+        for target in compared:
+            if not (out[target] and out["fanout"]):
+                continue
+            h, f = out[target][0], out["fanout"][0]
+            p99 = _ratio(h["delivery_p99_ms"], f["delivery_p99_ms"])
+            report.add(f"ratio_p99_{target}_to_fanout", p99)
+            report.add(
+                f"ratio_moves_{target}_to_fanout",
+                _ratio(h["moves_per_second"], f["moves_per_second"]),
+            )
     report.note("cpu_*: CPU seconds per second of the phase (1.0 = one core busy)")
     report.emit(args.json)
     return out

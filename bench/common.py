@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import platform
@@ -19,9 +20,10 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -249,13 +251,35 @@ class RedisClusterServers:
             server.__exit__()
 
 
+@contextlib.contextmanager
+def checkout(rev: str | None) -> Iterator[Path | None]:
+    """The tree of git revision ``rev`` in a temporary directory (None: no revision)."""
+    if rev is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="hearts-capacity-before-") as folder:
+        tree = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", rev],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(tree)) as archive:
+            archive.extractall(folder, filter="data")
+        yield Path(folder)
+
+
+STOP_SECONDS = 1.0  # HeartsServer's wait for its quick shutdown, then SIGKILL
+
+
 class HeartsServer:
     """``hearts serve`` (gunicorn, its default worker class) on a free loopback port.
 
     Runs in its own session so that stopping it stops the master and its workers; talks to the
     Redis at ``redis_url`` (a throwaway one), never the shared one. ``env`` adds variables;
-    ``app`` is serve's ``--app`` (e.g. bench/baseline_app.py's). Its output goes to a log file,
-    shown if it fails to start.
+    ``app`` is serve's ``--app`` (e.g. bench/baseline_app.py's); ``root``: run the code of
+    another checkout (first on the path), e.g. the code before a change. Its output goes to a
+    log file, shown if it fails to start.
     """
 
     def __init__(
@@ -264,8 +288,10 @@ class HeartsServer:
         workers: int = 2,
         env: dict[str, str] | None = None,
         app: str | None = None,
+        root: Path | None = None,
     ) -> None:
         self.redis_url = redis_url
+        self.root = root
         self.workers = workers
         self.env = env or {}
         self.app = app
@@ -284,6 +310,9 @@ class HeartsServer:
             "HEARTS_RATE_LIMITS": "0",  # a benchmark is a flood by design; a run may set its own
             **self.env,
         }
+        if self.root is not None:  # another checkout's code (e.g. the code before a change)
+            paths = [str(self.root), env.get("PYTHONPATH", "")]
+            env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--workers", str(self.workers), "--no-projector"]
         if self.app is not None:
@@ -291,7 +320,7 @@ class HeartsServer:
         self.process = subprocess.Popen(
             command,
             env=env,
-            cwd=ROOT,  # the workers import bench.* from the repository's root
+            cwd=self.root or ROOT,  # the workers import bench.* from the repository's root
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -326,8 +355,12 @@ class HeartsServer:
             self._log.close()
             return
         try:
-            os.killpg(self.process.pid, signal.SIGTERM)  # our session: master and workers
-            self.process.wait(timeout=20)
+            # Our session: master and workers. SIGINT is gunicorn's quick shutdown (TERM's
+            # graceful one waits for its timeout, ~10 s, if a worker is still booting); a
+            # benchmark's server has nothing to finish and its Redis is thrown away: KILL after
+            # STOP_SECONDS.
+            os.killpg(self.process.pid, signal.SIGINT)
+            self.process.wait(timeout=STOP_SECONDS)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)

@@ -43,7 +43,7 @@ from service.store.accounts import AccountStore
 from service.store.append import writes_refused
 from service.store.event_store import RedisEventStore
 from service.store.layout import LayoutMismatch, check_layout
-from service.store.live import READ_BLOCK_MS, LiveHub
+from service.store.live import READ_BLOCK_MS, LiveHub, PlayerHub
 from service.store.player_events import PlayerEvents
 from service.store.read_models import ProjectionStore
 from service.store.seeks import SeekStore
@@ -181,6 +181,10 @@ def create_app(
     # Live event streams wait in the hub (its readers start with the first stream) and are
     # counted by the slots: see service/store/live.py and docs/replay.md.
     app.extensions["hearts.live"] = LiveHub(service.store, follows, page=settings.log_page)
+    # Players' own streams wait in theirs, woken by pub/sub (on the followers' client if any).
+    wakes = follows.redis if follows is not None else service.store.redis
+    app.extensions["hearts.player_hub"] = PlayerHub(wakes, feed.events.wake_channel)
+    players.on_rekeyed.append(feed.events.wake)  # a stream opened with the old key ends
     app.extensions["hearts.departures"] = Departures()
     app.extensions["hearts.stream_slots"] = StreamSlots(
         settings.sse_max_streams, settings.sse_max_streams_per_client

@@ -11,11 +11,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Response, current_app
+from flask import Response, current_app, request
 from flask_smorest import Blueprint
 
 from domain.clock import iso
 from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_view, token
+from service.api.departures import Departures
 from service.api.event_ids import notice_id
 from service.api.players import players
 from service.api.problems import BODY, documented
@@ -31,16 +32,13 @@ from service.api.schemas import (
 from service.app.matchmaking import Matchmaker, SeekRequest
 from service.app.player_feed import YOUR_TURN, PlayerFeed
 from service.app.players import Player
+from service.store.live import PlayerHub, PlayerWatch
 from service.store.seeks import Seek
 
 blp = Blueprint("seeks", __name__, url_prefix="/api/v1", description="Matchmaking")
 
-# How often an open player stream looks for new notices: soon after one came (a game in
-# play), backing off to the longest wait while nothing comes.
-POLL_SHORTEST, POLL_LONGEST = 0.05, 0.5
-# How often an open player stream asks whether its key still works (one HGET): with waits of at
-# most POLL_LONGEST, a rotated or revoked key ends its streams within a second.
-KEY_CHECK_SECONDS = 0.4
+# The most notices one read of a player's stream returns (PlayerEvents.after's count).
+NOTICES_PAGE = 100
 
 
 def matchmaker() -> Matchmaker:
@@ -162,63 +160,83 @@ def _item(entry_id: str | None, kind: str, data: dict[str, Any]) -> dict[str, An
 def _stream(player: Player, last: str | None) -> Response:
     settings = current_app.extensions["hearts.settings"]
     slots = current_app.extensions["hearts.stream_slots"]
+    hub: PlayerHub = current_app.extensions["hearts.player_hub"]
     slot = slots.take(client())
     account = players()
+    try:
+        watch = hub.watch(player.player_id)
+    except BaseException:
+        slot.release()
+        raise
+    # A client gone is seen without waking the stream (service/api/departures.py).
+    departures: Departures = current_app.extensions["hearts.departures"]
+    forget = departures.watch(request.environ.get("gunicorn.socket"), watch.cancel)
+
+    def done() -> None:
+        forget()
+        watch.close()
+        slot.release()
+
     try:
         stream = _notices(
             player,
             last,
+            watch,
             settings.sse_keepalive_seconds,
             settings.sse_max_seconds,
             lambda: account.still_valid(player),
         )
     except BaseException:
-        slot.release()
+        done()
         raise
-    return event_stream(stream, slot.release)
+    return event_stream(stream, done)
 
 
 def _notices(
     player: Player,
     last: str | None,
+    watch: PlayerWatch,
     keepalive: float,
     lifetime: float,
     key_valid: Callable[[], bool] = lambda: True,
 ) -> Iterator[str]:
-    """The snapshot (on a fresh connection), then new notices, polled (a player's stream holds
-    no Redis connection while it waits: POLL_SHORTEST after a notice, backing off to
-    POLL_LONGEST), with keep-alive comments. It asks ``key_valid`` at most every
-    KEY_CHECK_SECONDS and ends with ``event: revoked`` once the key it was opened with was
-    rotated or revoked (the wait is never longer than POLL_LONGEST: within a second)."""
+    """The snapshot (on a fresh connection), then each new notice as the player's wake-up
+    comes (service/store/live.py ``PlayerHub``: a stream holds no Redis connection and does
+    no Redis work while it waits), with keep-alive comments. It asks ``key_valid`` on every
+    wake-up (a rotation or revocation wakes the player's streams too) and at every keep-alive,
+    and ends with ``event: revoked`` once the key it was opened with was rotated or revoked."""
     events = feed().events
     yield f"retry: 2000\n: notices of player {player.player_id}\n\n"
+    rung = watch.rings()  # before the first read: a wake-up from here on is not missed
     if last is None:
         last = events.last_id(player.player_id)
         for kind, data in feed().snapshot(player):
             yield _message(None, _item(None, kind, data))
     deadline = time.monotonic() + lifetime
-    quiet_until = time.monotonic() + keepalive
-    wait = POLL_SHORTEST
-    check_at = time.monotonic() + KEY_CHECK_SECONDS
-    while time.monotonic() < deadline:
-        if time.monotonic() >= check_at:
-            if not key_valid():
-                yield "event: revoked\ndata: {}\n\n"
-                return
-            check_at = time.monotonic() + KEY_CHECK_SECONDS
-        notices = events.after(player.player_id, last)
-        for entry_id, kind, data in notices:
-            yield _message(entry_id, _item(entry_id, kind, data))
-            last = entry_id
+    woken = True  # the first look: what came after ``last`` before the stream opened
+    while True:
+        if woken:
+            notices = events.after(player.player_id, last)
+            if notices:  # one write for all of them
+                yield "".join(_message(i, _item(i, kind, data)) for i, kind, data in notices)
+                last = notices[-1][0]
+            if len(notices) == NOTICES_PAGE:
+                continue  # more than a page behind: the next at once
         now = time.monotonic()
-        if notices:
-            quiet_until = now + keepalive
-            wait = POLL_SHORTEST
-        elif now >= quiet_until:
+        if now >= deadline:
+            break
+        seen = rung
+        rung = watch.wait(rung, min(keepalive, deadline - now))
+        woken = rung != seen
+        if watch.cancelled:
+            return
+        if not key_valid():
+            yield "event: revoked\ndata: {}\n\n"
+            return
+        if not woken and time.monotonic() < deadline:
+            # A keep-alive, and a look in case a wake-up was lost (bounded: one per keepalive).
             yield ": keep-alive\n\n"
-            quiet_until = now + keepalive
-        time.sleep(wait)
-        wait = min(wait * 2, POLL_LONGEST)
+            woken = True
     yield "event: reconnect\ndata: {}\n\n"
 
 

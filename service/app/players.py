@@ -19,8 +19,9 @@ MGET of the account store's skeleton index (``NameConfusable``, 409 ``name-confu
 
 from __future__ import annotations
 
+import logging
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from bots import bot_names
@@ -49,6 +50,8 @@ from service.store.accounts import (
     StoredPlayer,
 )
 from service.store.keys import utc_now_iso
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "hp_"  # recognisable in logs and by secret scanners
 KEY_BYTES = 32  # 256 bits
@@ -89,6 +92,9 @@ class PlayerService:
     def __init__(self, accounts: AccountStore, games: GameService) -> None:
         self.accounts = accounts
         self.games = games
+        # Called with the player id after its key changed (e.g. wake its open streams, which
+        # then find their key no longer valid: service/api/seeks.py); never fails the change.
+        self.on_rekeyed: list[Callable[[str], None]] = []
 
     # -- the account --------------------------------------------------------------------------
 
@@ -137,6 +143,11 @@ class PlayerService:
         except PlayerGone:
             # Another request rotated or revoked this key first: it is no longer valid.
             raise auth.Unauthorized("the key was rotated or revoked meanwhile") from None
+        for rekeyed in self.on_rekeyed:
+            try:
+                rekeyed(player.player_id)
+            except Exception:  # the streams still look at their key every keep-alive
+                log.exception("player %s: streams not told of the new key", player.player_id)
 
     # -- joining, listing, resuming ---------------------------------------------------------
 

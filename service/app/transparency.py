@@ -24,6 +24,7 @@ import hmac
 import logging
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,7 @@ TILES_PER_CHECKPOINT = 16
 CUT_RETRY_SECONDS = 60.0  # after the blob store failed, the next try at cutting tiles
 log = logging.getLogger(__name__)
 HEAD_HEADER = "Hearts-Head"
+HEAD_CACHE = 4096  # signed heads kept per process (TransparencyLog.head): ~2 MB at most
 
 
 def load_or_create_key(path: Path) -> Ed25519PrivateKey:
@@ -217,6 +219,8 @@ class TransparencyLog:
         self._salt_key = HKDF(
             algorithm=hashes.SHA256(), length=32, salt=None, info=b"hearts head salt v1"
         ).derive(raw)
+        self._heads: dict[tuple[str, int, str], str] = {}  # see head
+        self._heads_lock = threading.Lock()
 
     def salt(self, game_id: str) -> str:
         """The game's head salt (secret until the game is over: see hearts_client.note.blind)."""
@@ -233,9 +237,23 @@ class TransparencyLog:
     # -- heads ----------------------------------------------------------------------------------
 
     def head(self, game_id: str, version: int, chain_hash: str) -> str:
-        """The ``Hearts-Head`` value for the game at ``version`` (base64 of the signed note)."""
+        """The ``Hearts-Head`` value for the game at ``version`` (base64 of the signed note).
+
+        Kept for the latest ``HEAD_CACHE`` heads asked for: an Ed25519 signature is the same
+        for the same note, and the answers about one version come in runs (a command's answer,
+        then the next seat's view of the same version; bench/README.md, issue 36)."""
+        key = (game_id, version, chain_hash)
+        with self._heads_lock:
+            found = self._heads.get(key)
+        if found is not None:
+            return found
         blinded = blind(chain_hash, self.salt(game_id))
-        return sign_head(self.signer, Head(self.origin, game_id, version, blinded, blinded=True))
+        signed = sign_head(self.signer, Head(self.origin, game_id, version, blinded, blinded=True))
+        with self._heads_lock:
+            self._heads[key] = signed
+            if len(self._heads) > HEAD_CACHE:
+                del self._heads[next(iter(self._heads))]  # the oldest
+        return signed
 
     def verify_head(
         self, game_id: str, value: str, chain: Callable[[str, int], Chain] | None = None

@@ -21,7 +21,9 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import Any
 
 from service.store.envelope import RecordedEvent
 from service.store.event_store import RedisEventStore
@@ -187,3 +189,207 @@ class Watch:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+# -- players' own streams -------------------------------------------------------------------------
+
+
+class _Player:
+    """A followed player: how many wake-ups came (a stream reads its notices when it changes)."""
+
+    __slots__ = ("rings", "watchers", "changed")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self.rings = 0
+        self.watchers = 0
+        self.changed = threading.Condition(lock)
+
+
+class PlayerHub:
+    """The open player streams of one process (``GET /players/me/events``), woken by Redis.
+
+    Every append of notices publishes on the player's wake channel
+    (service/store/player_events.py); one reader per process (a thread, a greenlet under
+    gevent) holds one pub/sub connection, subscribed to the channels of the players someone
+    here follows, and wakes their streams, which then read their notices (one XRANGE). A stream
+    that waits for nothing does no Redis work. Plain pub/sub reaches every node of a Redis
+    Cluster, so one connection serves every slot. A message lost (the connection dropped, the
+    reader restarting) is made good: the reader wakes every followed player once it is
+    subscribed again, and a newly followed player once its subscription is confirmed (so a
+    notice between a stream's first read and its subscription is read then).
+    ``channel``: a player's wake channel. ``block_ms``: the reader's longest wait, also how
+    soon a newly followed player is subscribed."""
+
+    def __init__(
+        self, redis: Any, channel: Callable[[str], str], *, block_ms: int = READ_BLOCK_MS
+    ) -> None:
+        self.redis = redis
+        self.channel = channel
+        self.block_ms = block_ms
+        self._lock = threading.Lock()
+        self._players: dict[str, _Player] = {}
+        self._joined: set[str] = set()
+        self._left: set[str] = set()
+        self._reading = False
+
+    def watch(self, player_id: str) -> PlayerWatch:
+        """Follow ``player_id``'s wake-ups; close the watch (``with``) when done."""
+        with self._lock:
+            player = self._players.get(player_id)
+            if player is None:
+                player = self._players[player_id] = _Player(self._lock)
+                self._joined.add(player_id)
+            player.watchers += 1
+            if not self._reading:
+                self._reading = True
+                threading.Thread(target=self._read, name="hearts-live-players", daemon=True).start()
+        return PlayerWatch(self, player_id, player)
+
+    def followed(self) -> int:
+        """How many players this process follows now."""
+        with self._lock:
+            return len(self._players)
+
+    def _release(self, player_id: str, player: _Player) -> None:
+        with self._lock:
+            player.watchers -= 1
+            if player.watchers == 0 and self._players.get(player_id) is player:
+                del self._players[player_id]
+                self._left.add(player_id)
+
+    def _ring(self, player_ids: Iterable[str]) -> None:
+        with self._lock:
+            for player_id in player_ids:
+                player = self._players.get(player_id)
+                if player is not None:
+                    player.rings += 1
+                    player.changed.notify_all()
+
+    def _read(self) -> None:
+        """The reader: (un)subscribe what changed, then wait for wake-ups, until no one is left."""
+        pubsub: Any = None
+        subscribed: dict[str, str] = {}  # channel -> player id
+        try:
+            while True:
+                with self._lock:
+                    if not self._players:
+                        self._reading = False
+                        self._joined.clear()
+                        self._left.clear()
+                        return
+                    joined = {p for p in self._joined if p in self._players}
+                    left = {p for p in self._left if p not in self._players}
+                    self._joined.clear()
+                    self._left.clear()
+                try:
+                    if pubsub is None:
+                        pubsub = self.redis.pubsub()
+                        subscribed = {}
+                        joined = set(self.followed_ids())
+                    self._subscribe(pubsub, subscribed, joined, left)
+                    self._wait(pubsub, subscribed)
+                except Exception:  # Redis down, a failover: streams keep alive, then re-read
+                    log.warning("live reader of players' streams failed", exc_info=True)
+                    _close(pubsub)
+                    pubsub = None
+                    time.sleep(RETRY_SECONDS)
+                    self._ring(self.followed_ids())
+        finally:
+            _close(pubsub)
+
+    def followed_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._players)
+
+    def _subscribe(
+        self, pubsub: Any, subscribed: dict[str, str], joined: set[str], left: set[str]
+    ) -> None:
+        gone = [self.channel(p) for p in left if self.channel(p) in subscribed]
+        if gone:
+            pubsub.unsubscribe(*gone)
+            for channel in gone:
+                del subscribed[channel]
+        new = {self.channel(p): p for p in joined if self.channel(p) not in subscribed}
+        if new:
+            pubsub.subscribe(*new)
+            subscribed.update(new)
+
+    def _wait(self, pubsub: Any, subscribed: dict[str, str]) -> None:
+        """Up to ``block_ms`` for a message; then every message already there (bounded)."""
+        message = pubsub.get_message(timeout=self.block_ms / 1000)
+        woken: set[str] = set()
+        for _ in range(1000):
+            if message is None:
+                break
+            # A message wakes its player; a confirmed subscription too (see the class).
+            if message.get("type") in ("message", "subscribe"):
+                player_id = subscribed.get(_text(message.get("channel")))
+                if player_id is not None:
+                    woken.add(player_id)
+            message = pubsub.get_message(timeout=0)
+        if woken:
+            self._ring(woken)
+
+
+class PlayerWatch:
+    """One stream's follow of one player (see :meth:`PlayerHub.watch`)."""
+
+    def __init__(self, hub: PlayerHub, player_id: str, player: _Player) -> None:
+        self.hub = hub
+        self.player_id = player_id
+        self._player = player
+        self._closed = False
+        self.cancelled = False
+
+    def rings(self) -> int:
+        """The wake-ups so far: what :meth:`wait` compares with."""
+        with self._player.changed:
+            return self._player.rings
+
+    def wait(self, seen: int, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for a wake-up after ``seen`` (from :meth:`rings`);
+        the wake-ups so far (``seen`` itself if none came in time or the watch was cancelled)."""
+        deadline = time.monotonic() + timeout
+        player = self._player
+        with player.changed:
+            while player.rings == seen:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.cancelled:
+                    return seen
+                player.changed.wait(remaining)
+            return player.rings
+
+    def cancel(self) -> None:
+        """End the current and every later :meth:`wait` at once (from any thread)."""
+        with self._player.changed:
+            self.cancelled = True
+            self._player.changed.notify_all()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.hub._release(self.player_id, self._player)
+
+    def __enter__(self) -> PlayerWatch:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _close(pubsub: Any) -> None:
+    if pubsub is None:
+        return
+    try:
+        pubsub.close()  # gives its connection back (unsubscribed) to the pool
+    except Exception:
+        log.debug("closing the players' pub/sub failed", exc_info=True)

@@ -4,6 +4,10 @@ Key layout (``{pl:<player id>}`` a Redis Cluster hash tag)::
 
     <prefix>:{pl:<player id>}:events   stream, one entry per notice: fields ``type`` and
                                        ``data`` (JSON), capped near ``MAX_LENGTH`` entries
+    <prefix>:{pl:<player id>}:wake     pub/sub channel (nothing stored): each append of
+                                       notices publishes there, waking the player's open
+                                       streams in every process (service/store/live.py
+                                       ``PlayerHub``)
 
 The entries are notices, not the truth: each names a game and its version, and the game's log
 says what happened. A reader resumes after an entry id (SSE ``Last-Event-ID``); a notice lost
@@ -16,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from service.store.redis_server import is_cluster
+
 MAX_LENGTH = 1000
 # The largest stream id: nothing comes after it, and Redis refuses an exclusive range from it.
 LAST_ID = f"{2**64 - 1}-{2**64 - 1}"
@@ -25,18 +31,36 @@ class PlayerEvents:
     def __init__(self, redis: Any, prefix: str) -> None:
         self.redis = redis
         self.prefix = prefix
+        self.cluster = is_cluster(redis)
 
     def key(self, player_id: str) -> str:
         return f"{self.prefix}:{{pl:{player_id}}}:events"
 
+    def wake_channel(self, player_id: str) -> str:
+        return f"{self.prefix}:{{pl:{player_id}}}:wake"
+
+    def wake(self, player_id: str) -> None:
+        """Wake the player's open streams (e.g. its key changed: they look at it again)."""
+        self.redis.publish(self.wake_channel(player_id), "1")
+
     def add(self, notices: list[tuple[str, str, dict[str, Any]]]) -> None:
-        """Append ``(player id, type, data)`` notices, each to its player's stream."""
+        """Append ``(player id, type, data)`` notices, each to its player's stream, and wake
+        the players' open streams (one PUBLISH per player, after its notices)."""
         if not notices:
             return
         pipe = self.redis.pipeline(transaction=False)
+        woken: dict[str, None] = {}
         for player_id, kind, data in notices:
             fields = {"type": kind, "data": json.dumps(data, separators=(",", ":"))}
             pipe.xadd(self.key(player_id), fields, maxlen=MAX_LENGTH, approximate=True)
+            woken[player_id] = None
+        if self.cluster:  # a cluster's pipeline takes no PUBLISH: after it, one each
+            pipe.execute()
+            for player_id in woken:
+                self.wake(player_id)
+            return
+        for player_id in woken:
+            pipe.publish(self.wake_channel(player_id), "1")
         pipe.execute()
 
     def last_id(self, player_id: str) -> str:

@@ -1,4 +1,4 @@
-"""bench/capacity.py keeps working: one table, one spectator, bot pace, a few seconds.
+"""bench/capacity.py keeps working: one table, one spectator, bot pace, a second.
 
 Not a timing: the figures are present and sane (moves made, every follower saw every move it
 should, no error, the streams open that the table needs), not fast. It starts its own
@@ -37,7 +37,8 @@ def _run(argv: list[str]) -> dict:
 @pytest.mark.parametrize("mode", ["game", "player"])
 def test_a_tiny_run_has_sane_figures(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--tables", "1", "--spectators", "1", "--pace", "bot", "--mode", mode]
-    argv += ["--seconds", "3", "--warmup", "1", "--grace", "1", "--workers", "1", "--json"]
+    argv += ["--seconds", "1", "--warmup", "0", "--settle", "0.2", "--grace", "0.5"]
+    argv += ["--workers", "1", "--json"]
     out = _run(argv)
     assert '"benchmark": "capacity' in capsys.readouterr().out
     for target in ("hearts", "fanout"):

@@ -5,9 +5,10 @@ made the token answer 401 everywhere else, for up to ``sse_max_seconds`` (an hou
 ends every open stream opened with the old token within a second (``event: revoked``: the
 stream sees the seat's credential change in the game's own log), and a key rotation or
 revocation ends every player stream (``GET /players/me/events``) opened with the old key within
-a second (the stream asks Redis whether its key still works at most every 0.4 s, and waits at
-most 0.5 s between two looks, idle or not). Against two real ``hearts serve`` (gunicorn, gevent)
-on one redis-server: the stream is on one, the resume or rotation on the other."""
+a second (a rotation or revocation wakes the player's streams in every process through
+Redis pub/sub, and each then asks whether its key still works). Against two real
+``hearts serve`` (gunicorn, gevent) on one redis-server: the stream is on one, the resume or
+rotation on the other."""
 
 from __future__ import annotations
 

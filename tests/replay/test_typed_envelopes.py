@@ -84,7 +84,7 @@ def test_each_record_reads_as_the_reference_reads_it(record):
     assert [getattr(typed, f) for f in FACTS] == [getattr(recorded, f) for f in FACTS]
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(
     record=st.sampled_from(RECORDS),
     damage=st.lists(

@@ -22,6 +22,7 @@ Pickle is safe here: both ends are this program, on a pipe only they hold.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import select
@@ -32,6 +33,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO, Protocol
+
+log = logging.getLogger(__name__)
 
 _LENGTH = struct.Struct(">I")
 NICE = 19
@@ -204,10 +207,35 @@ def serve_child(build: Callable[[Any], Mapping[str, Callable[..., Any]]]) -> Non
         except Exception as error:  # noqa: BLE001 - every failure goes back to the caller
             answer = ("error", _portable(error))
         try:
-            write_frame(stdout, answer)
-        except (pickle.PicklingError, TypeError, AttributeError) as error:
-            failed = OffloadFailed(f"unpicklable answer: {error!r}")
-            write_frame(stdout, ("error", _portable(failed)))
+            _answer(stdout, answer)
+        except OSError as error:
+            # The worker that asked is gone (killed, timed out, shut down) and its end of the
+            # pipe with it: nobody is left to answer, so one line and out, no traceback (issue
+            # 34, "quiet failure"). The next call starts a fresh child.
+            log.warning(
+                "long-work child: the worker left before %r was answered (%s); exiting",
+                name,
+                error.strerror or error,
+            )
+            _leave_pipe(stdout)
+            return
+
+
+def _answer(stdout: BinaryIO, answer: tuple[str, Any]) -> None:
+    try:
+        write_frame(stdout, answer)
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        failed = OffloadFailed(f"unpicklable answer: {error!r}")
+        write_frame(stdout, ("error", _portable(failed)))
+
+
+def _leave_pipe(stdout: BinaryIO) -> None:
+    """Point the broken pipe at /dev/null: nothing is left for the interpreter to flush into
+    it at exit (which would print an "Exception ignored ... BrokenPipeError" of its own)."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+        os.close(devnull)
 
 
 def _portable(error: BaseException) -> tuple[type[BaseException], tuple[Any, ...], dict]:

@@ -14,6 +14,12 @@ def test_ci_profile_is_derandomized_and_prints_blobs() -> None:
     assert settings.get_profile("dev").derandomize is False
 
 
+def test_no_profile_has_a_deadline() -> None:
+    # An example's time on a busy machine is not what any property here is about.
+    assert settings.get_profile("ci").deadline is None
+    assert settings.get_profile("dev").deadline is None
+
+
 def test_the_profile_in_use_follows_the_ci_variable() -> None:
     wanted = os.environ.get("HYPOTHESIS_PROFILE") or (
         "ci" if os.environ.get("CI") == "true" else "dev"

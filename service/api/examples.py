@@ -240,6 +240,9 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
         bot_runner=False,
         bot_moves_per_request=5000,
         bot_request_ms=600_000,
+        # A recording is every operation in a burst, a script's and not a client's: no rate
+        # limits (issue 34 turned them on for every app built from Settings).
+        rate_limits=False,
     )
     app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
     app.extensions["hearts.matchmaker"].now = _FixedSources.time

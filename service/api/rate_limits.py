@@ -134,7 +134,7 @@ def rate_limited(
 
 def install(app: Flask, settings: Settings, client: Any) -> None:
     """Trust X-Forwarded-For as the settings say, and limit the marked operations of ``app``
-    (unless ``settings.rate_limits`` is not True) with counters in ``client``'s Redis."""
+    (unless ``settings.rate_limits`` is False) with counters in ``client``'s Redis."""
     if settings.trusted_proxies:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     if not settings.rate_limits:

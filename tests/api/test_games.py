@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 from domain.decider import fold
@@ -21,7 +20,6 @@ def folded(service, game_id):
 
 def test_four_humans_play_a_complete_game(hearts: Hearts, service):
     game_id, tokens = hearts.new_game(4, rules=FAST, seed=chosen_seed("four humans"))
-    started = time.perf_counter()
     final = hearts.play_out(game_id, tokens)
     assert final["phase"] == "finished"
     assert final["winners"] and max(final["scores"]) >= 30
@@ -29,7 +27,6 @@ def test_four_humans_play_a_complete_game(hearts: Hearts, service):
     assert public_view(state).to_dict()["scores"] == final["scores"]
     assert final["version"] == service.store.version(game_id)
     assert service.store.verify(game_id) == []
-    assert time.perf_counter() - started < 30
 
 
 def test_three_bots_and_one_human_play_a_complete_game(hearts: Hearts, service):

@@ -7,6 +7,7 @@ import json
 from domain.cards import DECK
 from tests.api.helpers import Hearts, auth, chosen_seed
 from tests.api.test_errors import assert_problem
+from tests.background import settle
 
 # A join's key must be unguessable (tests/security/test_join_receipt.py): 22+ varied characters.
 JOIN_ANN = "join-ann-Qx2Lp9ZkR4Tw8Vb3Hc"
@@ -17,12 +18,15 @@ def key(k: str) -> dict[str, str]:
 
 
 def test_a_retried_command_returns_the_first_response_and_appends_nothing(
-    hearts: Hearts, client, service
+    hearts: Hearts, client, service, app, monkeypatch
 ):
     # Seat 1 is dealt 2C, so after the pass a bot leads: the response includes the bots' moves
-    # (those within the request's budget).
+    # (those within the request's budget: here all of them, whatever the machine's load; and
+    # the app's runner idle first, so it is not the one that plays them).
     deal = [[str(c) for c in DECK[(seat - 1) % 4 :: 4]] for seat in range(4)]
     game_id, tokens = hearts.new_game(1, deals=[deal])  # three bots
+    settle(app, [game_id])
+    monkeypatch.setattr(service, "bot_request_seconds", 60.0)
     view = hearts.view(game_id, tokens[0], 0)
     url = f"/api/v1/games/{game_id}/pass"
     cards = view["legal_cards"]
@@ -45,13 +49,19 @@ def test_a_retried_command_returns_the_first_response_and_appends_nothing(
 
 
 def test_a_command_whose_bots_meet_another_writer_replays_its_first_response(
-    hearts: Hearts, client, service
+    hearts: Hearts, client, service, app, monkeypatch
 ):
     # The race CI met: while a request played the bots its command woke, the background runner
     # moved in the same game. The request gives way at the conflict, so its response is one run
     # of its own command's events, and the replay, rebuilt from the log, is that response.
     deal = [[str(c) for c in DECK[(seat - 1) % 4 :: 4]] for seat in range(4)]
     game_id, tokens = hearts.new_game(1, deals=[deal])  # three bots, all passing after seat 0
+    # The race is staged below, not left to the machine's speed: the bots' passes the join's
+    # budget left to the app's runner are played before (else the runner is the request's
+    # "other writer" at its first move), and the request plays its bots whatever the load
+    # (else its 25 ms are gone after one move, and the staged writer never comes).
+    settle(app, [game_id])
+    monkeypatch.setattr(service, "bot_request_seconds", 60.0)
     view = hearts.view(game_id, tokens[0], 0)
     request_append = service.bots.append
     calls = []
@@ -68,6 +78,7 @@ def test_a_command_whose_bots_meet_another_writer_replays_its_first_response(
     first = client.post(url, json={"cards": view["legal_cards"][:3]}, headers=headers)
     service.bots.append = request_append
     assert first.status_code == 200, first.get_json()
+    assert len(calls) >= 2  # the other writer came before the request's second bot move
     mine = first.get_json()["events"]
     assert [e["seq"] for e in mine] == list(range(mine[0]["seq"], mine[-1]["seq"] + 1))
     assert all(e["command_id"].startswith(mine[0]["command_id"]) for e in mine)

@@ -18,24 +18,29 @@ from service.settings import Settings
 from tests.api.helpers import auth
 
 
+def address_of(player: str) -> dict[str, str]:
+    """A client address of the player's own (from its name or key), as seekers each at their
+    own computer have: the default limits (registrations, seeks and requests with a key, per
+    address) hold for each, and none is met."""
+    n = zlib.crc32(player.encode())
+    return {"REMOTE_ADDR": f"10.{n % 250}.{n // 250 % 250}.{n // 62500 % 250}"}
+
+
 def register(client, name: str | None = None) -> str:
     name = name or f"p{uuid.uuid4().hex[:10]}"
-    response = client.post("/api/v1/players", json={"name": name})
+    response = client.post("/api/v1/players", json={"name": name}, environ_base=address_of(name))
     assert response.status_code == 201, response.get_json()
     return response.get_json()["key"]
 
 
 def seek(client, key: str, **body: Any):
-    # Each player from an address of its own: seeks per address are bounded.
-    n = zlib.crc32(key.encode())
-    address = f"10.{n % 250}.{n // 250 % 250}.{n // 62500 % 250}"
-    return client.post(
-        "/api/v1/seeks", json=body, headers=auth(key), environ_base={"REMOTE_ADDR": address}
-    )
+    return client.post("/api/v1/seeks", json=body, headers=auth(key), environ_base=address_of(key))
 
 
 def status(client, key: str, seek_id: str) -> dict[str, Any]:
-    response = client.get(f"/api/v1/seeks/{seek_id}", headers=auth(key))
+    response = client.get(
+        f"/api/v1/seeks/{seek_id}", headers=auth(key), environ_base=address_of(key)
+    )
     assert response.status_code == 200, response.get_json()
     return response.get_json()
 

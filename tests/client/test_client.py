@@ -19,6 +19,12 @@ from hearts_client import HeartsClient, HeartsProblem, Player, models
 from tests.api.helpers import chosen_seed
 from tests.replay.live import start_server, stop_server
 
+# The server is the module's: the marker is too.
+pytestmark = pytest.mark.unlimited(
+    "one address plays many people against one server: 7 players register within a minute "
+    "(the default lets an address register 5)"
+)
+
 CLIENT = Path(__file__).resolve().parents[2] / "clients" / "python"
 BOTS = ["random", "random", "random"]
 

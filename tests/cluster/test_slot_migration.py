@@ -63,6 +63,10 @@ def _migrate_slot(
     target.close()
 
 
+@pytest.mark.unlimited(
+    "creates games as fast as it can until four share a partition, some 20 in a second (the "
+    "default lets an address create 10 a second)"
+)
 def test_a_partition_slot_migrates_while_games_are_played_and_nothing_is_lost(cluster):
     client = client_for(cluster.url)
     app = create_app(Settings(key_prefix="mig"), redis=client)

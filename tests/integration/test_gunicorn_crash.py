@@ -74,8 +74,10 @@ def play_through_a_crash(port, prefix, aof_redis, tmp_path, log) -> None:
     server = start_serve(port, aof_redis["url"], prefix, log)
     try:
         hearts = Hearts(HttpClient(f"http://127.0.0.1:{port}"))
-        game_id, tokens = hearts.new_game(2, rules={"score_limit": 30})
-        for _ in range(25):  # through the pass and into the first tricks
+        # One hand (any hand scores a point): two humans make 28 moves in it (2 passes, 26
+        # cards), so the crash comes after 25, late in the hand, and the game ends after it.
+        game_id, tokens = hearts.new_game(2, rules={"score_limit": 1})
+        for _ in range(25):  # through the pass and into the last tricks
             public = hearts.wait_for_humans(game_id, tokens)  # bots move in the background
             seat = next(s for s in public["awaiting"] if s in tokens)
             hearts.act(game_id, seat, tokens[seat])

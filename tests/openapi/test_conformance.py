@@ -48,6 +48,12 @@ SETTINGS = hypothesis.settings(
     database=None,
 )
 
+# The app is the module's: the marker is too.
+pytestmark = pytest.mark.unlimited(
+    "schemathesis sends every operation hundreds of requests within seconds, and its "
+    "derandomized draws must meet the same answers each run, not a 429 the clock decides"
+)
+
 
 @pytest.fixture(scope="module")
 def app():

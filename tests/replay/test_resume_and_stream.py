@@ -14,6 +14,7 @@ from service.api.factory import create_app
 from service.api.replay import next_action
 from service.settings import Settings
 from tests.api.helpers import Hearts, auth, chosen_seed
+from tests.background import settle
 
 
 def test_the_shooter_is_asked_to_choose_and_the_others_wait():
@@ -39,11 +40,16 @@ def test_the_shooter_is_asked_to_choose_and_the_others_wait():
 
 
 def test_a_stream_of_bounded_lifetime_asks_the_client_to_reconnect(key_prefix):
-    settings = Settings(key_prefix=key_prefix, sse_max_seconds=0.2, sse_keepalive_seconds=0.05)
+    # A second of life and a keep-alive after 50 ms of quiet, the bots idle first: a quiet
+    # stream, so a keep-alive comes even on a busy machine (with 0.2 s of life and bots still
+    # moving, a loaded run saw none).
+    settings = Settings(key_prefix=key_prefix, sse_max_seconds=1.0, sse_keepalive_seconds=0.05)
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    client = create_app(settings, redis=redis).test_client()
+    app = create_app(settings, redis=redis)
+    client = app.test_client()
     hearts = Hearts(client)
     game_id, tokens = hearts.new_game(2)
+    settle(app, [game_id])
     response = client.get(
         f"/api/v1/games/{game_id}/events",
         headers={"Accept": "text/event-stream", "Last-Event-ID": "2", **auth(tokens[0])},

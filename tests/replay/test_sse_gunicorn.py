@@ -12,6 +12,11 @@ import pytest
 from tests.api.helpers import cards_in, chosen_seed, first_legal_move
 from tests.replay.live import SSEStream, request, start_server, stop_server
 
+# The server is the module's: the marker is too.
+pytestmark = pytest.mark.unlimited(
+    "one address holds 40 idle streams at once, as 40 clients would (the default opens 10 a second)"
+)
+
 RULES = {"score_limit": 27}  # at least two hands
 
 

@@ -112,6 +112,10 @@ def test_the_time_budget_bounds_the_bot_moves_of_a_request(redis_client, key_pre
     assert hearts.wait_for(game["id"], lambda v: v["awaiting"] == [0])
 
 
+@pytest.mark.unlimited(
+    "six games of bots at once for two processes to share (the default lets an address "
+    "create 3 a minute)"
+)
 def test_two_processes_sharing_redis_drive_each_game_once(redis_server, key_prefix):
     settings = Settings(key_prefix=key_prefix, bot_poll_seconds=0.05)
     apps = [create_app(settings, redis=redis.Redis.from_url(redis_server)) for _ in range(2)]

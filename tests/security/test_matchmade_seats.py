@@ -15,7 +15,7 @@ from service.app.deal_plan import DealPlan
 from service.app.game_service import GameService, game_id_for_key
 from service.settings import Settings
 from tests.api.helpers import auth
-from tests.api.test_matchmaking import register
+from tests.api.test_matchmaking import address_of, register
 
 
 @pytest.fixture
@@ -41,17 +41,21 @@ def test_a_guest_joining_right_after_the_create_step_takes_no_matchmade_seat(cli
     keys = [register(client) for _ in range(4)]
     seeks = []
     for key in keys:
-        response = client.post("/api/v1/seeks", json={"players": 4}, headers=auth(key))
+        response = client.post(
+            "/api/v1/seeks", json={"players": 4}, headers=auth(key), environ_base=address_of(key)
+        )
         assert response.status_code == 201, response.get_json()
         seeks.append(response.get_json()["id"])
     assert guests and all(status == 409 for status in guests), guests  # the seats were bound
     for key, seek_id in zip(keys, seeks, strict=True):
-        found = client.get(f"/api/v1/seeks/{seek_id}", headers=auth(key)).get_json()
+        # Each seeker at a computer of its own, as people are (the limits count per address).
+        mine = {"headers": auth(key), "environ_base": address_of(key)}
+        found = client.get(f"/api/v1/seeks/{seek_id}", **mine).get_json()
         assert found["state"] == "matched"
         resumed = client.post(
             f"/api/v1/games/{found['game_id']}/seats/{found['seat']}/resume",
             json={},
-            headers=auth(key),
+            **mine,
         )
         assert resumed.status_code == 200, resumed.get_json()
     view = client.get(f"/api/v1/games/{found['game_id']}").get_json()

@@ -180,11 +180,18 @@ def test_an_operation_set_off_is_not_limited(key_prefix):
     assert {client.post(GAMES, json={}).status_code for _ in range(30)} == {201}
 
 
-def test_apps_built_in_tests_are_not_limited_by_default(key_prefix):
+def test_an_app_built_from_settings_is_limited_as_hearts_serve_is(key_prefix):
+    # Issue 34: the limits a user meets are the ones the tests run (tests/conftest.py).
     app = create_app(
         Settings(key_prefix=key_prefix), redis=fakeredis.FakeRedis(server=fakeredis.FakeServer())
     )
     client = app.test_client()
+    assert {client.post(GAMES, json={}).status_code for _ in range(40)} == {201, 429}
+    unlimited = create_app(
+        Settings(key_prefix=key_prefix, rate_limits=False),
+        redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()),
+    )
+    client = unlimited.test_client()
     assert {client.post(GAMES, json={}).status_code for _ in range(40)} == {201}
 
 

@@ -42,9 +42,13 @@ def hearts(own_redis):
 
 
 def snapshot(client: redis.Redis) -> dict[bytes, object]:
-    """Every key of the throwaway server with its content, to compare before and after."""
+    """Every key of the throwaway server with its content, to compare before and after: but
+    the rate limits' counters (``<prefix>:limits:...``), which count a request whatever its
+    answer and are no part of any game."""
     out: dict[bytes, object] = {}
     for key in client.scan_iter(count=1000):
+        if b":limits:" in key:
+            continue
         kind = client.type(key)
         if kind == b"stream":
             out[key] = client.xrange(key)

@@ -106,6 +106,10 @@ def test_heads_that_are_not_this_servers_are_refused(client, hearts: Hearts) -> 
     assert missing.status_code in (404, 422)
 
 
+@pytest.mark.unlimited(
+    "plays 5 games of bots to the end for the log within seconds "
+    "(the default lets an address create 3 a minute)"
+)
 def test_finished_games_enter_the_public_log_once_with_proofs(client, hearts, app) -> None:
     key = vkey(client)
     empty = Note.parse(client.get("/api/v1/log/checkpoint").get_data(as_text=True))

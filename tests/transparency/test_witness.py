@@ -48,6 +48,10 @@ def transport(app):
     return get, post
 
 
+@pytest.mark.unlimited(
+    "plays 4 games of bots on the fork's log within seconds "
+    "(the default lets an address create 3 a minute)"
+)
 def test_the_witness_cosigns_a_growing_log_and_refuses_a_fork(tmp_path, witness) -> None:
     key_file = tmp_path / "log-key.pem"
     honest, fork = make_app(key_file, witness), make_app(key_file, witness)

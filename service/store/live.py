@@ -17,6 +17,7 @@ does not name it yet); after that, events arrive as they are appended.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -27,6 +28,10 @@ from typing import Any
 
 from service.store.envelope import RecordedEvent
 from service.store.event_store import RedisEventStore
+
+# Each hub's reader threads carry its number (``hub.name``): several hubs share a process in
+# tests, and a thread dump should tell whose reader is whose.
+_hub_numbers = itertools.count(1)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,7 @@ class LiveHub:
         self.page = page
         self.follows = follows or reads
         self.block_ms = block_ms
+        self.name = f"hearts-live-{next(_hub_numbers)}"  # its readers: <name>-p<partition>
         self._lock = threading.Lock()
         self._games: dict[str, _Game] = {}
         self._readers: set[int] = set()
@@ -82,7 +88,7 @@ class LiveHub:
                 threading.Thread(
                     target=self._read,
                     args=(partition,),
-                    name=f"hearts-live-p{partition}",
+                    name=f"{self.name}-p{partition}",
                     daemon=True,
                 ).start()
         return Watch(self, game_id, game)
@@ -226,6 +232,7 @@ class PlayerHub:
         self.redis = redis
         self.channel = channel
         self.block_ms = block_ms
+        self.name = f"hearts-live-players-{next(_hub_numbers)}"  # its reader thread's name
         self._lock = threading.Lock()
         self._players: dict[str, _Player] = {}
         self._joined: set[str] = set()
@@ -242,7 +249,7 @@ class PlayerHub:
             player.watchers += 1
             if not self._reading:
                 self._reading = True
-                threading.Thread(target=self._read, name="hearts-live-players", daemon=True).start()
+                threading.Thread(target=self._read, name=self.name, daemon=True).start()
         return PlayerWatch(self, player_id, player)
 
     def followed(self) -> int:

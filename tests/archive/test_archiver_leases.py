@@ -8,6 +8,8 @@ import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from service.app.archiver import Archiver
 from tests.api.helpers import poll
 from tests.archive.helpers import World
@@ -53,6 +55,10 @@ def _games_in(hub: World, wanted: list[set[int]], most: int = 16) -> list[str]:
     return games
 
 
+@pytest.mark.unlimited(
+    "ends games of bots until each archiver's partitions have one: up to 16 in seconds "
+    "(the default lets an address create 3 a minute)"
+)
 def test_two_archivers_split_the_partitions_and_move_each_game_once(hub: World):
     steps = Steps()
     a = hub.archiver(owner="a", lease_ms=60_000, on_step=steps.of("a"))
@@ -86,6 +92,10 @@ def test_two_archivers_split_the_partitions_and_move_each_game_once(hub: World):
     assert not any(hub.store.redis.exists(a.lease_key(p)) for p in range(PARTITIONS))
 
 
+@pytest.mark.unlimited(
+    "ends games of bots until the dead archiver's partitions have one: up to 16 in seconds "
+    "(the default lets an address create 3 a minute)"
+)
 def test_a_dead_archivers_partitions_are_taken_over_once_its_leases_lapse(hub: World):
     steps = Steps()
     # "a" dies right after the split: it never renews (nor gives back) its short leases.

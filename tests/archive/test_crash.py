@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from hearts_client import verify as hv
 
 from service.app.transparency import HEAD_HEADER
@@ -63,6 +64,10 @@ def _hearts_verify(hub: World, game_id: str, head: str, where: Path) -> tuple[in
 
 
 @ON_A_REAL_REDIS
+@pytest.mark.unlimited(
+    "ends a game of bots before each of its five crashes, six in seconds "
+    "(the default lets an address create 3 a minute)"
+)
 def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(
     hub: World, redis_server, tmp_path
 ):

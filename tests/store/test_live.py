@@ -38,8 +38,9 @@ def poll(condition, seconds: float = 10) -> bool:
     return condition()
 
 
-def readers() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("hearts-live-")]
+def readers(hub: LiveHub) -> list[str]:
+    """The hub's partition readers still running (not other tests' hubs in this process)."""
+    return [t.name for t in threading.enumerate() if t.name.startswith(f"{hub.name}-p")]
 
 
 def test_follow_many_reads_several_games_of_a_partition_at_once(event_store):
@@ -74,7 +75,7 @@ def test_every_watch_of_a_game_is_woken_with_the_new_events(event_store):
         for watch in watches:
             watch.close()
     assert hub.followed() == 0
-    assert poll(lambda: not readers())  # the reader stopped: nothing left to follow
+    assert poll(lambda: not readers(hub))  # the reader stopped: nothing left to follow
 
 
 def test_a_watch_behind_what_the_hub_keeps_reads_the_log(event_store):

@@ -21,8 +21,9 @@ def poll(condition, seconds: float = 10) -> bool:
     return condition()
 
 
-def reader_running() -> bool:
-    return any(t.name == "hearts-live-players" for t in threading.enumerate())
+def reader_running(hub: PlayerHub) -> bool:
+    """Whether the hub's reader runs (not another test's hub in this process)."""
+    return any(t.name == hub.name for t in threading.enumerate())
 
 
 def subscribed(watch, seen: int = 0) -> int:
@@ -52,7 +53,7 @@ def test_a_notice_wakes_every_watch_of_its_player_and_no_other(redis_client, key
         for watch in [*watches, other]:
             watch.close()
     assert hub.followed() == 0
-    assert poll(lambda: not reader_running())  # nothing left to follow: the reader stopped
+    assert poll(lambda: not reader_running(hub))  # nothing left to follow: the reader stopped
 
 
 def test_a_cancelled_watch_stops_waiting_at_once(redis_client, key_prefix):

@@ -3,6 +3,7 @@ player to its page, where its rating history is plotted; names are shown as text
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 from urllib.parse import urlsplit
@@ -19,31 +20,64 @@ from tests.replay.live import request
 HOSTILE = "Zoë Ünder-Score"
 
 
-def _call(base: str, method: str, path: str, body=None, token: str | None = None):
+def _call(
+    base: str,
+    method: str,
+    path: str,
+    body=None,
+    token: str | None = None,
+    source: str | None = None,
+):
+    """One API request; from the loopback address ``source`` (another client, as rate limits
+    count clients) when given, else from 127.0.0.1 as the browser's requests are."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    status, _, answer = request(urlsplit(base).port, method, f"/api/v1{path}", body, headers)
-    assert status < 300, answer
-    return answer
+    if source is None:
+        status, _, answer = request(urlsplit(base).port, method, f"/api/v1{path}", body, headers)
+        assert status < 300, answer
+        return answer
+    conn = http.client.HTTPConnection(
+        "127.0.0.1", urlsplit(base).port, timeout=10, source_address=(source, 0)
+    )
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        conn.request(method, f"/api/v1{path}", body=data, headers=headers)
+        response = conn.getresponse()
+        answer = json.loads(response.read() or b"null")
+        assert response.status < 300, answer
+        return answer
+    finally:
+        conn.close()
 
 
 def _rated_game(base: str, names: list[str]) -> tuple[list[dict], str]:
     """Four registered players play a game out (first legal moves) with their keys, at the
-    shortest rated score limit, with a turn clock (a clockless game is unrated)."""
-    players = [_call(base, "POST", "/players", {"name": name}) for name in names]
+    shortest rated score limit, with a turn clock (a clockless game is unrated).
+
+    Four people, four machines: each player registers and plays from a client address of its
+    own (127.0.0.11 on), as the default limits count them (5 registrations a minute per
+    address), so the browser's own registrations later in this module still fit."""
+    sources = [f"127.0.0.{11 + i}" for i in range(len(names))]
+    players = [
+        _call(base, "POST", "/players", {"name": name}, source=source)
+        for name, source in zip(names, sources, strict=True)
+    ]
     rules = {"score_limit": MIN_RATED_SCORE_LIMIT, "time_control": "relaxed"}  # rated: clocked
-    game = _call(base, "POST", "/games", {"rules": rules})["id"]
-    tokens = {}
-    for player in players:
-        joined = _call(base, "POST", f"/games/{game}/seats", {}, player["key"])
+    game = _call(base, "POST", "/games", {"rules": rules}, source=sources[0])["id"]
+    tokens, where = {}, {}
+    for player, source in zip(players, sources, strict=True):
+        joined = _call(base, "POST", f"/games/{game}/seats", {}, player["key"], source)
         tokens[joined["seat"]] = joined["token"]
+        where[joined["seat"]] = source
     for _ in range(3000):
         public = _call(base, "GET", f"/games/{game}")
         if public["phase"] == "finished":
             return players, game
         for seat in public["awaiting"]:
-            view = _call(base, "GET", f"/games/{game}", token=tokens[seat])
+            view = _call(base, "GET", f"/games/{game}", token=tokens[seat], source=where[seat])
             path, body = first_legal_move(view)
-            _call(base, "POST", f"/games/{game}/{path}", body, tokens[seat])
+            _call(base, "POST", f"/games/{game}/{path}", body, tokens[seat], where[seat])
     raise AssertionError("the rated game did not finish")
 
 

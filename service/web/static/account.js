@@ -163,10 +163,9 @@ function playNow(player) {
       button.disabled = true;
       clearInterval(following);
       follow(seek);
-      following = setInterval(
-        () => attempt(async () => follow(await call("GET", `/seeks/${encodeURIComponent(seek.id)}`, { token: player.key }))),
-        1000,
-      );
+      // A poll: it leaves the problem shown alone (a second later it would hide what was met).
+      const poll = async () => follow(await call("GET", `/seeks/${encodeURIComponent(seek.id)}`, { token: player.key }));
+      following = setInterval(() => attempt(poll, { clear: false }), 1000);
     });
   });
 

@@ -132,7 +132,7 @@ export function analysisPanel(panel, { gameId, number, record, steps, goTo }) {
     }
     const poll_ = () => {
       close();
-      timer = setTimeout(() => attempt(poll), POLL_MS);
+      timer = setTimeout(() => attempt(poll, { clear: false }), POLL_MS);
     };
     source.addEventListener("end", poll_);
     source.addEventListener("reconnect", poll_);
@@ -143,7 +143,7 @@ export function analysisPanel(panel, { gameId, number, record, steps, goTo }) {
     const status = await call("GET", path(gameId, number));
     if (status.state === "done" || status.state === "failed") return showStatus(status);
     showProgress(status);
-    timer = setTimeout(() => attempt(poll), POLL_MS);
+    timer = setTimeout(() => attempt(poll, { clear: false }), POLL_MS);
   }
 
   function offer() {

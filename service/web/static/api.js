@@ -60,7 +60,13 @@ export async function call(method, path, { token, body, idempotent = true } = {}
     await sleep(wait * 1000);
     announceWait(0, problem);
   }
-  if (!response.ok) throw new ApiError(await problemOf(response));
+  if (!response.ok) {
+    const error = new ApiError(await problemOf(response));
+    // Given up on a 429 or 503 (its wait too long, or tried enough): the page says when to try
+    // again (ui.js showProblem), whether or not the problem's detail does.
+    if ([429, 503].includes(response.status)) error.retryAfter = retryAfterOf(response);
+    throw error;
+  }
   keepHead(response.headers.get("Hearts-Head"));
   return response.status === 204 ? null : response.json();
 }
@@ -72,9 +78,19 @@ const MAX_WAIT = 30;
 
 function waitBeforeRetry(response, attempt) {
   if (![429, 503].includes(response.status) || attempt >= RETRIES) return null;
-  const seconds = Number(response.headers.get("Retry-After") ?? "1");
-  if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT) return null;
+  const seconds = response.headers.has("Retry-After") ? retryAfterOf(response) : 1;
+  if (seconds == null || seconds > MAX_WAIT) return null;
   return seconds;
+}
+
+// A response's Retry-After in whole seconds from now (delta-seconds or an HTTP-date, RFC 9110
+// 10.2.3), or null when it has none the page can read.
+function retryAfterOf(response) {
+  const value = (response.headers.get("Retry-After") ?? "").trim();
+  if (!value) return null;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value);
+  const when = Date.parse(value);
+  return Number.isFinite(when) ? Math.max(0, Math.ceil((when - Date.now()) / 1000)) : null;
 }
 
 // Pages show the wait (ui.js listens): seconds > 0 while waiting, 0 when it is over.

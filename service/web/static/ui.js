@@ -55,11 +55,43 @@ export function showProblem(error) {
   $(".title", box).textContent = problem.title;
   $(".detail", box).textContent = problem.detail ?? "";
   box.dataset.code = problem.code ?? "";
+  showRetry(box, error?.retryAfter);
   box.hidden = false;
+  // The box sits above the page: a reader scrolled down to the form they sent still sees it.
+  box.scrollIntoView?.({ block: "nearest" });
 }
 
 export function clearProblem() {
+  showRetry($("#problem"), null);
   $("#problem").hidden = true;
+}
+
+// A 429 or 503 the page gave up waiting for (longer than api.js waits): when the request may be
+// sent again, counted down, so the reader knows when to try (issue 34: the retry time was in the
+// server's detail only, and not at all when a proxy answered).
+let retryTimer = null;
+
+function showRetry(box, seconds) {
+  clearInterval(retryTimer);
+  retryTimer = null;
+  const line = $(".retry", box);
+  line.hidden = seconds == null || !Number.isFinite(seconds);
+  if (line.hidden) return;
+  const until = Date.now() + seconds * 1000;
+  const at = new Date(until).toLocaleTimeString();
+  const tick = () => {
+    const left = Math.ceil((until - Date.now()) / 1000);
+    line.dataset.seconds = String(Math.max(0, left));
+    if (left > 0) {
+      line.textContent = `Try again in ${left} s (at ${at}).`;
+      return;
+    }
+    line.textContent = "You can try again now.";
+    clearInterval(retryTimer);
+    retryTimer = null;
+  };
+  tick();
+  if (seconds > 0) retryTimer = setInterval(tick, 1000);
 }
 
 // "live", "lost" (retrying), "failed", or null to hide the badge.
@@ -120,10 +152,12 @@ export const arrangedBadge = (game) =>
     ? html` <span class="tag arranged" title="The creator chose the deal (a seed or explicit deals)">arranged</span>`
     : "";
 
-// Runs an async action, showing its problem instead of failing silently.
-export async function attempt(action) {
+// Runs an async action, showing its problem instead of failing silently. A reader's action
+// clears the problem shown before it; background work (a poll) passes { clear: false }, so that
+// it never hides, a second later, the problem the reader's own click met.
+export async function attempt(action, { clear = true } = {}) {
   try {
-    clearProblem();
+    if (clear) clearProblem();
     return await action();
   } catch (error) {
     showProblem(error);

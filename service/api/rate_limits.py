@@ -192,7 +192,7 @@ def _too_many(error: RateLimitExceeded) -> Response:
     return problem_response(
         Problem(
             "rate-limited",
-            f"too many requests: the limit is {error.description}; retry in {retry} s",
+            f"the limit is {error.description}; retry in {retry} s",
             headers={"Retry-After": str(retry)},
         )
     )

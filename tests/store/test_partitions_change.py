@@ -209,3 +209,27 @@ def test_a_held_lease_refuses_the_change(client, key_prefix):
     with pytest.raises(ChangeRefused, match="leases are held"):
         PartitionChange(client, key_prefix, AFTER).begin()
     assert client.hget(layout_key(key_prefix), "changing") is None  # nothing marked
+
+
+def test_the_command_refuses_a_non_multiple_and_changes_to_one(
+    redis_server, key_prefix, monkeypatch, capsys, tmp_path
+):
+    from service.cli import main
+
+    monkeypatch.setenv("REDIS_URL", redis_server)
+    monkeypatch.setenv("HEARTS_KEY_PREFIX", key_prefix)
+    monkeypatch.setenv("HEARTS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("HEARTS_PARTITIONS", str(BEFORE))
+    assert main(["archive", "status"]) == 0  # the first use records 4
+    capsys.readouterr()
+    assert main(["partitions", "change", "--to", "6"]) == 1
+    assert f"only to a multiple of {BEFORE}" in capsys.readouterr().err
+    assert main(["partitions", "change", "--to", str(AFTER)]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["after"] == AFTER
+    assert f"HEARTS_PARTITIONS={AFTER}" in out.err
+    with pytest.raises(SystemExit) as exited:  # the old count is refused from now on
+        main(["archive", "status"])
+    assert exited.value.code == 2
+    monkeypatch.setenv("HEARTS_PARTITIONS", str(AFTER))
+    assert main(["archive", "status"]) == 0

@@ -31,7 +31,7 @@ def change_partitions(
     to: int,
     archive: GameArchive | None,
     *,
-    on_moved: Callable[[str], None] = lambda game_id: None,
+    on_step: Callable[[str, str], None] = lambda step, game_id: None,
     batch_size: int = 1000,
 ) -> ChangeResult:
     """Change ``prefix``'s data to ``to`` partitions (a multiple of its count; ChangeRefused
@@ -40,7 +40,7 @@ def change_partitions(
         return ChangeResult(to, to, 0, None)  # done already (a rerun after the end)
     change = PartitionChange(redis, prefix, to)
     change.begin()
-    moved = change.move(on_moved)
+    moved = change.move(on_step)
     if archive is not None:  # the rebuild reads archived games by their records under M
         change.new.archive = GameArchive(change.new, archive.blobs)
     result = rebuild(ProjectionStore(change.new), batch_size=batch_size)

@@ -50,6 +50,8 @@ from service.store.event_store import RedisEventStore
 from service.store.layout import CHANGING, FIELD, layout_key, recorded_partitions
 
 PAGE = 1000
+# The steps of one game's move, in order (PartitionChange.move's on_step).
+STEPS = ("copied", "log entries deleted", "stream deleted", "moved")
 
 
 class ChangeRefused(StoreError):
@@ -155,18 +157,17 @@ class PartitionChange:
     def target(self, game_id: str) -> int:
         return zlib.crc32(game_id.encode("utf-8")) % self.to
 
-    def move(self, on_moved: Callable[[str], None] = lambda game_id: None) -> int:
-        """Move every game whose partition changes (``on_moved(id)`` after each); how many
-        moved."""
+    def move(self, on_step: Callable[[str, str], None] = lambda step, game_id: None) -> int:
+        """Move every game whose partition changes; how many moved. ``on_step(step, id)`` after
+        each step of each game (:data:`STEPS`: a test's crash points)."""
         if changing_to(self.redis, self.prefix) != self.to:
             raise ChangeRefused("the layout is not marked as changing: begin() first")
         moved = 0
         for k in range(self.count):
             log_ids = self._copy_log(k)
             for game_id in self._movers(k):
-                self._move_game(k, game_id, log_ids.get(game_id, []))
+                self._move_game(k, game_id, log_ids.get(game_id, []), on_step)
                 moved += 1
-                on_moved(game_id)
             self._move_analyses(k)
             self._copy_idempotency(k)
         self._create_groups()
@@ -207,7 +208,9 @@ class PartitionChange:
             after = _text(entries[-1][0])
         return found
 
-    def _move_game(self, k: int, game_id: str, log_ids: list[str]) -> None:
+    def _move_game(
+        self, k: int, game_id: str, log_ids: list[str], on_step: Callable[[str, str], None]
+    ) -> None:
         j = self.target(game_id)
         old_stream, new_stream = self.old.game_key(game_id), self.new.game_key(game_id)
         indexes = [
@@ -237,16 +240,20 @@ class PartitionChange:
         if record is not None:
             pipe.hset(self.new.archived_key(j), game_id, record)
         pipe.execute()
+        on_step("copied", game_id)
         # Then delete the old copies, the games-list entry last.
         for start in range(0, len(log_ids), 500):
             self.redis.xdel(self.old.log_key(k), *log_ids[start : start + 500])
+        on_step("log entries deleted", game_id)
         pipe = self.redis.pipeline(transaction=False)
         pipe.delete(old_stream)
         pipe.hdel(self.old.archived_key(k), game_id)
         for old_key, _ in indexes[1:]:
             pipe.zrem(old_key, game_id)
         pipe.execute()
+        on_step("stream deleted", game_id)
         self.redis.zrem(indexes[0][0], game_id)
+        on_step("moved", game_id)
 
     def _scan(self, pattern: str) -> list[str]:
         return sorted({_text(key) for key in self.redis.scan_iter(match=pattern, count=1000)})
@@ -321,4 +328,4 @@ class PartitionChange:
                 self.redis.set(key, total)
 
 
-__all__ = ["CHANGING", "ChangeRefused", "PartitionChange", "changing_to"]
+__all__ = ["CHANGING", "STEPS", "ChangeRefused", "PartitionChange", "changing_to"]

@@ -5,19 +5,32 @@ is refused, and a run killed midway is run again (service/store/partitions_chang
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 
+from domain import RuleOptions
 from service.api.factory import create_app
-from service.app.archiver import archived_scoreboard
+from service.app.archiver import Archiver, archived_scoreboard
 from service.app.partitions import change_partitions
+from service.app.projector import Projector
+from service.app.transparency import Appender
 from service.settings import Settings
-from service.store.layout import LayoutChanging, LayoutMismatch, recorded_partitions
-from service.store.partitions_change import ChangeRefused, PartitionChange
+from service.store.archive import attach
+from service.store.event_store import RedisEventStore
+from service.store.layout import (
+    LayoutChanging,
+    LayoutMismatch,
+    check_layout,
+    recorded_partitions,
+)
+from service.store.partitions_change import STEPS, ChangeRefused, PartitionChange
 from service.store.read_models import ProjectionStore
 from tests.archive.helpers import World, redis_of, world
 from tests.blob_helpers import archive_url
+from tests.projections.games import GamePlan, append_all, play_game
+from tests.projections.helpers import drain
 
 API = "/api/v1"
 BEFORE, AFTER = 4, 8
@@ -131,13 +144,14 @@ def test_a_change_to_a_multiple_keeps_every_game(client, key_prefix, tmp_path, r
 
     moved: list[str] = []
 
-    def crash_midway(game_id: str) -> None:
-        moved.append(game_id)
+    def crash_midway(step: str, game_id: str) -> None:
+        if step == "moved":
+            moved.append(game_id)
         if len(moved) == 3:
             raise RuntimeError("killed")
 
     with pytest.raises(RuntimeError, match="killed"):
-        change_partitions(client, key_prefix, AFTER, hub.archive, on_moved=crash_midway)
+        change_partitions(client, key_prefix, AFTER, hub.archive, on_step=crash_midway)
     for count in (BEFORE, AFTER):  # no process starts while the change is under way
         with pytest.raises(LayoutChanging, match=f"changing from {BEFORE} to {AFTER}"):
             create_app(Settings(key_prefix=key_prefix, partitions=count), redis=client)
@@ -190,9 +204,6 @@ def _moves(game_id: str) -> bool:
 
 @pytest.mark.parametrize("to", [6, 2, 4, 0])
 def test_only_a_larger_multiple_is_taken(client, key_prefix, to):
-    from service.store.event_store import RedisEventStore
-    from service.store.layout import check_layout
-
     check_layout(RedisEventStore(client, prefix=key_prefix, partitions=BEFORE))
     with pytest.raises(ChangeRefused, match=f"only to a (larger )?multiple of {BEFORE}"):
         PartitionChange(client, key_prefix, to)
@@ -200,8 +211,7 @@ def test_only_a_larger_multiple_is_taken(client, key_prefix, to):
 
 
 def test_a_held_lease_refuses_the_change(client, key_prefix):
-    from service.store.event_store import RedisEventStore
-    from service.store.layout import check_layout, layout_key
+    from service.store.layout import layout_key
 
     store = RedisEventStore(client, prefix=key_prefix, partitions=BEFORE)
     check_layout(store)
@@ -233,3 +243,67 @@ def test_the_command_refuses_a_non_multiple_and_changes_to_one(
     assert exited.value.code == 2
     monkeypatch.setenv("HEARTS_PARTITIONS", str(AFTER))
     assert main(["archive", "status"]) == 0
+
+
+# Game ids whose partitions under 4 and 8 are fixed: these (crc32 mod 8) move from k to k + 4 or
+# stay, so each run moves archived and live games alike.
+IDS = [f"pc-{i}" for i in range(10)]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_run_killed_at_any_step_of_a_game_is_run_again(client, key_prefix, tmp_path, step):
+    store = RedisEventStore(client, prefix=key_prefix, partitions=BEFORE)
+    check_layout(store)
+    attach(store, f"file://{tmp_path / 'archive'}")
+    projections = ProjectionStore(store)
+    projector = Projector(projections, consumer="p", public_log=Appender(store, "test/log"))
+    projector.ensure_groups()
+    rng = random.Random(5)
+    plans = [play_game(g, RuleOptions(score_limit=15), rng) for g in IDS]
+    plans = [  # every other game stays in play, cut midway
+        p if i % 2 else GamePlan(p.game_id, p.batches[: len(p.batches) // 2])
+        for i, p in enumerate(plans)
+    ]
+    append_all(store, plans, rng)
+    drain(projector)
+    archived = Archiver(store, store.archive, after_seconds=0, projections=projections).run_once()
+    assert sorted(archived.archived) == IDS[1::2]
+    movers = [g for g in IDS if _moves(g)]
+    assert set(movers) & set(IDS[1::2]) and set(movers) - set(IDS[1::2])  # both kinds move
+    before = {g: ([(e.seq, e.hash) for e in store.read(g)], store.verify(g)) for g in IDS}
+    boards = {g: _board(projections, g) for g in IDS}
+    players = projections.players(projections.as_of())
+
+    def crash(at: str, game_id: str) -> None:
+        if at == step and game_id == movers[1]:
+            raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError, match="killed"):
+        change_partitions(client, key_prefix, AFTER, store.archive, on_step=crash)
+    result = change_partitions(client, key_prefix, AFTER, store.archive)
+
+    assert result.after == AFTER and 0 < result.moved < len(movers)
+    moved = RedisEventStore(client, prefix=key_prefix, partitions=AFTER)
+    check_layout(moved)
+    attach(moved, f"file://{tmp_path / 'archive'}")
+    after = {g: ([(e.seq, e.hash) for e in moved.read(g)], moved.verify(g)) for g in IDS}
+    assert after == before
+    for game_id in IDS:  # each game in one place: its new partition
+        j = moved.partition_of(game_id)
+        for p in range(AFTER):
+            listed = client.zscore(moved.games_key(p), game_id) is not None
+            assert listed == (p == j), (game_id, p)
+            assert bool(client.exists(f"{moved.keys.partition_prefix(p)}:game:{game_id}")) == (
+                p == j and game_id not in archived.archived
+            )
+    rebuilt = ProjectionStore(moved)
+    assert {g: _board(rebuilt, g) for g in IDS} == boards
+    assert rebuilt.players(rebuilt.as_of()) == players
+    assert rebuilt.as_of().lag == 0
+    total = sum(len(b) for p in plans for b in p.batches)
+    assert sum(rebuilt.as_of().log_lengths) == total  # live logs plus archived entries
+
+
+def _board(projections: ProjectionStore, game_id: str) -> Any:
+    board = projections.scoreboard(game_id) or archived_scoreboard(projections, game_id)
+    return None if board is None else board.to_dict()

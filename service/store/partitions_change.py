@@ -48,6 +48,7 @@ from service.store.archive import ended_key, removed_key
 from service.store.errors import StoreError
 from service.store.event_store import RedisEventStore
 from service.store.layout import CHANGING, FIELD, layout_key, recorded_partitions
+from service.store.read_models import stream_id
 
 PAGE = 1000
 # The steps of one game's move, in order (PartitionChange.move's on_step).
@@ -60,11 +61,6 @@ class ChangeRefused(StoreError):
 
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def _id(text: str) -> tuple[int, int]:
-    ms, _, seq = text.partition("-")
-    return int(ms), int(seq or 0)
 
 
 def _glob_escape(text: str) -> str:
@@ -184,7 +180,7 @@ class PartitionChange:
         last: dict[int, tuple[int, int]] = {}
         for j in range(k + self.count, self.to, self.count):
             tail = self.redis.xrevrange(self.new.log_key(j), "+", "-", count=1)
-            last[j] = _id(_text(tail[0][0])) if tail else (0, 0)
+            last[j] = stream_id(_text(tail[0][0])) if tail else (0, 0)
         found: dict[str, list[str]] = defaultdict(list)
         after = "-"
         while True:
@@ -201,9 +197,9 @@ class PartitionChange:
                 if j == k:
                     continue
                 found[game_id].append(entry_id)
-                if _id(entry_id) > last[j]:
+                if stream_id(entry_id) > last[j]:
                     pipe.xadd(self.new.log_key(j), dict(fields), id=entry_id)
-                    last[j] = _id(entry_id)
+                    last[j] = stream_id(entry_id)
             pipe.execute()
             after = _text(entries[-1][0])
         return found

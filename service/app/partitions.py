@@ -12,7 +12,7 @@ from typing import Any
 
 from service.app.projector import rebuild
 from service.store.archive import GameArchive
-from service.store.layout import recorded_partitions
+from service.store.layout import CHANGING, layout_key, recorded_partitions
 from service.store.partitions_change import PartitionChange, changing_to
 from service.store.read_models import ProjectionStore
 
@@ -36,8 +36,11 @@ def change_partitions(
 ) -> ChangeResult:
     """Change ``prefix``'s data to ``to`` partitions (a multiple of its count; ChangeRefused
     otherwise, or while a lease is held). Run again after a crash, it finishes the change."""
-    if recorded_partitions(redis, prefix) == to and changing_to(redis, prefix) is None:
-        return ChangeResult(to, to, 0, None)  # done already (a rerun after the end)
+    if recorded_partitions(redis, prefix) == to and changing_to(redis, prefix) in (None, to):
+        # Done already (a rerun after the end, or after a crash between finish()'s two writes:
+        # the count recorded, the mark not removed yet; everything before it was done).
+        redis.hdel(layout_key(prefix), CHANGING)
+        return ChangeResult(to, to, 0, None)
     change = PartitionChange(redis, prefix, to)
     change.begin()
     moved = change.move(on_step)

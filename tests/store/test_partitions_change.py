@@ -168,6 +168,9 @@ def test_a_change_to_a_multiple_keeps_every_game(client, key_prefix, tmp_path, r
         create_app(Settings(key_prefix=key_prefix, partitions=BEFORE), redis=client)
     again = change_partitions(client, key_prefix, AFTER, hub.archive)
     assert again.moved == 0 and again.generation is None  # done: nothing to do
+    client.hset(f"{key_prefix}:layout", "changing", str(AFTER))  # killed inside finish()
+    again = change_partitions(client, key_prefix, AFTER, hub.archive)
+    assert again.moved == 0 and client.hget(f"{key_prefix}:layout", "changing") is None
 
     after = _world(client, key_prefix, url, AFTER)
     try:

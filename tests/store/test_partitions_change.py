@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from service.api.factory import create_app
 from service.app.archiver import Archiver, archived_scoreboard
 from service.app.partitions import change_partitions
 from service.app.projector import Projector
-from service.app.transparency import Appender
+from service.app.transparency import HEAD_HEADER, Appender
 from service.settings import Settings
 from service.store.archive import attach
 from service.store.event_store import RedisEventStore
@@ -43,16 +44,24 @@ def client(request):
     client.close()
 
 
-def _world(client: Any, key_prefix: str, url: str, partitions: int) -> World:
-    return world(client, key_prefix, url, partitions=partitions, rate_limits=False)
+def _world(client: Any, key_prefix: str, url: str, partitions: int, tmp_path: Path) -> World:
+    """The service under ``partitions``; its log's signing key kept across restarts (a file
+    of the test's), as a deployment's, so heads signed before the change verify after."""
+    key_file = str(tmp_path / "log-key.pem")
+    return world(
+        client, key_prefix, url, partitions=partitions, rate_limits=False, log_key_file=key_file
+    )
 
 
 def _stop(hub: World) -> None:
     hub.app.extensions["hearts.stop"]()
 
 
-def _reads(hub: World, game_id: str) -> dict[str, Any]:
+def _reads(hub: World, game_id: str, head: str) -> dict[str, Any]:
+    """What readers see of the game; ``head``: a signed head a player kept (checked by
+    ``POST /verify`` against the game wherever it is)."""
     http = hub.app.test_client()
+    verified = http.post(f"{API}/games/{game_id}/verify", json={"head": head})
 
     def get(path: str) -> Any:
         response = http.get(API + path)
@@ -65,6 +74,7 @@ def _reads(hub: World, game_id: str) -> dict[str, Any]:
         "state at 5": get(f"/games/{game_id}/state?at=5"),
         "store events": [(e.seq, e.hash) for e in hub.store.read(game_id)],
         "store verify": hub.store.verify(game_id),
+        "verify head": (verified.status_code, verified.get_json()),
     }
 
 
@@ -134,11 +144,13 @@ def _ids(games: dict[str, Any]) -> list[str]:
 
 def test_a_change_to_a_multiple_keeps_every_game(client, key_prefix, tmp_path, request):
     url = archive_url(request, "disk", tmp_path)
-    hub = _world(client, key_prefix, url, BEFORE)
+    hub = _world(client, key_prefix, url, BEFORE, tmp_path)
     games = _games(hub)
     ids = _ids(games)
     assert {hub.store.partition_of(g) % BEFORE for g in ids} != {0}  # spread over partitions
-    reads = {g: _reads(hub, g) for g in ids}
+    http = hub.app.test_client()
+    heads = {g: http.get(f"{API}/games/{g}").headers[HEAD_HEADER] for g in ids}
+    reads = {g: _reads(hub, g, heads[g]) for g in ids}
     models = _models(hub, ids)
     _stop(hub)
 
@@ -172,9 +184,9 @@ def test_a_change_to_a_multiple_keeps_every_game(client, key_prefix, tmp_path, r
     again = change_partitions(client, key_prefix, AFTER, hub.archive)
     assert again.moved == 0 and client.hget(f"{key_prefix}:layout", "changing") is None
 
-    after = _world(client, key_prefix, url, AFTER)
+    after = _world(client, key_prefix, url, AFTER, tmp_path)
     try:
-        assert {g: _reads(after, g) for g in ids} == reads
+        assert {g: _reads(after, g, heads[g]) for g in ids} == reads
         assert _models(after, ids) == models  # players, ratings, every scoreboard, lag
         for game_id in games["archived"]:  # read from the archive, under the new partition
             assert after.archive.record_of(game_id) is not None

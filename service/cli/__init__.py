@@ -28,6 +28,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("simulate", "service.cli.simulate"),
     ("witness", "service.cli.witness"),  # also adds log (backfill); docs/verify.md
     ("analyse", "service.cli.analyse"),
+    ("partitions", "service.cli.partitions"),
     ("analyst", "service.cli.analyst"),
     ("timekeeper", "service.cli.timekeeper"),
     ("players", "service.cli.players"),

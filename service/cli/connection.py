@@ -16,13 +16,15 @@ UNUSABLE = 2  # exit status: no Redis to use (or no such game, unreadable file)
 
 
 @contextlib.contextmanager
-def open_store() -> Iterator[RedisEventStore]:
+def open_store(check_layout: bool = True) -> Iterator[RedisEventStore]:
     """The configured event store, or SystemExit(2) if there is no real Redis to use, or if
     its data was written with another partition count than HEARTS_PARTITIONS
     (service/store/layout.py).
 
-    Without REDIS_URL it starts the embedded redis-server on the default data dir, as
-    `hearts serve` does; without redis-server either there is nothing to work on.
+    ``check_layout=False`` (only ``hearts partitions change``, which reads the recorded count
+    itself) skips that check. Without REDIS_URL it starts the embedded redis-server on the
+    default data dir, as `hearts serve` does; without redis-server either there is nothing to
+    work on.
     """
     from service.settings import Settings, archive_url
     from service.store import archive, redis_server
@@ -49,7 +51,8 @@ def open_store() -> Iterator[RedisEventStore]:
             min_replicas=settings.min_replicas,
             replica_timeout_ms=settings.replica_timeout_ms,
         )
-        _check_layout(store)
+        if check_layout:
+            _check_layout(store)
         archive.attach(store, archive_url(settings))  # archived games read as before
         yield store
     finally:

@@ -4,8 +4,9 @@ Partitions
 ----------
 A game belongs to partition ``crc32(utf8(game_id)) % partitions`` (zlib's CRC-32,
 unsigned). The partition count is part of the data layout: every key below
-embeds it, so ``partitions`` must never change for existing data (doing so would
-strand games and idempotency records in partitions nobody reads).
+embeds it, so ``partitions`` must not change for existing data (doing so would
+strand games and idempotency records in partitions nobody reads), except by
+``hearts partitions change`` (service/store/partitions_change.py): offline, to a multiple.
 
 Key layout (``<N>`` is the partition number, ``{p<N>}`` is a Redis Cluster hash
 tag, so every key an append touches lives in the same cluster slot)::

@@ -12,7 +12,9 @@ built: ``create_app`` (service/api/factory.py) and every CLI command's ``open_st
 
 Key (one per prefix, no hash tag: it is read once per process start)::
 
-    <prefix>:layout   hash: partitions -> the partition count the data is written with
+    <prefix>:layout   hash: partitions -> the partition count the data is written with,
+                      changing -> the count a change under way goes to (while
+                      ``hearts partitions change`` runs: every process refuses to start)
 
 Data written before this key existed is checked once, when the key is first written: a sample of
 the games listed in each partition's game list (``{p<N>}:games``, archived games included) must
@@ -29,6 +31,7 @@ from service.store.errors import StoreError
 from service.store.event_store import RedisEventStore
 
 FIELD = "partitions"
+CHANGING = "changing"  # the count a change under way goes to (service/store/partitions_change.py)
 # For data written before the layout key: the partitions whose game lists are probed (a pipeline
 # of ZRANGEs, once per prefix), at least PROBED and twice the count (games beyond the count are
 # misplaced; data of a smaller count is misplaced in the first partitions), and games sampled in
@@ -50,6 +53,22 @@ class LayoutMismatch(StoreError):
             f"HEARTS_PARTITIONS is {configured}, but the data under the key prefix {prefix!r} "
             f"was written with {written} ({detail}): {start}see docs/operations.md, "
             '"Partitions"; refusing to start rather than read and write the wrong keys'
+        )
+
+
+class LayoutChanging(LayoutMismatch):
+    """The data's partition count is being changed (``hearts partitions change``)."""
+
+    def __init__(self, prefix: str, configured: int, recorded: int, to: int) -> None:
+        self.prefix = prefix
+        self.configured = configured
+        self.recorded = recorded
+        StoreError.__init__(
+            self,
+            f"the data under the key prefix {prefix!r} is changing from {recorded} to {to} "
+            f"partitions (hearts partitions change --to {to}): no process starts until the "
+            f"change ends, then with HEARTS_PARTITIONS={to}; see docs/operations.md, "
+            '"Partitions"',
         )
 
 
@@ -80,6 +99,9 @@ def check_layout(store: RedisEventStore) -> int:
         _check_unrecorded(store)
         store.redis.hsetnx(layout_key(store.prefix), FIELD, str(store.partitions))
         recorded = recorded_partitions(store.redis, store.prefix)  # another process may have won
+    changing = store.redis.hget(layout_key(store.prefix), CHANGING)
+    if changing is not None:
+        raise LayoutChanging(store.prefix, store.partitions, recorded, int(_text(changing)))
     if recorded != store.partitions:
         raise LayoutMismatch(
             store.prefix, store.partitions, recorded, f"recorded in {layout_key(store.prefix)}"
@@ -124,6 +146,7 @@ def _check_unrecorded(store: RedisEventStore) -> None:
 
 
 __all__ = [
+    "LayoutChanging",
     "LayoutMismatch",
     "check_layout",
     "layout_key",

@@ -245,8 +245,9 @@ class Leaf:
 
 
 def _argument(**fields: Any) -> str:
-    """A script's one argument: its fields as JSON (hashes in hex: JSON holds no bytes)."""
-    return json.dumps(fields, separators=(",", ":"))
+    """A script's one argument: its fields as JSON (hashes in hex: JSON holds no bytes; text as
+    UTF-8, which cjson passes through as it is)."""
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
 
 
 def _text(value: Any) -> str:

@@ -12,7 +12,10 @@ layout before tiles (every leaf hash in Redis), then, in alternating rounds (wal
 Also: the time the first cut takes (the migration of a log written before tiles), the
 tree's keys' ``MEMORY USAGE`` in Redis before and after it, and the static mirror
 (``GameTree.mirror``: the checkpoint and its partial tiles put in the store) at that size and
-after ``--grow`` more leaves: what it adds to Redis and to the store.
+after ``--grow`` more leaves: what it adds to Redis and to the store, and the time an
+append of one of them takes (one script call: the figure that hashes passed as hex in JSON
+would cost, if anything), wall and Redis CPU (``INFO commandstats``: the server's own time in
+the script, far steadier than the wall time on a loaded machine).
 
     python -m bench.log_tiles                    # 100,000 games
     python -m bench.log_tiles --leaves 300000 --rounds 9
@@ -101,9 +104,17 @@ def main() -> None:
         report.add("redis bytes of the tree after the mirror", _mirrored(tree, args.leaves), "B")
         report.add("store bytes of the mirror's partial tiles", _partial_bytes(blobs), "B")
         grown = args.leaves + args.grow
+        client.config_resetstat()  # the appends' script calls only, in the figure below
+        started = time.perf_counter()
         for i in range(args.leaves, grown):
             tree.append(f"g{i:020x}", head(i))
+        appended = time.perf_counter() - started
+        report.add("append of a game (its leaf hash and head)", appended / args.grow * 1e6, "us")
+        script = client.info("commandstats")["cmdstat_evalsha"]["usec_per_call"]
+        report.add("redis CPU per append script call (INFO commandstats)", script, "us")
+        started = time.perf_counter()
         tree.cut_tiles(grown)
+        report.add(f"cut of the tiles {args.grow} more filled", time.perf_counter() - started, "s")
         mirrored = _mirrored(tree, grown)
         report.add(f"redis bytes of the tree after {args.grow} more and a mirror", mirrored, "B")
         report.add(

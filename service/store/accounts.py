@@ -26,33 +26,51 @@ spreading them means giving up the one-script registration (name claim + record 
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-# KEYS: 1 name, 2 player, 3 key index, 4.. the name's skeletons
-# ARGV: 1 id, 2 name, 3 key hash, 4 created
+# Registers a player: 'ok', or 'taken' / 'confusable' (nothing written) if the name, or a
+# look-alike of it, is anyone's already.
 _REGISTER_LUA = r"""
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
-for i = 4, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then return 'confusable' end
+local name = KEYS[1]     -- the name's claim: the holder's id
+local player = KEYS[2]   -- the player's record
+local key = KEYS[3]      -- the key index: the id of the player whose key hashes to it
+local skeletons = {}     -- the name's skeletons' entries (KEYS[4]..)
+for i = 4, #KEYS do skeletons[#skeletons + 1] = KEYS[i] end
+
+-- ARGV[1] (Accounts.register): {id, name (as registered), key_hash, created}
+local account = cjson.decode(ARGV[1])
+
+if redis.call('EXISTS', name) == 1 then return 'taken' end
+for _, skeleton in ipairs(skeletons) do
+  if redis.call('EXISTS', skeleton) == 1 then return 'confusable' end
 end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], 'name', ARGV[2], 'key', ARGV[3], 'created', ARGV[4])
-redis.call('SET', KEYS[3], ARGV[1])
-for i = 4, #KEYS do redis.call('SET', KEYS[i], ARGV[1]) end
+redis.call('SET', name, account.id)
+redis.call('HSET', player,
+  'name', account.name, 'key', account.key_hash, 'created', account.created)
+redis.call('SET', key, account.id)
+for _, skeleton in ipairs(skeletons) do redis.call('SET', skeleton, account.id) end
 return 'ok'
 """
 
-# KEYS: 1 player, 2 old key index, 3 new key index (may equal 2: then only revoked)
-# ARGV: 1 id, 2 the old key hash expected, 3 the new key hash ('' to revoke)
+# Replaces (or revokes) a player's key: 'ok', 'gone' (no such player) or 'stale' (the key was
+# changed since the caller read it); nothing written unless 'ok'.
 _REKEY_LUA = r"""
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
-if redis.call('HGET', KEYS[1], 'key') ~= ARGV[2] then return 'stale' end
-if ARGV[2] ~= '' then redis.call('DEL', KEYS[2]) end
-redis.call('HSET', KEYS[1], 'key', ARGV[3])
-if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[1]) end
+local player = KEYS[1]     -- the player's record
+local old_index = KEYS[2]  -- the old key's index entry
+local new_index = KEYS[3]  -- the new key's (may be old_index: then the key is only revoked)
+
+-- ARGV[1] (Accounts.rekey): {id, old_hash (the key hash expected), new_hash ('' to revoke)}
+local rekey = cjson.decode(ARGV[1])
+
+if redis.call('EXISTS', player) == 0 then return 'gone' end
+if redis.call('HGET', player, 'key') ~= rekey.old_hash then return 'stale' end
+if rekey.old_hash ~= '' then redis.call('DEL', old_index) end
+redis.call('HSET', player, 'key', rekey.new_hash)
+if rekey.new_hash ~= '' then redis.call('SET', new_index, rekey.id) end
 return 'ok'
 """
 
@@ -115,7 +133,8 @@ class AccountStore:
         the name, NameLookalike if anyone's name has one of the skeletons (nothing written)."""
         keys = [self.name_key(compared), self.player_key(player_id), self.key_index(key_hash)]
         keys += [self.skeleton_key(s) for s in sorted(skeletons)]
-        reply = _text(self._register(keys=keys, args=[player_id, name, key_hash, created]))
+        account = {"id": player_id, "name": name, "key_hash": key_hash, "created": created}
+        reply = _text(self._register(keys=keys, args=[_argument(account)]))
         if reply == "taken":
             raise NameClaimed(name)
         if reply == "confusable":
@@ -197,7 +216,8 @@ class AccountStore:
         old_index = self.key_index(old_hash) if old_hash else self.player_key(player_id)
         new_index = self.key_index(new_hash) if new_hash else old_index
         keys = [self.player_key(player_id), old_index, new_index]
-        reply = _text(self._rekey(keys=keys, args=[player_id, old_hash, new_hash]))
+        rekey = {"id": player_id, "old_hash": old_hash, "new_hash": new_hash}
+        reply = _text(self._rekey(keys=keys, args=[_argument(rekey)]))
         if reply != "ok":
             raise PlayerGone(reply)
 
@@ -210,6 +230,11 @@ class AccountStore:
         """The player's game ids, the latest joined first."""
         found = self.redis.zrevrange(self.games_key(player_id), 0, limit - 1)
         return [_text(g) for g in found]
+
+
+def _argument(fields: dict[str, str]) -> str:
+    """A script's one argument: its fields as JSON (text as UTF-8: cjson passes it through)."""
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
 
 
 def _text(value: Any) -> str:

@@ -22,25 +22,32 @@ most the cap's worth of games.
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 _NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
 
-# KEYS[1] the set; ARGV[1] game id, ARGV[2] cap, ARGV[3] lifetime (ms).
-# {1, count} if claimed (count with it), {0, count, ms until the oldest entry's lifetime ends}.
+# Counts a game among those in play unless the cap is reached: {1, count} if claimed (count with
+# it), {0, count, ms until the oldest entry's lifetime ends} if not.
 _CLAIM_LUA = (
     _NOW_MS
-    + """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  return {1, redis.call('ZCARD', KEYS[1])}
+    + r"""
+local playing = KEYS[1]  -- the games of bots only in play, by when claimed
+
+-- ARGV[1] (BotGames.claim): {game_id, cap, lifetime_ms}
+local claim = cjson.decode(ARGV[1])
+
+-- Entries a process left behind (it died before its release) drop out after their lifetime.
+redis.call('ZREMRANGEBYSCORE', playing, '-inf', now - claim.lifetime_ms)
+if redis.call('ZSCORE', playing, claim.game_id) then
+  return {1, redis.call('ZCARD', playing)}
 end
-local count = redis.call('ZCARD', KEYS[1])
-if count >= tonumber(ARGV[2]) then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return {0, count, math.max(0, tonumber(oldest[2]) + tonumber(ARGV[3]) - now)}
+local count = redis.call('ZCARD', playing)
+if count >= claim.cap then
+  local oldest = redis.call('ZRANGE', playing, 0, 0, 'WITHSCORES')
+  return {0, count, math.max(0, tonumber(oldest[2]) + claim.lifetime_ms - now)}
 end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZADD', playing, now, claim.game_id)
 return {1, count + 1}
 """
 )
@@ -62,7 +69,8 @@ class BotGames:
 
     def claim(self, game_id: str, cap: int, lifetime_ms: int) -> Claim:
         """Count ``game_id`` among the games in play unless ``cap`` are already."""
-        reply = self._claim(keys=[self.key], args=[game_id, cap, lifetime_ms])
+        claim = {"game_id": game_id, "cap": cap, "lifetime_ms": lifetime_ms}
+        reply = self._claim(keys=[self.key], args=[json.dumps(claim, ensure_ascii=False)])
         if int(reply[0]):
             return Claim(True, int(reply[1]))
         return Claim(False, int(reply[1]), int(reply[2]))

@@ -41,6 +41,37 @@ redis.call('HSET', KEYS[2], ARGV[1], record)
 return {1, record}
 """
 
+# The tiled log's append and cut scripts as they were before they took one JSON argument (issue
+# 35: positional ARGV). A log they wrote must be stored byte for byte as the JSON scripts store
+# it, and read the same.
+_POSITIONAL_APPEND_LUA = """
+local known = redis.call('HGET', KEYS[2], ARGV[1])
+if known then return {0, known} end
+local tiled = tonumber(redis.call('HGET', KEYS[3], '0') or '0')
+local index = tiled + redis.call('RPUSH', KEYS[1], ARGV[2]) - 1
+local record = cjson.encode({index = index, head = ARGV[3]})
+redis.call('HSET', KEYS[2], ARGV[1], record)
+redis.call('HSET', KEYS[4], string.format('%d', index), ARGV[3])
+return {1, record}
+"""
+_POSITIONAL_COMMIT_LUA = """
+local tiled = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tiled ~= tonumber(ARGV[2]) or redis.call('LLEN', KEYS[2]) < 256 then return 0 end
+redis.call('LTRIM', KEYS[2], 256, -1)
+redis.call('HSET', KEYS[1], ARGV[1], string.format('%d', tiled + 256))
+redis.call('RPUSH', KEYS[3], ARGV[3])
+if ARGV[1] == '0' then
+  for i = tiled, tiled + 255 do redis.call('HDEL', KEYS[4], string.format('%d', i)) end
+  for k = 4, #ARGV do
+    local record = redis.call('HGET', KEYS[5], ARGV[k])
+    if record and cjson.decode(record)['index'] == tiled + k - 4 then
+      redis.call('HSET', KEYS[5], ARGV[k], cjson.encode({index = tiled + k - 4}))
+    end
+  end
+end
+return 1
+"""
+
 
 def head(i: int) -> str:
     """A finished game's head, made up: leaf ``i``'s data."""
@@ -226,6 +257,43 @@ def tree_keys(redis, prefix: str) -> dict[str, int]:
         "edge": redis.hlen(f"{prefix}:{{tlog}}:edge"),
         "tiled": int(redis.hget(f"{prefix}:{{tlog}}:tiled", "0") or 0),
     }
+
+
+def stored(redis, prefix: str) -> dict[str, object]:
+    """Every key of the tree under ``prefix``, by name, as Redis holds it (raw bytes)."""
+    found: dict[str, object] = {}
+    for key in redis.scan_iter(match=f"{prefix}:{{tlog}}:*"):
+        name = key.decode().split(":{tlog}:", 1)[1]
+        kind = redis.type(key)
+        found[name] = redis.lrange(key, 0, -1) if kind == b"list" else redis.hgetall(key)
+    return found
+
+
+def test_json_scripts_store_what_the_positional_scripts_stored(redis_client, key_prefix) -> None:
+    tree = GameTree(redis_client, key_prefix, MemoryBlobStore())
+    old = f"{key_prefix}-positional"
+    append = redis_client.register_script(_POSITIONAL_APPEND_LUA)
+    commit = redis_client.register_script(_POSITIONAL_COMMIT_LUA)
+    leaves, games, tiled, edge = (
+        f"{old}:{{tlog}}:{k}" for k in ("leaves", "games", "tiled", "edge")
+    )
+    for i in range(300):
+        added = tree.append(f"g{i:020x}", head(i))[0]
+        append(keys=[leaves, games, tiled, edge], args=[added.game_id, added.hash, added.head])
+    tree.append(f"g{7:020x}", head(7))  # again: nothing written
+    assert tree.cut_tiles(300) == 1
+    hashes = [merkle.leaf_hash(head(i).encode()) for i in range(256)]
+    ids = [f"g{i:020x}" for i in range(256)]
+    keys = [tiled, leaves, f"{old}:{{tlog}}:level:1", edge, games]
+    assert commit(keys=keys, args=[0, 0, merkle.root(hashes), *ids]) == 1
+    written = stored(redis_client, key_prefix)
+    assert set(written) == {"leaves", "games", "tiled", "edge", "level:1"}
+    assert written == stored(redis_client, old)
+    assert written["level:1"] == [merkle.root(hashes)]  # the root's 32 raw bytes
+    # And a cut the positional script made reads the same through the JSON scripts.
+    positional = GameTree(redis_client, old, tree.blobs)
+    assert positional.root(300) == tree.root(300)
+    assert positional.leaf(f"g{299:020x}") == tree.leaf(f"g{299:020x}")
 
 
 def test_cutting_moves_full_tiles_from_redis_to_the_blob_store(redis_client, key_prefix) -> None:

@@ -31,7 +31,6 @@ from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
 from service.app.matchmaking import Matchmaker, start_seek_sweeper
-from service.app.outage import unreachable
 from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
 from service.app.ratings import RatingBook
@@ -44,6 +43,7 @@ from service.store.append import writes_refused
 from service.store.event_store import RedisEventStore
 from service.store.layout import LayoutMismatch, check_layout
 from service.store.live import READ_BLOCK_MS, LiveHub, PlayerHub
+from service.store.outage import unreachable
 from service.store.player_events import PlayerEvents
 from service.store.read_models import ProjectionStore
 from service.store.seeks import SeekStore

@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING
 from domain.events import GameEnded, GameExpired
 from projections.scoreboard import Scoreboard, apply
 from service.app import game_log
-from service.app.outage import Outage
 from service.store.archive import GameArchive, HotGame
 from service.store.bot_queue import BotQueue
 from service.store.errors import CorruptStore, NotReplicated
 from service.store.event_store import RedisEventStore
 from service.store.game_tree import GameTree
 from service.store.leases import PartitionLeases
+from service.store.outage import Outage
 from service.store.read_models import ProjectionStore, stream_id
 
 if TYPE_CHECKING:

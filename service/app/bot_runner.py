@@ -39,7 +39,6 @@ from domain.views import awaiting, seat_view
 from service import metrics
 from service.app.errors import GameNotFound, WritesUnavailable
 from service.app.game import StoredGame, new_event
-from service.app.outage import Outage
 from service.app.state_cache import Snapshot
 from service.cooperative import pause
 from service.store.append import AppendResult
@@ -47,6 +46,7 @@ from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.errors import ConcurrencyConflict
 from service.store.event_store import RedisEventStore
+from service.store.outage import Outage
 
 log = logging.getLogger(__name__)
 # The shortest sleep between looks at the queue: a game due "now" that another runner took

@@ -25,9 +25,9 @@ from domain.events import Event
 from domain.state import Phase
 from service.app.game import StoredGame, new_event
 from service.app.game_service import GameService
-from service.app.outage import Outage
 from service.app.state_cache import Snapshot
 from service.store.errors import ConcurrencyConflict
+from service.store.outage import Outage
 
 log = logging.getLogger(__name__)
 

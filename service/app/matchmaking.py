@@ -44,8 +44,8 @@ from service.app.errors import (
     TooManySeeks,
 )
 from service.app.game_service import GameService, game_id_for_key
-from service.app.outage import Outage, unreachable
 from service.app.players import Player, PlayerService
+from service.store.outage import Outage, unreachable
 from service.store.seeks import Seek, SeekStore, pool_of
 
 log = logging.getLogger(__name__)

@@ -28,9 +28,9 @@ from domain.errors import RuleViolation
 from service.app.bot_runner import bot_move, bot_seed
 from service.app.game import new_event
 from service.app.game_service import GameService
-from service.app.outage import Outage
 from service.store.errors import ConcurrencyConflict
 from service.store.leases import PartitionLeases
+from service.store.outage import Outage
 
 log = logging.getLogger(__name__)
 

@@ -65,8 +65,8 @@ def _check_layout(store: RedisEventStore) -> None:
     """SystemExit(2) with the message if the store's partition count is not its data's. A
     Redis that cannot be reached yet (the projector waits for it) is checked by a thread as
     soon as it answers, which ends the process (SIGTERM) on a mismatch."""
-    from service.app.outage import unreachable
     from service.store.layout import LayoutMismatch, check_layout
+    from service.store.outage import unreachable
 
     try:
         check_layout(store)
@@ -80,8 +80,8 @@ def _check_layout(store: RedisEventStore) -> None:
 
 
 def _check_later(store: RedisEventStore) -> None:
-    from service.app.outage import unreachable
     from service.store.layout import LayoutMismatch, check_layout
+    from service.store.outage import unreachable
 
     delay = 0.5
     while True:

@@ -28,6 +28,7 @@ from typing import Any
 
 from service.store.envelope import RecordedEvent
 from service.store.event_store import RedisEventStore
+from service.store.outage import Outage
 
 # Each hub's reader threads carry its number (``hub.name``): several hubs share a process in
 # tests, and a thread dump should tell whose reader is whose.
@@ -106,6 +107,7 @@ class LiveHub:
 
     def _read(self, partition: int) -> None:
         """A partition's reader: XREAD BLOCK for its followed games until none is left."""
+        outage = Outage(log, f"live reader of partition {partition}")  # one line an outage
         while True:
             with self._lock:
                 positions = {
@@ -118,10 +120,11 @@ class LiveHub:
                     break
             try:
                 found = self.follows.follow_many(positions, self.block_ms)
-            except Exception:  # Redis down, a failover, a damaged entry: the streams keep alive
-                log.warning("live reader of partition %d failed", partition, exc_info=True)
+            except Exception as error:  # Redis down, a failover, a damaged entry: streams live on
+                outage.failed(error, f"; retried every {RETRY_SECONDS} s")
                 time.sleep(RETRY_SECONDS)
                 continue
+            outage.ok()
             with self._lock:
                 for game_id, events in found.items():
                     game = self._games.get(game_id)
@@ -276,6 +279,7 @@ class PlayerHub:
         """The reader: (un)subscribe what changed, then wait for wake-ups, until no one is left."""
         pubsub: Any = None
         subscribed: dict[str, str] = {}  # channel -> player id
+        outage = Outage(log, "live reader of players' streams")  # one line an outage
         try:
             while True:
                 with self._lock:
@@ -295,8 +299,9 @@ class PlayerHub:
                         joined = set(self.followed_ids())
                     self._subscribe(pubsub, subscribed, joined, left)
                     self._wait(pubsub, subscribed)
-                except Exception:  # Redis down, a failover: streams keep alive, then re-read
-                    log.warning("live reader of players' streams failed", exc_info=True)
+                    outage.ok()
+                except Exception as error:  # Redis down, a failover: streams live on, re-read
+                    outage.failed(error, f"; retried every {RETRY_SECONDS} s")
                     _close(pubsub)
                     pubsub = None
                     time.sleep(RETRY_SECONDS)

@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from service.api.factory import create_app
-from service.app.outage import Outage, unreachable
 from service.settings import Settings
+from service.store.outage import Outage, unreachable
 from tests.redis_helpers import start_redis_server, stop_redis_server
 
 LOOPS = ("bots", "timekeeper", "seek sweep", "expiry sweep")
@@ -91,3 +91,31 @@ def test_unreachable_reads_what_an_error_was_raised_from(error, expected):
             raise RuntimeError("the store failed") from cause
     except RuntimeError as wrapped:
         assert unreachable(wrapped)
+
+
+def test_the_live_readers_say_a_lost_redis_once_without_a_traceback(tmp_path, key_prefix, caplog):
+    """A game's followers and a player's stream keep their readers through an outage: each
+    reader says so once, in one line, however many times it retries."""
+    from service.store.event_store import RedisEventStore
+    from service.store.live import RETRY_SECONDS, LiveHub, PlayerHub
+
+    process, url = start_redis_server(tmp_path)
+    client = redis.Redis.from_url(url, socket_timeout=1)
+    store = RedisEventStore(client, prefix=key_prefix)
+    games = LiveHub(store, block_ms=50)
+    players = PlayerHub(client, lambda player: f"{key_prefix}:wake:{player}", block_ms=50)
+    game, player = games.watch("g-outage", 0), players.watch("p-outage")
+    try:
+        with caplog.at_level(logging.INFO):
+            stop_redis_server(process)
+            time.sleep(3 * RETRY_SECONDS + 0.5)  # several retries of each reader, all failing
+    finally:
+        game.close()
+        player.close()
+    said = [r.getMessage() for r in caplog.records if "live reader" in r.getMessage()]
+    partition = store.partition_of("g-outage")
+    assert sorted(m.split(":")[0] for m in said) == [
+        f"live reader of partition {partition}",
+        "live reader of players' streams",
+    ], said
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []

@@ -18,7 +18,8 @@ from service.app.hand_records import decode_events, hand_records
 from service.app.projector import Projector
 from service.settings import Settings
 from tests.api.helpers import PROBLEM, Hearts
-from tests.projections.helpers import drain, wait_until
+from tests.background import settle
+from tests.projections.helpers import drain
 
 BOTS = [{"bot": "random"}] * 4
 
@@ -275,10 +276,11 @@ def test_with_fakeredis_serve_projects_in_a_thread_of_the_app(key_prefix):
     try:
         client = app.test_client()
         game_id = Hearts(client).create(BOTS, rules={"score_limit": 10})["id"]
-        path = f"/api/v1/games/{game_id}/scoreboard"
-        wait_until(lambda: client.get(path).get_json().get("status") == "finished")
-        assert client.get(path).get_json()["as_of"]["seq"] == app.extensions[
-            "hearts"
-        ].store.version(game_id)
+        # Waited on the work itself: the bots played it out and the thread folded every entry
+        # (issue 34: polling the board for 20 s failed in a loaded run).
+        settle(app, [game_id])
+        board = client.get(f"/api/v1/games/{game_id}/scoreboard").get_json()
+        assert board["status"] == "finished"
+        assert board["as_of"]["seq"] == app.extensions["hearts"].store.version(game_id)
     finally:
         app.extensions["hearts.projector_stop"].set()

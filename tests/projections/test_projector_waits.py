@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-import time
+import subprocess
+import threading
 
 import redis
 
@@ -23,8 +24,10 @@ def test_hearts_project_started_before_redis_waits_and_then_projects(tmp_path, k
     server = None
     client = None
     try:
-        time.sleep(1.5)  # a projector that crashed on the refused connection has exited by now
-        assert projector.poll() is None, stop(projector)
+        # It met the refused connection and is waiting to retry, not dead: a log line says so
+        # (a time would not: under load the process took 2.7 s just to start, issue 34).
+        logged = read_until(projector, "Redis unreachable", timeout=60)
+        assert projector.poll() is None, logged + stop(projector)
         server, _ = start_redis_server(tmp_path / "redis", port=port)
         client = redis.Redis.from_url(url)
         store = RedisEventStore(client, prefix=key_prefix)
@@ -42,12 +45,31 @@ def test_hearts_project_started_before_redis_waits_and_then_projects(tmp_path, k
             client.close()
         if server is not None:
             stop_redis_server(server)
-    assert "Redis unreachable" in err
+    assert "Redis unreachable" in logged + err
+
+
+def read_until(process: subprocess.Popen, text: str, timeout: float) -> str:
+    """The process's stderr up to and including the first line that holds ``text``; fails if
+    the process ends first or ``timeout`` passes. What follows stays in the pipe."""
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        for line in process.stderr:  # ends when the process does
+            lines.append(line)
+            if text in line:
+                found.set()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    logged = "".join(lines)
+    assert found.is_set(), f"no {text!r} in the projector's log: {logged!r}"
+    return logged
 
 
 def test_the_in_process_projector_runs_again_after_a_failure():
-    import threading
-
     from service.api.projections import _run_supervised
 
     runs: list[int] = []

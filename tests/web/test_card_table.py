@@ -4,7 +4,8 @@ A whole hand played on it, by mouse and by keyboard in turns: the cards drawn as
 own SVG faces, each seat's card in front of that seat, the last trick opened on request (the
 button and the L key) and said in the live region, the motion there unless the reader asked
 for less, the sound off until chosen; and axe-core finds no serious or critical violation with
-the last trick open."""
+the last trick open. And a private table: created in the lobby, its invitation link copied,
+opened in a second browser context that asks a name and sits down."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from tests.web.console import watch
-from tests.web.test_table import api, create_game, token_of
+from tests.web.test_table import api, create_game, game_id_of, token_of
 
 SERIOUS = ("serious", "critical")
 WCAG = {
@@ -204,3 +205,60 @@ def test_less_motion_when_the_reader_asks_for_it(browser: Browser, web_server: s
         )
     finally:
         context.close()
+
+
+def test_a_friend_joins_a_private_table_by_its_invitation_link(browser: Browser, web_server: str):
+    host = browser.new_context(viewport={"width": 1200, "height": 860})
+    friend = browser.new_context(viewport={"width": 1000, "height": 800})
+    stranger = browser.new_context()
+    try:
+        page = host.new_page()
+        errors = watch(page)
+        page.goto(web_server + "/")
+        page.get_by_label("Your name").fill("hana")
+        page.get_by_label("Play to").fill("1")
+        page.locator("select[name='seat1']").select_option("")  # open: for the friend
+        page.get_by_label("Private table").check()
+        page.get_by_role("button", name="Create and sit down").click()
+        link = page.get_by_label("Invitation link")
+        expect(link).to_have_value(re.compile(r"/#/invite/g[0-9a-f]{20}/[A-Za-z0-9_-]{22}$"))
+        game_id = game_id_of(page)
+        invitation = link.input_value()
+        assert f"/#/invite/{game_id}/" in invitation
+        page.get_by_role("button", name="Copy link").click()
+        expect(page.locator("#announce")).to_contain_text("Invitation link")
+        assert serious_violations(page) == []
+        # In no listing: the lobby does not show it.
+        listed = api(web_server, "/games?limit=100")["games"]
+        assert game_id not in {game["id"] for game in listed}
+
+        # A tampered link is refused, and takes no seat.
+        other = stranger.new_page()
+        code = invitation.rsplit("/", 1)[1]
+        wrong = invitation[: -len(code)] + ("A" if code[0] != "A" else "B") + code[1:]
+        other.goto(wrong)
+        other.get_by_label("Your name").fill("mal")
+        other.get_by_role("button", name="Take a seat").click()
+        expect(other.locator("#problem .title")).to_have_text("Join code invalid")
+
+        # The friend opens the link in another browser: a name, and seated.
+        guest = friend.new_page()
+        guest_errors = watch(guest)
+        guest.goto(invitation)
+        heading = guest.get_by_role("heading", name="An invitation to a private table")
+        expect(heading).to_be_visible()
+        expect(guest.locator(".invitation")).to_contain_text("hana")
+        assert serious_violations(guest) == []
+        guest.get_by_label("Your name").fill("bea")
+        guest.get_by_role("button", name="Take a seat").click()
+        expect(guest.locator(".hand .card")).to_have_count(13)
+        expect(guest.locator(".seat.me")).to_contain_text("bea")
+        # The table is full: both play on, the invitation box gone.
+        expect(page.locator(".seat")).to_contain_text(["hana", "bea"])
+        expect(page.locator("#invite-link")).to_have_count(0)
+        expect(page.locator(".hand .card")).to_have_count(13)
+        assert errors == [] and guest_errors == []
+    finally:
+        host.close()
+        friend.close()
+        stranger.close()

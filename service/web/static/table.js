@@ -3,6 +3,7 @@
 
 import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
 import { cardHtml, cardName, sortHand } from "./cards.js";
+import { copyInvitation, inviteHtml } from "./invite.js";
 import { setSound, sound, soundOn } from "./sound.js";
 import {
   $,
@@ -465,7 +466,7 @@ export async function showTable(root, gameId, { watch }) {
       html`
       <div class="status${mineToAct ? " mine" : ""}"><span class="line">${statusLine()}${arrangedBadge(view)}</span>${turnClockHtml()}${toolsHtml()}</div>
       <div class="felt">${seats}${trickHtml(base, motion)}${lastTrickHtml(base)}</div>
-      <div class="actions">${actionHtml()}</div>
+      <div class="actions">${inviteHtml(gameId, view)}${actionHtml()}</div>
       ${handHtml(focused, motion)}
       <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`,
     );
@@ -503,6 +504,12 @@ export async function showTable(root, gameId, { watch }) {
         const result = await api.pass(gameId, mine.token, [...selected]);
         selected = new Set();
         return result;
+      });
+      return;
+    }
+    if (event.target.closest("#copy-invite")) {
+      copyInvitation($("#invite-link", table)).then((copied) => {
+        announcer.textContent = copied ? "Invitation link copied." : "Invitation link selected: copy it.";
       });
       return;
     }

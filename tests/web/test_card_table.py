@@ -15,7 +15,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from tests.web.console import watch
-from tests.web.test_table import api, create_game, game_id_of, token_of
+from tests.web.test_table import api, create_game, game_id_of, screenshot, token_of
 
 SERIOUS = ("serious", "critical")
 WCAG = {
@@ -228,6 +228,7 @@ def test_a_friend_joins_a_private_table_by_its_invitation_link(browser: Browser,
         page.get_by_role("button", name="Copy link").click()
         expect(page.locator("#announce")).to_contain_text("Invitation link")
         assert serious_violations(page) == []
+        screenshot(page, "web-private-table.png")
         # In no listing: the lobby does not show it.
         listed = api(web_server, "/games?limit=100")["games"]
         assert game_id not in {game["id"] for game in listed}
@@ -249,6 +250,7 @@ def test_a_friend_joins_a_private_table_by_its_invitation_link(browser: Browser,
         expect(heading).to_be_visible()
         expect(guest.locator(".invitation")).to_contain_text("hana")
         assert serious_violations(guest) == []
+        screenshot(guest, "web-invitation.png")
         guest.get_by_label("Your name").fill("bea")
         guest.get_by_role("button", name="Take a seat").click()
         expect(guest.locator(".hand .card")).to_have_count(13)

@@ -11,6 +11,7 @@ from domain.cards import InvalidCard
 from service.api.common import (
     HEAD_DOC,
     IDEMPOTENCY_DOC,
+    NO_STORE,
     OPTIONAL_BEARER_DOC,
     etag,
     head_headers,
@@ -31,6 +32,7 @@ from service.api.schemas import (
     GamesQuerySchema,
     SeatViewSchema,
 )
+from service.app.auth import join_code
 from service.app.deal_plan import DealPlan
 from service.app.game_service import game_id_for_key, new_game_id, parse_deals
 
@@ -51,7 +53,12 @@ def create_game(body: dict[str, Any]):
     A game with every seat a bot is limited further: per client address
     (HEARTS_RATE_LIMIT_BOT_GAMES, on top of HEARTS_RATE_LIMIT_CREATE: 429 rate-limited) and in
     play at once on the whole server (HEARTS_MAX_BOT_GAMES: 503 bot-games-full, with
-    Retry-After). A score_limit above the most (500) is 422 invalid-rules naming it."""
+    Retry-After). A score_limit above the most (500) is 422 invalid-rules naming it.
+
+    ``"private": true`` makes a private table: in no listing, its seats taken only with the
+    join code this answer gives once (``join_code``; ``invitation`` is the web table's link
+    carrying it). With an Idempotency-Key the code is derived from the key (a retry gets it
+    back), so that key must then be unguessable (422 idempotency-key-guessable)."""
     try:
         deals = parse_deals(body["deals"] or ())
     except InvalidCard as error:
@@ -60,12 +67,15 @@ def create_game(body: dict[str, Any]):
     key = request.headers.get("Idempotency-Key")
     # A created game's id comes from the key, so a retry lands on the same game and record.
     game_id = game_id_for_key(key) if key is not None else new_game_id()
+    # A private table's join code: from the key if any, so a retry gets the same one back.
+    code = join_code(game_id, key) if body["private"] else None
     outcome = service().create(
         game_id,
         rules=body["rules"],
         seats=body["seats"],
         plan=plan,
         idempotency=idempotency(game_id, None),  # None without a key; a bad key is 400
+        join_code=code,
     )
     state = outcome.state
     created = {
@@ -74,9 +84,14 @@ def create_game(body: dict[str, Any]):
         "seats": [
             {"seat": i, "name": seat.name, "bot": seat.bot} for i, seat in enumerate(state.seats)
         ],
+        "private": code is not None,
     }
+    if code is not None:
+        created["join_code"] = code
+        created["invitation"] = f"/#/invite/{outcome.game_id}/{code}"
     location = f"/api/v1/games/{outcome.game_id}"
-    headers = {"Location": location, **replayed(outcome)}
+    # A private table's answer holds its join code: no cache may keep it.
+    headers = {"Location": location, **replayed(outcome), **(NO_STORE if code else {})}
     return json_response(created, 201, version=outcome.version, headers=headers)
 
 

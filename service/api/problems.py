@@ -226,6 +226,13 @@ _HTTP = [
         "This Idempotency-Key was used for a different request; use a fresh key.",
     ),
     ProblemType(
+        "join-code-invalid",
+        403,
+        "Join code invalid",
+        "The table is private: a seat is taken with its invitation's join code (join_code), "
+        "and this request sent none or another one. Each try counts against the join limit.",
+    ),
+    ProblemType(
         "idempotency-key-guessable",
         422,
         "Idempotency key guessable",
@@ -362,6 +369,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.ReceiptUnreadable: 409,
     app_errors.NameReserved: 422,
     app_errors.GuessableIdempotencyKey: 422,
+    app_errors.JoinCodeInvalid: 403,
     app_errors.GuessableSeed: 422,
     app_errors.PlayerNameTaken: 409,
     app_errors.InvalidDeal: 422,

@@ -199,6 +199,14 @@ class CreateGameSchema(Schema):
         validate=validate.Length(max=MAX_DEALS),
         metadata={"description": "deals[k][s]: seat s's cards in hand k+1; then from the seed"},
     )
+    private = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "A private table: in no listing (GET /games), its seats taken only "
+            "with the join code the 201 answer gives once (join_code, and invitation: the web "
+            "table's link that carries it)"
+        },
+    )
 
 
 class JoinSchema(Schema):
@@ -219,6 +227,15 @@ class JoinSchema(Schema):
         },
     )
     seat = fields.Integer(load_default=None, allow_none=True, strict=True)
+    join_code = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(1, 64),
+        metadata={
+            "description": "A private table's join code (from its invitation link); without "
+            "it, or with another, a private table answers 403 join-code-invalid"
+        },
+    )
 
 
 class PassSchema(Schema):
@@ -320,6 +337,20 @@ class CreatedSchema(Schema):
     id = fields.String()
     version = fields.Integer()
     seats = fields.List(fields.Nested(SeatSummarySchema))
+    private = fields.Boolean(metadata={"description": "Whether the table is private"})
+    join_code = fields.String(
+        metadata={
+            "description": "A private table's join code, shown only in this answer (a retry "
+            "with the same Idempotency-Key gets it again): give it to the players you invite"
+        }
+    )
+    invitation = fields.String(
+        metadata={
+            "description": "A private table's invitation: the web table's link (relative to "
+            "the server) that carries the game id and its join code, e.g. "
+            "/#/invite/g0123.../Xy..."
+        }
+    )
 
 
 # -- the views, generated from their declaration (domain/views.py; domain/wire.py reads it) -----

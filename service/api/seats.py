@@ -46,7 +46,7 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.doc(operationId="joinGame")
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
-@documented(blp, *BODY, 401, 404, 409, 412)
+@documented(blp, *BODY, 401, 403, 404, 409, 412)
 @rate_limited(blp, "join")
 @blp.doc(
     parameters=[JOIN_IDEMPOTENCY_DOC],
@@ -61,7 +61,10 @@ def join(body: dict[str, Any], game_id: str):
     A retry with the same Idempotency-Key and body gets the same token back (``replayed``), so
     a join's key must be unguessable (at least 22 random base64url characters, i.e. 128 bits,
     or a UUIDv4; 422 ``idempotency-key-guessable`` otherwise): the token is sealed in the
-    receipt under a key derived from the Idempotency-Key, which the server does not keep."""
+    receipt under a key derived from the Idempotency-Key, which the server does not keep.
+
+    A private table's seat needs its ``join_code`` (from the invitation): without it or with
+    another, 403 join-code-invalid; every try counts against the join limit."""
     key = token()
     outcome = players().join(
         game_id,
@@ -69,6 +72,7 @@ def join(body: dict[str, Any], game_id: str):
         name=body["name"],
         seat=body["seat"],
         idempotency=idempotency(game_id, key),
+        join_code=body["join_code"],
     )
     seat = outcome.seat
     assert seat is not None

@@ -93,6 +93,20 @@ JOIN_KEY_MIN_DISTINCT = 8
 _JOIN_KEY_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=")
 
 
+JOIN_CODE_BYTES = 16
+
+
+def join_code(game_id: str, idempotency_key: str | None) -> str:
+    """A private table's join code (128 bits, base64url): random, or (a create with an
+    Idempotency-Key) derived from the key, so that a retry of the create gets the same code
+    back while the server keeps only its hash (``credential_of``), as it does a seat's token."""
+    if idempotency_key is None:
+        return secrets.token_urlsafe(JOIN_CODE_BYTES)
+    message = f"join-code:{game_id}".encode()
+    digest = hmac.new(idempotency_key.encode("utf-8"), message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:JOIN_CODE_BYTES]).rstrip(b"=").decode("ascii")
+
+
 def unguessable_key(key: str) -> bool:
     """Whether ``key`` may seal a join's token: long, base64url/hex/UUID, not repetitive."""
     return (

@@ -204,6 +204,19 @@ class ReceiptUnreadable(ServiceError):
         )
 
 
+class JoinCodeInvalid(ServiceError):
+    """A private table's seat asked for without its join code, or with a wrong one."""
+
+    code = "join-code-invalid"
+
+    def __init__(self, given: bool) -> None:
+        super().__init__(
+            "this join code is not the table's: ask its creator for the invitation link again"
+            if given
+            else "this table is private: join it by its invitation link (its join code)"
+        )
+
+
 class GuessableIdempotencyKey(ServiceError):
     """A join's Idempotency-Key gives its token back to whoever repeats it, so it must be
     unguessable (128 random bits: 22+ base64url characters or a UUIDv4); nothing was done."""

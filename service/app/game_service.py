@@ -59,6 +59,7 @@ from service.app.errors import (
     IdempotencyKeyReused,
     InvalidCursor,
     InvalidDeal,
+    JoinCodeInvalid,
     NameReserved,
     ReceiptUnreadable,
     StaleVersion,
@@ -73,6 +74,7 @@ from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
 from service.store.errors import ChainMismatch, ConcurrencyConflict, WritesRefused
 from service.store.event_store import RedisEventStore
+from service.store.invitations import Invitations
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +194,7 @@ class GameService:
         bot_game_seconds: float = 1800.0,
     ) -> None:
         self.store = store
+        self.invitations = Invitations(store)  # private tables: unlisted, joined by a code
         # Games with no person seated, in play at once (0: no cap), each counted at most this
         # long (service/store/bot_games.py: what a crash leaves behind drops out).
         self.max_bot_games = max_bot_games
@@ -312,8 +315,12 @@ class GameService:
             except ValueError:
                 raise InvalidCursor() from None
             matched: list[tuple[str, Snapshot[StoredGame]]] = []
+            # Private tables are in no listing (their players have them by their links).
+            hidden = self.invitations.private_among(page.game_ids)
             for game_id in page.game_ids:
-                scanned += 1
+                scanned += 1  # a private game counts against the budget too
+                if game_id in hidden:
+                    continue
                 snap = self.cache.get(game_id)
                 if snap.version and _matches(snap.state, status, player, arranged, imported):
                     matched.append((game_id, snap))
@@ -375,10 +382,14 @@ class GameService:
         plan: DealPlan,
         idempotency: Idempotency | None,
         players: Mapping[int, tuple[str, str]] | None = None,
+        join_code: str | None = None,
     ) -> Outcome:
         """Create the game; ``players`` (seat -> (player id, name)): registered players seated
         in the same append, so no moment exists at which another could take their seats (the
-        matchmaker's tables: issue 32). They take their seat's token with a resume."""
+        matchmaker's tables: issue 32). They take their seat's token with a resume.
+
+        ``join_code``: a private table, unlisted, whose seats are taken with this code
+        (``auth.join_code``; only its hash is kept, service/store/invitations.py)."""
         for bot in seats or ():
             if bot is not None:
                 get_bot(bot)  # bots.UnknownBot names the strategy the server lacks
@@ -413,10 +424,19 @@ class GameService:
                 )
             raise GameAlreadyExists(game_id)
 
+        keyed = idempotency.key if idempotency is not None else None
+        if join_code is not None and keyed is not None and not auth.unguessable_key(keyed):
+            # The code is derived from the key: a guessable key would give it away.
+            raise GuessableIdempotencyKey()
         claimed = self._claim_bot_game(game_id, seats)
+        hidden = False
         # A new game is decided once, on the empty game: losing the race means it exists.
         # Its bots (a game of bots only) play in the background, never in this request.
         try:
+            # Marked private before it exists: no listing may catch it public in between.
+            hidden = join_code is not None and self.invitations.claim(
+                game_id, auth.credential_of(join_code)
+            )
             outcome = self._execute(
                 game_id,
                 decide_create,
@@ -428,6 +448,8 @@ class GameService:
         except BaseException:
             if claimed:  # not created: it does not count
                 self.bot_games.release(game_id)
+            if hidden:  # not created (or another request's game): not ours to mark
+                self.invitations.release(game_id)
             raise
         if claimed and outcome.replayed and self.cache.get(game_id).state.state.phase in _OVER:
             self.bot_games.release(game_id)  # a retry of a create whose game has ended since
@@ -445,6 +467,14 @@ class GameService:
             retry = max(1, min(60, -(-claim.wait_ms // 1000)))
             raise BotGamesFull(self.max_bot_games, retry)
         return True
+
+    def check_join_code(self, game_id: str, code: str | None) -> None:
+        """JoinCodeInvalid unless the game is listed or ``code`` is its join code."""
+        stored = self.invitations.credential(game_id)
+        if stored is None:
+            return
+        if code is None or not self.invitations.matches(game_id, auth.credential_of(code)):
+            raise JoinCodeInvalid(given=code is not None)
 
     def join(
         self,

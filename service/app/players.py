@@ -159,8 +159,11 @@ class PlayerService:
         name: str | None,
         seat: int | None,
         idempotency: Idempotency | None,
+        join_code: str | None = None,
     ) -> Outcome:
-        """Join as the player whose key this is, or (no key) as a guest under ``name``."""
+        """Join as the player whose key this is, or (no key) as a guest under ``name``; a
+        private table's seat needs its ``join_code``."""
+        self.games.check_join_code(game_id, join_code)
         if key is None:
             if name is None:
                 raise InvalidName("a guest's join needs a name (or join with a player's key)")

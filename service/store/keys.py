@@ -41,6 +41,8 @@ tag, so every key an append touches lives in the same cluster slot)::
                                     an idempotency record, in the partition of the
                                     game whose append wrote it
     <prefix>:{p<N>}:fence           a number written before a WAIT (service/store/append.py)
+    <prefix>:{p<N>}:private         hash, game id -> its join code's hash: the private tables
+                                    (service/store/invitations.py)
 
 Redis Cluster: every key an append, a read or a log read names carries one ``{p<N>}`` tag, so
 each command stays in one slot; only listing games (a pipeline of one ZRANGEBYSCORE per

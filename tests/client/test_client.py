@@ -130,6 +130,21 @@ def test_a_seat_follows_its_game_live_then_replays_audits_and_exports_it(hearts)
     assert hearts.audit(imported["id"])["ok"] is True
 
 
+def test_a_private_table_is_joined_with_its_invitations_code(hearts):
+    created = hearts.create_game(seats=[None, None, *BOTS[:2]], private=True)
+    game_id, code = created["id"], created["join_code"]
+    assert created["private"] is True and created["invitation"].endswith(f"/{game_id}/{code}")
+    listed = hearts.list_games(limit=100)["games"]
+    assert game_id not in {game["id"] for game in listed}
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.join(game_id, "mallory")
+    assert (refused.value.status, refused.value.code) == (403, "join-code-invalid")
+    ann = hearts.join(game_id, "ann", join_code=code)
+    bob = hearts.join(game_id, "bob", join_code=code)
+    assert (ann.seat, bob.seat) == (0, 1)
+    assert bob.view["phase"] == "passing"
+
+
 def test_refusals_are_problems_with_stable_codes(hearts):
     game = hearts.create_game(seats=[None, *BOTS], seed=chosen_seed("client-problems"))
     me = hearts.join(game["id"], "dora")

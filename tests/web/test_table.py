@@ -57,7 +57,10 @@ def api(base: str, path: str, token: str | None = None):
 def screenshot(page: Page, name: str) -> None:
     folder = os.environ.get(SHOTS_ENV)
     if folder:
+        # At rest: a trick being gathered to its winner is not caught half-way.
+        page.emulate_media(reduced_motion="reduce")
         page.screenshot(path=str(Path(folder) / name), full_page=True)
+        page.emulate_media(reduced_motion="no-preference")
 
 
 def game_id_of(page: Page) -> str:
@@ -156,6 +159,7 @@ def test_play_watch_reload_and_replay_a_hand(browser: Browser, web_server: str):
 
         played = 0
         reloaded = False
+        shot = False
         while True:
             if not my_turn_before_the_end(page):
                 break
@@ -169,8 +173,14 @@ def test_play_watch_reload_and_replay_a_hand(browser: Browser, web_server: str):
             assert sorted(held) == sorted(view["hand"])
             suits = [c[-1] for c in held]
             assert suits == sorted(suits, key="CDSH".index)
-            if played == 6:
+            if not shot and played >= 5 and len(view["current_trick"]) >= 2:
+                # The README's picture: cards in front of their seats, and the last trick.
+                page.keyboard.press("l")
+                expect(page.locator("#last-trick-panel")).to_be_visible()
                 screenshot(page, "web-table.png")
+                page.keyboard.press("l")
+                expect(page.locator("#last-trick-panel")).to_have_count(0)
+                shot = True
             if played % 2:
                 # Keyboard: the first legal card has the focus on your turn; End, then Enter.
                 page.keyboard.press("End")
@@ -221,7 +231,10 @@ def test_play_watch_reload_and_replay_a_hand(browser: Browser, web_server: str):
         page.keyboard.press("Home")
         expect(replay).to_have_attribute("data-step", "0")
         for check in ("chain", "commitment", "deal", "domain"):
-            expect(page.locator(f'.audit [data-check="{check}"]')).to_have_class("ok")
+            # The audit re-checks the whole game server-side: slow on a busy machine.
+            expect(page.locator(f'.audit [data-check="{check}"]')).to_have_class(
+                "ok", timeout=30_000
+            )
         screenshot(page, "web-replay.png")
 
         # The scoreboard, from the projector: a line per seat.

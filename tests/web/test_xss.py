@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from unittest import mock
@@ -87,8 +88,13 @@ class Watched:
         page = self.page
         assert page.evaluate("window.__pwned") is None
         assert self.dialogs == []
-        # The page itself makes no <img>, and no element carries an inline handler.
-        assert page.locator("#page img, #page [onerror]").count() == 0
+        # The page itself makes no <img> but its card faces (an <img> of its own files inside
+        # a card), and no element carries an inline handler.
+        assert page.locator("#page img:not(.card > img), #page [onerror]").count() == 0
+        faces = page.locator("#page .card > img").evaluate_all(
+            "els => els.map(e => e.getAttribute('src'))"
+        )
+        assert all(re.fullmatch(r"/web/cards/[0-9A-Za-z-]+\.svg", src) for src in faces), faces
         for answer_url, headers in self.answers:
             policy = headers.get("content-security-policy", "")
             assert "default-src 'self'" in policy, answer_url

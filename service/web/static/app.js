@@ -1,9 +1,11 @@
-// The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/replay/ID/N,
+// The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/invite/ID/CODE (a
+// private table's invitation), #/replay/ID/N,
 // #/scoreboard/ID, #/leaderboard, #/player/ID (a registered player's ratings). Each page module
 // renders into its own element in #page and returns a cleanup.
 
 import { ApiError } from "./api.js";
 import { showLeaderboard, showScoreboard } from "./boards.js";
+import { JOIN_CODE, showInvite } from "./invite.js";
 import { showLobby } from "./lobby.js";
 import { showPlayer } from "./ratings.js";
 import { showReplay } from "./replay.js";
@@ -49,7 +51,15 @@ function handOf(extra) {
 let cleanup = null;
 let shown = 0; // the route last started: a page that finishes (or fails) after another began is not the one shown
 
+function joinCodeOf(code) {
+  if (typeof code !== "string" || !JOIN_CODE.test(code)) {
+    throw badLink("Its join code is not one this server makes.");
+  }
+  return code;
+}
+
 function show(page, root, id, extra) {
+  if (page === "invite") return showInvite(root, gameIdOf(id), joinCodeOf(extra));
   if (page === "game") return showTable(root, gameIdOf(id), { watch: false });
   if (page === "watch") return showTable(root, gameIdOf(id), { watch: true });
   if (page === "replay") return showReplay(root, gameIdOf(id), handOf(extra));

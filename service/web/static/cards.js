@@ -34,12 +34,19 @@ export function sortHand(cards) {
 // A card face: a button for a card one may click (disabled if it may not be played now), else
 // a span; extra classes mark legal, selected, received. ``pressed`` (true or false) makes the
 // button a toggle (a card chosen to pass or not); ``tabindex`` -1 leaves it out of the Tab order
-// (the hand is one stop: the arrows move within it).
-export function cardHtml(card, { button = false, disabled = false, classes = [], pressed = null, tabindex = null } = {}) {
-  const cls = ["card", ...classes, ...("DH".includes(suitOf(card)) ? ["red"] : [])].join(" ");
-  const text = label(card);
+// (the hand is one stop: the arrows move within it). The face is the project's own SVG
+// (service/web/cardfaces.py, served from /web/cards/): a picture with an empty alt, as the card's
+// name is its accessible name. ``chip`` draws a small card instead (a replay's four hands, a
+// card named in a sentence): its rank as text and its suit as a picture, readable when small.
+export function cardHtml(
+  card,
+  { button = false, disabled = false, classes = [], pressed = null, tabindex = null, chip = false } = {},
+) {
+  const cls = ["card", chip ? "chip" : "face", ...classes, ...("DH".includes(suitOf(card)) ? ["red"] : [])].join(" ");
   const name = cardName(card);
-  const face = html`<span class="rank" aria-hidden="true">${text.slice(0, -1)}</span><span class="suit" aria-hidden="true">${text.slice(-1)}</span>`;
+  const face = chip
+    ? html`<span class="rank" aria-hidden="true">${label(card).slice(0, -1)}</span><img class="pip" src="/web/cards/suit-${suitOf(card)}.svg" alt="" draggable="false">`
+    : html`<img src="/web/cards/${card}.svg" alt="" draggable="false">`;
   if (button) {
     const toggle = pressed == null ? "" : html` aria-pressed="${pressed ? "true" : "false"}"`;
     const order = tabindex == null ? "" : html` tabindex="${tabindex}"`;
@@ -49,4 +56,5 @@ export function cardHtml(card, { button = false, disabled = false, classes = [],
   return html`<span class="${cls}" data-card="${card}" role="img" aria-label="${name}">${face}</span>`;
 }
 
-export const cardBack = () => html`<span class="card back" aria-hidden="true"></span>`;
+export const cardBack = () =>
+  html`<span class="card face back" aria-hidden="true"><img src="/web/cards/back.svg" alt="" draggable="false"></span>`;

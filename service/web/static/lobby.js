@@ -2,6 +2,7 @@
 
 import { accountPanel, joinAs, savedPlayer } from "./account.js";
 import { api, saveSeat, savedSeat } from "./api.js";
+import { joinWithCode, privateChoiceHtml, rememberInvitation } from "./invite.js";
 import { $, arrangedBadge, attempt, html, render, seatName, segment } from "./ui.js";
 
 const NAME = "hearts.name";
@@ -70,6 +71,7 @@ export async function showLobby(root) {
         <label>Turn clock <select name="time_control">${CLOCKS.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select></label>
         <label>Players <select name="players">${[3, 4, 5, 6].map((n) => html`<option${n === 4 ? html` selected` : ""}>${n}</option>`)}</select></label>
         <div class="seatpicks"></div>
+        ${privateChoiceHtml()}
         <button class="primary" type="submit">Create and sit down</button>
       </form>
     </section>
@@ -97,12 +99,13 @@ export async function showLobby(root) {
     if (form.score_limit.value) rules.score_limit = Number(form.score_limit.value);
     if (form.time_control.value !== "off") rules.time_control = form.time_control.value;
     attempt(async () => {
-      const game = await api.create({ rules, seats });
-      await sitDown(game.id, name, 0);
+      const game = await api.create({ rules, seats, ...(form.private.checked ? { private: true } : {}) });
+      rememberInvitation(game.id, game.join_code); // a private table's: the table shows its link
+      await sitDown(game.id, name, 0, game.join_code);
     });
   });
-  async function sitDown(gameId, name, seat) {
-    const joined = await joinAs(gameId, name, seat);
+  async function sitDown(gameId, name, seat, code = null) {
+    const joined = code ? await joinWithCode(gameId, name, code, seat) : await joinAs(gameId, name, seat);
     saveSeat(gameId, { seat: joined.seat, token: joined.token, name: savedPlayer()?.name ?? name });
     location.hash = `#/game/${segment(gameId)}`;
   }

@@ -147,7 +147,7 @@ export async function showReplay(root, gameId, number) {
     const cards = step.hands[seat];
     const received = new Set(step.received?.[seat] ?? []);
     const shown = cards
-      ? sortHand(cards).map((c) => cardHtml(c, { classes: received.has(c) ? ["received"] : [] }))
+      ? sortHand(cards).map((c) => cardHtml(c, { chip: true, classes: received.has(c) ? ["received"] : [] }))
       : cardBack();
     const winner = step.winner === seat ? " to-act" : "";
     const total = step.scored ? ` · total ${record.totals[seat]}` : "";
@@ -171,7 +171,7 @@ export async function showReplay(root, gameId, number) {
     );
     render(felt, html`${seats}<div class="trick">${trick}</div>`);
     let caption = html`${at} / ${steps.length - 1}: ${step.caption}`;
-    if (step.card) caption = html`${caption} ${cardHtml(step.card)}${step.after}`;
+    if (step.card) caption = html`${caption} ${cardHtml(step.card, { chip: true })}${step.after}`;
     if (step.scored) {
       const changes = record.score_changes.map(
         (c, s) => html`${s ? ", " : ""}${nameHtml(record.seats, s)} ${c > 0 ? "+" : ""}${c}`,

@@ -3,6 +3,8 @@
 
 import { api, follow, forgetSeat, saveSeat, savedSeat } from "./api.js";
 import { cardHtml, cardName, sortHand } from "./cards.js";
+import { copyInvitation, inviteHtml } from "./invite.js";
+import { setSound, sound, soundOn } from "./sound.js";
 import {
   $,
   arrangedBadge,
@@ -54,6 +56,11 @@ export async function showTable(root, gameId, { watch }) {
   let stop = null;
   let refreshing = null;
   let stale = false;
+  let showLast = false; // the last trick, shown on request (the button, or L)
+  // What the page has drawn of this hand, so that a card is animated once, as it arrives (a
+  // redraw for another reason does not replay it) and the first view of a page animates nothing.
+  let drawn = null;
+  let noticed = null;
 
   // The live region stays outside the table's redraws, so screen readers hear each change once.
   render(root, html`<section id="table" class="table"></section><p id="announce" class="sr-only" aria-live="polite"></p>`);
@@ -198,6 +205,18 @@ export async function showTable(root, gameId, { watch }) {
     if (text) announcer.textContent = text;
   }
 
+  // The clock of the seat to act (yours first while you are awaited), beside the status line.
+  function turnClockHtml() {
+    if (["finished", "expired", "waiting"].includes(view.phase)) return "";
+    const awaited = view.phase === "playing" && view.turn != null ? [view.turn] : view.awaiting;
+    const seat = awaited.includes(view.seat) ? view.seat : awaited[0];
+    const deadline = seat == null ? null : view.clock?.seats[seat]?.deadline;
+    if (!deadline) return "";
+    const who = seat === view.seat ? "Your time" : `${seatName(view.seats, seat)}: time`;
+    return html`<span class="turnclock" title="time left to decide">${who}
+      <span class="countdown" data-deadline="${deadline}">${timeLeft(deadline)}</span></span>`;
+  }
+
   function statusLine() {
     const me = view.seat;
     const who = (seat) => (seat === me ? "You" : seatName(view.seats, seat));
@@ -231,42 +250,120 @@ export async function showTable(root, gameId, { watch }) {
     if (seat === view.seat) classes.push("me");
     if (view.winners?.includes(seat)) classes.push("winner");
     const passed = view.phase === "passing" && info.has_passed ? html` <span class="tag">passed</span>` : "";
+    // Whose turn, in words on the seat as well as by its ring (a colour alone says nothing to some).
+    const acting = view.phase === "playing" && view.turn === seat;
+    if (acting) classes.push("turn");
+    const turn = acting ? html` <span class="tag act">to play</span>` : "";
     const clock = view.clock?.seats[seat];
     const away = clock?.away ? html` <span class="tag away" title="timed out ${clock.timeouts_in_a_row} times in a row: a bot plays for them">away</span>` : "";
     const countdown = clock?.deadline
       ? html` <span class="countdown" data-deadline="${clock.deadline}" title="time left to decide (reserve ${Math.round(clock.reserve_seconds)} s)">${timeLeft(clock.deadline)}</span>`
       : "";
     return html`<div class="${classes.join(" ")}" data-seat="${seat}">
-      <div class="name">${nameHtml(view.seats, seat)}${passed}${away}${countdown}</div>
+      <div class="name">${nameHtml(view.seats, seat)}${passed}${turn}${away}${countdown}</div>
       <div class="figures"><span title="total score">score <b>${view.scores[seat]}</b></span>
         <span title="tricks taken this hand">tricks ${tricks}</span>
         <span title="points taken this hand">pts ${info.points_this_hand}</span>
         <span title="cards in hand">${info.hand_size} cards</span></div></div>`;
   }
 
-  function trickHtml(base) {
-    let plays = view.current_trick;
+  // What moved since the last draw: the cards played (each animated from its seat), the trick
+  // just taken (gathered to its winner), the cards a pass brought, and whether the turn came to
+  // you. The first draw of the page starts from what it shows: nothing moves.
+  function notice() {
+    // Drawn twice in one task (an answer, then the redraw after it): the same motion both times,
+    // else the second draw would wipe what the first just started.
+    if (noticed && noticed.view === view) return noticed.motion;
+    const plays = [...view.tricks.flatMap((t) => t.cards), ...view.current_trick].map((p) => p.card);
+    const received = Boolean(view.received_cards?.length) && view.phase !== "passing";
+    const myTurn = view.phase === "playing" && view.turn != null && view.turn === view.seat;
+    const motion = { fresh: new Set(), taken: null, received: false, turn: false };
+    if (drawn && drawn.hand === view.hand_number) {
+      for (const card of plays) if (!drawn.plays.has(card)) motion.fresh.add(card);
+      if (view.tricks.length > drawn.tricks) motion.taken = view.tricks[view.tricks.length - 1];
+      motion.received = received && !drawn.received;
+      motion.turn = myTurn && !drawn.myTurn;
+    } else if (drawn) {
+      for (const card of view.current_trick) motion.fresh.add(card.card);
+      motion.turn = myTurn;
+    }
+    drawn = { hand: view.hand_number, plays: new Set(plays), tricks: view.tricks.length, received, myTurn };
+    // The sounds, if the reader turned them on: one knock a card, then the trick's sweep.
+    let at = 0;
+    if (motion.received) sound("pass");
+    for (let i = 0; i < motion.fresh.size; i++, at += 0.09) sound("play", at);
+    if (motion.taken) sound("take", at + 0.45);
+    if (motion.turn) sound("turn", at + (motion.taken ? 0.8 : 0.15));
+    noticed = { view, motion };
+    queueMicrotask(() => {
+      noticed = null;
+    });
+    return motion;
+  }
+
+  // Where a seat sits, seen from this page's seat (at the bottom).
+  function positionOf(seat, base) {
+    const players = view.seats.length;
+    return seatPositions(players)[(seat - base + players) % players];
+  }
+
+  // Each seat's card lies in front of that seat. A trick just taken is drawn once more over the
+  // next one's place, and gathered to its winner (an animation; none under reduced motion).
+  function trickHtml(base, motion) {
+    const slot = ({ seat, card }) =>
+      html`<div class="slot pos-${positionOf(seat, base)}${motion.fresh.has(card) ? " played" : ""}">${cardHtml(card)}</div>`;
     let caption = "";
-    let last = false;
-    if (!plays.length && view.tricks.length && view.phase === "playing") {
-      const previous = view.tricks[view.tricks.length - 1];
-      plays = previous.cards;
-      last = true;
+    const previous = view.tricks[view.tricks.length - 1];
+    if (!view.current_trick.length && previous && view.phase === "playing") {
       caption = `Trick ${view.tricks.length} to ${seatName(view.seats, previous.winner)}` +
         (previous.points ? ` (${previous.points} pt)` : "");
     }
-    const slots = plays.map(({ seat, card }) => {
-      const players = view.seats.length;
-      const position = seatPositions(players)[(seat - base + players) % players];
-      return html`<div class="slot pos-${position}">${cardHtml(card)}</div>`;
-    });
-    return html`<div class="trick${last ? " last" : ""}">${slots}<div class="caption">${caption}</div></div>`;
+    const taken = motion.taken
+      ? html`<div class="trick taken to-${positionOf(motion.taken.winner, base)}" aria-hidden="true">${motion.taken.cards.map(slot)}</div>`
+      : "";
+    return html`${taken}<div class="trick">${view.current_trick.map(slot)}<div class="caption">${caption}</div></div>`;
+  }
+
+  // The trick taken last, on request: its cards around a small table, its winner named.
+  function lastTrick() {
+    return view.phase === "playing" || view.phase === "moon_choice" ? view.tricks[view.tricks.length - 1] : null;
+  }
+
+  function lastTrickHtml(base) {
+    const previous = lastTrick();
+    if (!showLast || !previous) return "";
+    const slots = previous.cards.map(
+      ({ seat, card }) =>
+        html`<div class="slot pos-${positionOf(seat, base)}${seat === previous.winner ? " winner" : ""}">${cardHtml(card)}</div>`,
+    );
+    const points = previous.points ? `, ${previous.points} pt` : "";
+    return html`<section id="last-trick-panel" class="lasttrick" aria-labelledby="last-trick-title">
+      <h2 id="last-trick-title">Trick ${view.tricks.length}: ${seatName(view.seats, previous.winner)}${points}</h2>
+      <div class="minitrick">${slots}</div></section>`;
+  }
+
+  // The last trick in words, for the live region when it is opened.
+  function sayLastTrick() {
+    const previous = lastTrick();
+    if (!previous) return;
+    const who = (seat) => (seat === view.seat ? "you" : seatName(view.seats, seat));
+    const cards = previous.cards.map(({ seat, card }) => `${who(seat)} played the ${cardName(card)}`);
+    announcer.textContent = `Last trick, taken by ${who(previous.winner)}: ${cards.join(", ")}.`;
+  }
+
+  function toolsHtml() {
+    const previous = lastTrick();
+    const open = showLast && previous != null;
+    return html`<div class="tools">
+      <button type="button" id="last-trick" class="small" aria-pressed="${open ? "true" : "false"}"
+        aria-keyshortcuts="L" title="Show the last trick (L)"${previous ? "" : html` disabled`}>Last trick <kbd>L</kbd></button>
+      <label class="soundpick"><input type="checkbox" id="sound"${soundOn() ? html` checked` : ""}> Sound</label></div>`;
   }
 
   // The hand is one Tab stop (a toolbar: the arrows, Home and End move between its playable
   // cards, Enter or Space plays or chooses one): the card that had the focus, else the first
   // playable one, is the one in the Tab order (a roving tabindex).
-  function handHtml(current) {
+  function handHtml(current, motion) {
     if (view.seat == null || !view.hand) return "";
     const myTurn = view.awaiting.includes(view.seat) && !busy;
     const legal = new Set(myTurn ? view.legal_cards : []);
@@ -279,6 +376,7 @@ export async function showTable(root, gameId, { watch }) {
       if (legal.has(card)) classes.push("legal");
       if (selected.has(card)) classes.push("selected");
       if (received.has(card)) classes.push("received");
+      if (received.has(card) && motion.received) classes.push("arrive");
       return cardHtml(card, {
         button: true,
         disabled: !legal.has(card),
@@ -329,7 +427,7 @@ export async function showTable(root, gameId, { watch }) {
     }
     if (view.phase === "playing" && view.turn === me) return html`<div class="banner">Your turn: play a highlighted card.</div>`;
     if (view.received_cards?.length && !view.tricks.length && !view.current_trick.length) {
-      return html`<div class="banner">You received ${view.received_cards.map((c) => html`${cardHtml(c)} `)}</div>`;
+      return html`<div class="banner">You received ${view.received_cards.map((c) => html`${cardHtml(c, { chip: true })} `)}</div>`;
     }
     return html`<div class="banner muted">Waiting for the others…</div>`;
   }
@@ -361,13 +459,15 @@ export async function showTable(root, gameId, { watch }) {
     table.classList.toggle("spectator", view.seat == null);
     const players = view.seats.length;
     const seats = seatPositions(players).map((position, offset) => seatHtml((base + offset) % players, position));
+    const motion = notice();
+    const mineToAct = view.seat != null && view.awaiting.includes(view.seat) && !["finished", "expired"].includes(view.phase);
     render(
       table,
       html`
-      <div class="status">${statusLine()}${arrangedBadge(view)}</div>
-      <div class="felt">${seats}${trickHtml(base)}</div>
-      <div class="actions">${actionHtml()}</div>
-      ${handHtml(focused)}
+      <div class="status${mineToAct ? " mine" : ""}"><span class="line">${statusLine()}${arrangedBadge(view)}</span>${turnClockHtml()}${toolsHtml()}</div>
+      <div class="felt">${seats}${trickHtml(base, motion)}${lastTrickHtml(base)}</div>
+      <div class="actions">${inviteHtml(gameId, view)}${actionHtml()}</div>
+      ${handHtml(focused, motion)}
       <aside class="lasthand">${lastHand ? handSummaryHtml(view.seats, lastHand, gameId) : ""}</aside>`,
     );
     const joinInput = $(".join input", table);
@@ -407,6 +507,16 @@ export async function showTable(root, gameId, { watch }) {
       });
       return;
     }
+    if (event.target.closest("#copy-invite")) {
+      copyInvitation($("#invite-link", table)).then((copied) => {
+        announcer.textContent = copied ? "Invitation link copied." : "Invitation link selected: copy it.";
+      });
+      return;
+    }
+    if (event.target.closest("#last-trick")) {
+      toggleLastTrick();
+      return;
+    }
     if (event.target.closest("#back")) {
       act(() => api.back(gameId, mine.token, view.seat));
       return;
@@ -426,8 +536,32 @@ export async function showTable(root, gameId, { watch }) {
     });
   });
 
-  // Arrows choose a card, Enter or Space (the focused button's click) plays or selects it.
+  function toggleLastTrick(open = !showLast) {
+    showLast = open && lastTrick() != null;
+    draw();
+    if (showLast) sayLastTrick();
+  }
+
+  // Sound is off unless turned on here (kept in this browser).
+  table.addEventListener("change", (event) => {
+    if (event.target.id === "sound") setSound(event.target.checked);
+  });
+
+  // Arrows choose a card, Enter or Space (the focused button's click) plays or selects it. L
+  // shows or hides the last trick, Escape hides it: single keys that act only while the
+  // keyboard is in the table (never while typing), so they cannot fire by accident elsewhere.
   table.addEventListener("keydown", (event) => {
+    const typing = event.target.closest?.("input, select, textarea");
+    const plain = !event.ctrlKey && !event.metaKey && !event.altKey;
+    if (!typing && plain && (event.key === "l" || event.key === "L")) {
+      toggleLastTrick();
+      event.preventDefault();
+      return;
+    }
+    if (event.key === "Escape" && showLast) {
+      toggleLastTrick(false);
+      return;
+    }
     if (!["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
     if (event.target.closest?.("input, select, textarea")) return; // the join form keeps its keys
     const cards = [...table.querySelectorAll(".hand .card:not(:disabled)")];

@@ -79,12 +79,18 @@ class HeartsClient:
         seed: str | None = None,
         deals: list[list[list[str]]] | None = None,
         idempotency_key: str | None = None,
+        private: bool = False,
     ) -> Created:
         """A new game. ``seats``: one entry per seat, a bot's name or None (a player joins);
         ``rules``: ``{"preset": ..., <option>: <value>}`` (the document lists every option);
         ``seed``: deal every hand from it, reproducibly; it must be unguessable
-        (``secrets.token_urlsafe(16)``; 422 ``seed-guessable`` otherwise): keep and reuse it."""
+        (``secrets.token_urlsafe(16)``; 422 ``seed-guessable`` otherwise): keep and reuse it.
+        ``private``: a private table, in no listing; the answer's ``join_code`` (shown once)
+        is what the invited players join with (``join(..., join_code=...)``), and its
+        ``invitation`` the web table's link that carries it."""
         body: dict[str, Any] = {"rules": rules, "seed": seed, "deals": deals}
+        if private:
+            body["private"] = True
         if seats is not None:
             body["seats"] = [None if bot is None else {"bot": bot} for bot in seats]
         return cast(Created, self._call("POST", "/games", body, key=idempotency_key))
@@ -120,13 +126,17 @@ class HeartsClient:
         *,
         seat: int | None = None,
         idempotency_key: str | None = None,
+        join_code: str | None = None,
     ) -> Seat:
         """Take a seat (the first open one unless ``seat``); the Seat acts with its token.
 
         ``idempotency_key``: whoever repeats it (with the same body) gets this seat's token back,
         so the server refuses a guessable one (422 ``idempotency-key-guessable``): make it with
-        ``secrets.token_urlsafe(16)`` or ``str(uuid.uuid4())``."""
-        body = {"name": name, "seat": seat}
+        ``secrets.token_urlsafe(16)`` or ``str(uuid.uuid4())``. ``join_code``: a private
+        table's (from its invitation); without it, or with another, 403 ``join-code-invalid``."""
+        body: dict[str, Any] = {"name": name, "seat": seat}
+        if join_code is not None:
+            body["join_code"] = join_code
         joined = cast(
             Joined, self._call("POST", f"/games/{game_id}/seats", body, key=idempotency_key)
         )
@@ -524,10 +534,18 @@ class Player:
         return self.client._call("GET", "/players/me/games", params=params, token=self.key)["games"]
 
     def join(
-        self, game_id: str, *, seat: int | None = None, idempotency_key: str | None = None
+        self,
+        game_id: str,
+        *,
+        seat: int | None = None,
+        idempotency_key: str | None = None,
+        join_code: str | None = None,
     ) -> Seat:
-        """Take a seat as this player (the first open one unless ``seat``)."""
-        body = {"name": self.name, "seat": seat}
+        """Take a seat as this player (the first open one unless ``seat``); ``join_code``: a
+        private table's."""
+        body: dict[str, Any] = {"name": self.name, "seat": seat}
+        if join_code is not None:
+            body["join_code"] = join_code
         path = f"/games/{game_id}/seats"
         joined = self.client._call("POST", path, body, token=self.key, key=idempotency_key)
         return Seat(self.client, game_id, cast(Joined, joined))

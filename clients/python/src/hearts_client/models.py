@@ -39,6 +39,11 @@ class Created(TypedDict):
     id: str
     version: int
     seats: list[SeatSummary]
+    private: bool
+    # A private table's only: its join code (shown once) and the web table's invitation link
+    # (relative to the server) that carries it.
+    join_code: NotRequired[str]
+    invitation: NotRequired[str]
 
 
 class PlayedCard(TypedDict):

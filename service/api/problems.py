@@ -29,6 +29,7 @@ from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
 from service.offload import OffloadFailed
 from service.store.append import writes_refused
+from service.store.blobs import BlobStoreError
 from service.store.errors import CorruptStore, IdempotencyKeyReused, NotReplicated
 
 log = logging.getLogger(__name__)
@@ -265,7 +266,8 @@ _HTTP = [
         503,
         "Service unavailable",
         "The event store cannot be reached, or refuses writes for now (out of memory, a "
-        "read-only replica, a failed save); nothing was written. Retry after Retry-After.",
+        "read-only replica, a failed save), or the archive store that holds ended games and "
+        "the public log's tiles does not answer; nothing was written. Retry after Retry-After.",
     ),
     ProblemType(
         "not-replicated",
@@ -466,6 +468,16 @@ def to_problem(error: BaseException) -> Problem:
             "unavailable",
             "the server could not finish this request; retry",
             headers={"Retry-After": "1"},
+        )
+    if isinstance(error, BlobStoreError):
+        # The archive store did not answer (service/store/blob_guard.py logs the outage once,
+        # not per request): archived games and tiles answer again when it is back.
+        retry = getattr(error, "retry_after", 5)
+        return Problem(
+            "unavailable",
+            "the archive store cannot be reached now (archived games and the public log's "
+            "tiles are read from it); retry",
+            headers={"Retry-After": str(retry)},
         )
     if isinstance(error, _UNAVAILABLE):
         log.error("redis unavailable: %s", error)

@@ -68,8 +68,38 @@ def test_each_outage_is_said_once_and_a_bug_keeps_its_traceback(caplog):
     lines = [(r.levelname, r.getMessage(), bool(r.exc_info)) for r in caplog.records]
     assert lines == [
         ("WARNING", "loop: Redis unreachable (Connection refused)", False),
+        ("WARNING", "loop: Redis reachable again after 0.0 s (3 failure(s) meanwhile)", False),
         ("WARNING", "loop: Redis unreachable (Connection refused)", False),
         ("ERROR", "loop failed", True),
+    ]
+
+
+def test_a_long_outage_is_summarised_and_its_end_says_how_long(caplog):
+    """Failures while a dependency stays gone make one line a period, not one each; its return
+    says how long it was gone and how many calls failed meanwhile."""
+    log = logging.getLogger("tests.outage")
+    now = [100.0]
+    outage = Outage(
+        log,
+        "requests",
+        dependency="the archive store",
+        advice="check the store",
+        is_outage=lambda error: True,
+        summary_seconds=60,
+        clock=lambda: now[0],
+    )
+    lost = OSError("stalled")
+    with caplog.at_level(logging.INFO, logger="tests.outage"):
+        for _ in range(120):  # two minutes of a failure a second
+            outage.failed(lost)
+            now[0] += 1
+        outage.ok()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "requests: the archive store unreachable (stalled); check the store",
+        "requests: the archive store still unreachable after 60 s "
+        "(60 more failure(s) since the last line)",
+        "requests: the archive store reachable again after 120.0 s (120 failure(s) meanwhile)",
     ]
 
 

@@ -95,6 +95,7 @@ def run_once(
         return 2
     from service.app.archiver import Archiver
     from service.settings import Settings
+    from service.store.blobs import BlobStoreError
 
     settings = Settings.from_env()
     with open_store() as store:
@@ -105,7 +106,22 @@ def run_once(
             on_step=on_step,
             **({} if lease_ms is None else {"lease_ms": lease_ms}),
         )
-        done = archiver.run_once()
+        try:
+            done = archiver.run_once()
+        except BlobStoreError as error:  # its leases given back; the games stay in Redis
+            print(f"hearts archive run: the archive store failed: {error}", file=sys.stderr)
+            return 1
+        members = store.redis.zcard(f"{store.prefix}:archivers")
+    if not done.partitions:
+        # Every partition's lease is held by a running archiver (or one that stopped without
+        # giving it back: it lapses within its lease, 30 s): nothing was covered.
+        print(
+            f"hearts archive run: covered no partition: all {store.partitions} are held by "
+            f"running archivers ({members} announced in {store.prefix}:archivers; they move "
+            "the games themselves). Stop them first (a stopped one's leases are given back, "
+            "or lapse within 30 s) and run it again",
+            file=sys.stderr,
+        )
     print(
         json.dumps(
             {
@@ -117,4 +133,4 @@ def run_once(
             }
         )
     )
-    return 1 if done.failed else OK
+    return 1 if done.failed or not done.partitions else OK

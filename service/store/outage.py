@@ -32,6 +32,11 @@ UNREACHABLE: tuple[type[BaseException], ...] = (
 
 # While a dependency stays gone, a line at most this often says how many failures it caused.
 SUMMARY_SECONDS = 60.0
+# What an operator does when Redis is gone (said once, in the line that says it went).
+REDIS_ADVICE = (
+    "check that Redis (REDIS_URL, or hearts serve's embedded redis-server) runs and is reachable "
+    "from this host; everything resumes by itself once it answers (docs/operations.md, Redis)"
+)
 
 
 def unreachable(error: BaseException) -> bool:
@@ -54,7 +59,7 @@ class Outage:
         what: str,
         *,
         dependency: str = "Redis",
-        advice: str = "",
+        advice: str | None = None,
         is_outage: Callable[[BaseException], bool] = unreachable,
         summary_seconds: float = SUMMARY_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -62,7 +67,10 @@ class Outage:
         self.log = log
         self.what = what
         self.dependency = dependency
-        self.advice = advice  # what an operator should do, said in the line that says it went
+        # What an operator should do, said in the line that says it went.
+        self.advice = (
+            advice if advice is not None else REDIS_ADVICE if dependency == "Redis" else ""
+        )
         self.is_outage = is_outage
         self.summary_seconds = summary_seconds
         self.clock = clock

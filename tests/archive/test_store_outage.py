@@ -83,6 +83,11 @@ def test_an_unreachable_store_answers_503_with_retry_after_then_recovers(
     assert still_open.status_code == 503
     assert back.status_code == 200 and back.get_json() == healthy.get_json()
     assert built.app.test_client().get("/readyz").get_json()["archive"]["status"] == "ok"
+    metrics = built.app.test_client().get("/metrics").get_data(as_text=True)
+    assert "hearts_archive_store_up 1.0" in metrics
+    assert _sample(metrics, 'hearts_archive_store_errors_total{op="get"}') >= 3
+    assert _sample(metrics, 'hearts_archive_store_refused_total{op="get"}') >= 3
+    assert _sample(metrics, 'hearts_archive_store_seconds_count{op="get"}') >= 5
 
     # No traceback, no 500, one line when the store went and one when it was back.
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []
@@ -90,6 +95,13 @@ def test_an_unreachable_store_answers_503_with_retry_after_then_recovers(
     assert len(store_lines) == 2, store_lines
     assert "the store unreachable" in store_lines[0] and "HEARTS_ARCHIVE_URL" in store_lines[0]
     assert "reachable again after" in store_lines[1]
+
+
+def _sample(metrics: str, name: str) -> float:
+    """The value of one sample of the /metrics text."""
+    return next(
+        float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines() if line.startswith(name)
+    )
 
 
 def test_the_archiver_waits_out_a_refusing_store_and_moves_the_game_when_it_is_back(

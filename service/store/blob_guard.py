@@ -8,9 +8,10 @@ line per request. :class:`GuardedBlobStore` wraps the store ``blob_store_from_ur
 every caller (the archiver, the event store's reads of archived games, the public log's tiles,
 ``hearts archive``) goes through it:
 
-- a failure to reach the store (anything but an answer: ``BlobConflict`` and a bad name are
-  answers) is :class:`StoreUnavailable`, a ``BlobStoreError`` with ``retry_after`` seconds,
-  which the API answers as 503 ``unavailable`` with ``Retry-After``;
+- a failure to reach the store (a ``BlobStoreError`` from the backend, an ``OSError`` from
+  the disk; ``BlobConflict`` and a bad name are answers, and any other exception a bug that
+  keeps its traceback) is :class:`StoreUnavailable`, a ``BlobStoreError`` with
+  ``retry_after`` seconds, which the API answers as 503 ``unavailable`` with ``Retry-After``;
 - :class:`Circuit`: after ``failures`` failures in a row, calls fail at once for
   ``open_seconds`` (nothing sent to the store), then one trial call goes through: its success
   closes the circuit, its failure opens it again. So a dead store costs a request nothing, and
@@ -150,6 +151,8 @@ class GuardedBlobStore:
         self.last_error: str | None = None
 
     def __getattr__(self, name: str) -> Any:  # the backend's own attributes (root, client)
+        if name == "inner":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     def _call(self, op: str, name: str, fn: Callable[..., T], *args: Any) -> T:
@@ -167,7 +170,7 @@ class GuardedBlobStore:
         except (BlobConflict, ValueError):
             self._succeeded(op, started)  # an answer: the store is there
             raise
-        except Exception as error:
+        except (BlobStoreError, OSError) as error:  # anything else is a bug: its traceback
             metrics.store_call(op, time.perf_counter() - started, failed=True)
             self.last_error = f"{op} {name}: {_short(error)}"
             opened = self.circuit.failed()

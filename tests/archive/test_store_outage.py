@@ -191,3 +191,14 @@ def test_a_half_open_circuit_lets_one_call_through_at_a_time():
     assert not circuit.allow()  # another, while the trial is under way
     assert circuit.succeeded()
     assert circuit.allow()
+
+
+def test_a_bug_below_the_guard_is_not_an_outage():
+    """Only a store that cannot be reached is StoreUnavailable: any other exception is a bug,
+    raised as it is (the API logs its traceback), and never opens the circuit."""
+    flaky = _Flaky()
+    store = GuardedBlobStore(flaky, circuit=Circuit(failures=1))
+    flaky.inner.get = lambda name: {}["a bug"]
+    with pytest.raises(KeyError):
+        store.get("a")
+    assert store.circuit.state == "closed" and not store.outage.down

@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 # problem+json (service/cli/refusals.py), not HTML.
                 **refusals.LIMITS,
                 "post_worker_init": _post_worker_init,
+                "worker_exit": _worker_exit,
             },
             lambda: _app_factory(args.app)(settings),
         ).run()
@@ -239,6 +240,12 @@ def give_back_leases_on_stop(worker: Any) -> None:
 
     worker.handle_exit = handle_exit
     signal.signal(signal.SIGTERM, handle_exit)
+
+
+def _worker_exit(server: Any, worker: Any) -> None:
+    """gunicorn's worker_exit hook: a worker leaving by any other way than SIGTERM (its
+    max_requests, a failed boot) gives its leases back too (none left after a SIGTERM)."""
+    _give_back()
 
 
 def _in_background(work: Callable[[], None]) -> None:

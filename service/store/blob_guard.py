@@ -143,8 +143,8 @@ class GuardedBlobStore:
         self.circuit = circuit or Circuit()
         self.outage = outage or Outage(
             log,
-            f"archive store {inner.url}",
-            dependency="the store",
+            "archive",
+            dependency=f"the archive store {inner.url}",
             advice=ADVICE,
             is_outage=lambda error: True,
         )

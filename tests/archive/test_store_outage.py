@@ -93,7 +93,8 @@ def test_an_unreachable_store_answers_503_with_retry_after_then_recovers(
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []
     store_lines = [r.getMessage() for r in caplog.records if "archive store" in r.getMessage()]
     assert len(store_lines) == 2, store_lines
-    assert "the store unreachable" in store_lines[0] and "HEARTS_ARCHIVE_URL" in store_lines[0]
+    assert store_lines[0].startswith("archive: the archive store s3://")
+    assert "unreachable (" in store_lines[0] and "HEARTS_ARCHIVE_URL" in store_lines[0]
     assert "reachable again after" in store_lines[1]
 
 

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 # Requests failed because Redis is gone, or refuses writes: an outage is a few lines of this
 # process's log (one when it goes, a summary a minute, one when it is back), never one per
 # request (service/store/outage.py). back_if_answering() notices the return.
-REDIS_DOWN = Outage(log, "requests")
+REDIS_DOWN = Outage(log, "requests", is_outage=lambda error: True)  # _UNAVAILABLE said so
 WRITES_REFUSED = Outage(
     log,
     "requests",

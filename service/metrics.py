@@ -18,6 +18,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -38,6 +39,29 @@ CONFLICTS_RETRIED = Counter(
     "Appends that lost a race (expected version moved on) and were decided again.",
 )
 BOT_MOVES = Counter("hearts_bot_moves_total", "Moves made by bots.")
+# The archive store (service/store/blob_guard.py): every call, by operation (get, put, size...).
+STORE_LATENCY = Histogram(
+    "hearts_archive_store_seconds",
+    "Time of a call to the archive store (HEARTS_ARCHIVE_URL), failed ones included.",
+    ["op"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+STORE_ERRORS = Counter(
+    "hearts_archive_store_errors_total",
+    "Calls to the archive store that failed (it could not be reached, or did not answer in time).",
+    ["op"],
+)
+STORE_REFUSED = Counter(
+    "hearts_archive_store_refused_total",
+    "Calls to the archive store not made because its circuit was open (it failed just before).",
+    ["op"],
+)
+# The newest of the workers' passes (max over the processes in multiprocess mode).
+ARCHIVE_LAST_PASS = Gauge(
+    "hearts_archive_last_pass_timestamp_seconds",
+    "When an archiver's pass last finished without an error (Unix time; 0: none yet).",
+    multiprocess_mode="max",
+)
 
 _extra: list[Callable[[], Iterable[Metric]]] = []
 
@@ -65,6 +89,20 @@ def conflict_retried() -> None:
 
 def bot_moved() -> None:
     BOT_MOVES.inc()
+
+
+def store_call(op: str, seconds: float, *, failed: bool) -> None:
+    STORE_LATENCY.labels(op).observe(seconds)
+    if failed:
+        STORE_ERRORS.labels(op).inc()
+
+
+def store_refused(op: str) -> None:
+    STORE_REFUSED.labels(op).inc()
+
+
+def archive_pass_done() -> None:
+    ARCHIVE_LAST_PASS.set(time.time())
 
 
 def observe_request(method: str, route: str, status: int, started: float) -> None:

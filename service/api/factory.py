@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis.exceptions as redis_errors
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 
@@ -335,4 +335,7 @@ def _after(response):
     if started is not None:
         rule = request.url_rule.rule if request.url_rule is not None else "unmatched"
         metrics.observe_request(request.method, rule, response.status_code, started)
+    if problems.REDIS_DOWN.down or problems.WRITES_REFUSED.down:  # say once that it is back
+        store = current_app.extensions["hearts"].store
+        problems.back_if_answering(request.method, response.status_code, store.redis.ping)
     return response

@@ -29,9 +29,11 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    """Redis, the projector and the projection lag. 503 (a problem, with the same details) when
-    Redis does not answer; 200 otherwise, with ``status`` ``degraded`` when no projector is alive
-    (commands and games work; scoreboards, the leaderboard and statistics stand still)."""
+    """Redis, the projector and the projection lag, and the archive store. 503 (a problem, with
+    the same details) when Redis does not answer; 200 otherwise, with ``status`` ``degraded``
+    when no projector is alive (commands and games work; scoreboards, the leaderboard and
+    statistics stand still) or the archive store does not answer (games in play go on; archived
+    games and the public log's tiles answer 503)."""
     report = readiness()
     if report["redis"]["status"] != "ok":
         raise Problem(
@@ -44,18 +46,21 @@ def readyz():
     return json_response(report)
 
 
-def readiness() -> dict[str, Any]:
-    """The report /readyz answers (and the gauges /metrics shows)."""
+def readiness(probe: bool = True) -> dict[str, Any]:
+    """The report /readyz answers (and the gauges /metrics shows). ``probe``: ask the archive
+    store (one HEAD, bounded by its timeouts; none while its circuit is open), else report what
+    its last calls said."""
     store = service().store
     redis: dict[str, Any] = {"status": "ok"}
     projector: dict[str, Any] = {"status": "unknown", "live": [], "lag": None}
+    archive = archive_status(store, probe)
     try:
         store.redis.ping()
         live = live_projectors(store.redis, store.prefix)
         as_of = projections().as_of()
     except Exception as error:  # Redis unreachable, or failing: say so, never a 500
         redis = {"status": "down", "error": str(error)}
-        return {"status": "unavailable", "redis": redis, "projector": projector}
+        return {"status": "unavailable", "redis": redis, "projector": projector, "archive": archive}
     projector = {
         # running: at least one projector's heartbeat is fresh (service/app/projector.py).
         "status": "running" if live else "down",
@@ -63,18 +68,42 @@ def readiness() -> dict[str, Any]:
         "lag": as_of.lag,
         "generation": as_of.generation,
     }
-    return {"status": "ok" if live else "degraded", "redis": redis, "projector": projector}
+    # A store that is down is degraded, not down: games in play, commands and the read models
+    # live in Redis; only archived games and the public log's tiles wait for it.
+    ok = live and archive["status"] == "ok"
+    return {
+        "status": "ok" if ok else "degraded",
+        "redis": redis,
+        "projector": projector,
+        "archive": archive,
+    }
+
+
+def archive_status(store: Any, probe: bool) -> dict[str, Any]:
+    """The archive store's state: ``ok`` or ``down`` (service/store/blob_guard.py), ``none``
+    when this app has no archive (an app handed its Redis keeps objects in memory)."""
+    blobs = store.archive.blobs if store.archive is not None else None
+    if blobs is None or not hasattr(blobs, "status"):
+        return {"status": "ok" if blobs is not None else "none"}
+    return blobs.probe() if probe else blobs.status()
 
 
 def _readiness_metrics() -> Iterator[Metric]:
     if not has_app_context() or "hearts" not in current_app.extensions:
         return
-    report = readiness()
+    report = readiness(probe=False)
     yield GaugeMetricFamily(
         "hearts_redis_up",
         "1 if Redis answered this scrape's PING, else 0.",
         value=1 if report["redis"]["status"] == "ok" else 0,
     )
+    if report["archive"]["status"] != "none":
+        yield GaugeMetricFamily(
+            "hearts_archive_store_up",
+            "1 if this process's last call to the archive store worked (its circuit closed), "
+            "else 0.",
+            value=1 if report["archive"]["status"] == "ok" else 0,
+        )
     if report["redis"]["status"] == "ok":
         yield GaugeMetricFamily(
             "hearts_projectors_live",

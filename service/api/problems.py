@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +30,26 @@ from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
 from service.offload import OffloadFailed
 from service.store.append import writes_refused
+from service.store.blobs import BlobStoreError
 from service.store.errors import CorruptStore, IdempotencyKeyReused, NotReplicated
+from service.store.outage import Outage
 
 log = logging.getLogger(__name__)
+
+# Requests failed because Redis is gone, or refuses writes: an outage is a few lines of this
+# process's log (one when it goes, a summary a minute, one when it is back), never one per
+# request (service/store/outage.py). back_if_answering() notices the return.
+REDIS_DOWN = Outage(log, "requests", is_outage=lambda error: True)  # _UNAVAILABLE said so
+WRITES_REFUSED = Outage(
+    log,
+    "requests",
+    dependency="Redis's writes",
+    is_outage=lambda error: True,
+    advice="Redis refuses writes (out of memory under maxmemory, a read-only replica, a failed "
+    "save): see its log and INFO; docs/operations.md, Redis",
+)
+_CHECK_EVERY = 1.0  # while an outage lasts, Redis is pinged at most this often to see it back
+_next_check = 0.0
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "/problems/"
@@ -272,7 +290,8 @@ _HTTP = [
         503,
         "Service unavailable",
         "The event store cannot be reached, or refuses writes for now (out of memory, a "
-        "read-only replica, a failed save); nothing was written. Retry after Retry-After.",
+        "read-only replica, a failed save), or the archive store that holds ended games and "
+        "the public log's tiles does not answer; nothing was written. Retry after Retry-After.",
     ),
     ProblemType(
         "not-replicated",
@@ -462,7 +481,7 @@ def to_problem(error: BaseException) -> Problem:
     if isinstance(error, redis_errors.ResponseError) and writes_refused(error) is not None:
         # A write outside the event store's appends (a lock, a read model): still nothing
         # half-done that a retry would not redo.
-        log.error("redis refuses writes: %s", error)
+        WRITES_REFUSED.failed(error)
         return Problem(
             "unavailable",
             "the event store refuses writes for now; retry",
@@ -475,13 +494,40 @@ def to_problem(error: BaseException) -> Problem:
             "the server could not finish this request; retry",
             headers={"Retry-After": "1"},
         )
+    if isinstance(error, BlobStoreError):
+        # The archive store did not answer (service/store/blob_guard.py logs the outage once,
+        # not per request): archived games and tiles answer again when it is back.
+        retry = getattr(error, "retry_after", 5)
+        return Problem(
+            "unavailable",
+            "the archive store cannot be reached now (archived games and the public log's "
+            "tiles are read from it); retry",
+            headers={"Retry-After": str(retry)},
+        )
     if isinstance(error, _UNAVAILABLE):
-        log.error("redis unavailable: %s", error)
+        REDIS_DOWN.failed(error)
         return Problem(
             "unavailable", "the event store cannot be reached; retry", headers={"Retry-After": "1"}
         )
     log.exception("unhandled error", exc_info=error)
     return Problem("internal-error", "the server failed to handle this request", status=500)
+
+
+def back_if_answering(method: str, status: int, ping: Callable[[], Any]) -> None:
+    """After a request: while an outage is on, whether it is over (one line if so). Redis is
+    back once it answers a PING (tried at most once a second); its writes, once a write
+    request succeeded."""
+    global _next_check
+    if WRITES_REFUSED.down and method in ("POST", "PUT", "PATCH", "DELETE") and status < 300:
+        WRITES_REFUSED.ok()
+    if not REDIS_DOWN.down or time.monotonic() < _next_check:
+        return
+    _next_check = time.monotonic() + _CHECK_EVERY
+    try:
+        ping()
+    except Exception:  # still gone: the next failed request counts it
+        return
+    REDIS_DOWN.ok()
 
 
 # The store cannot answer now, and may soon: a node down, or a cluster slot failing over to a

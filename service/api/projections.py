@@ -51,6 +51,7 @@ from service.app.players import PlayerService
 from service.app.projector import Projector
 from service.app.ratings import RatingBook
 from service.app.transparency import Appender
+from service.store.blobs import BlobStoreError
 from service.store.read_models import AsOf, Checkpoint, ProjectionStore
 
 log = logging.getLogger(__name__)
@@ -325,7 +326,9 @@ def player(name: str):
     games = store.recent_games(key, as_of.generation, recent)  # type: ignore[arg-type]
     names = _accounts().names([player_id]) if player_id is not None else {}
     body = _row(stats, names)
-    body["recent_games"] = [_recent_game(g.game_id, g.board, key) for g in games]
+    body["recent_games"] = [
+        _recent_game(g.game_id, g.board or _archived_board(store, g.game_id), key) for g in games
+    ]
     body["as_of"] = as_of.to_dict()
     return json_response(body)
 
@@ -393,6 +396,16 @@ def _recent_limit(raw: str | None) -> int:
             "invalid-limit", f"recent is an integer from 1 to {MAX_RECENT}, not {raw!r}", status=400
         )
     return int(raw)
+
+
+def _archived_board(store: ProjectionStore, game_id: str) -> Scoreboard | None:
+    """An archived game's board (its read model left Redis with it), folded from the archive
+    as ``GET /games/{id}/scoreboard`` folds it; None if it is not archived, or if the archive
+    store cannot be reached now (the game is then listed by its id alone, not failed whole)."""
+    try:
+        return archived_scoreboard(store, game_id)
+    except BlobStoreError:  # the store's guard logs the outage, once
+        return None
 
 
 def _recent_game(game_id: str, board: Scoreboard | None, key: str) -> dict[str, Any]:

@@ -42,8 +42,10 @@ from typing import TYPE_CHECKING
 
 from domain.events import GameEnded, GameExpired
 from projections.scoreboard import Scoreboard, apply
+from service import metrics
 from service.app import game_log
 from service.store.archive import GameArchive, HotGame
+from service.store.blobs import BlobStoreError
 from service.store.bot_queue import BotQueue
 from service.store.errors import CorruptStore, NotReplicated
 from service.store.event_store import RedisEventStore
@@ -356,6 +358,7 @@ def start_archiver(archiver: Archiver, interval: float | None = None) -> threadi
                     next_pass = started + every
                     done = archiver.run_once(hold=True)
                     outage.ok()
+                    metrics.archive_pass_done()
                     if done.archived:
                         log.info(
                             "archived %d game(s), %d bytes, in %.1f s",
@@ -363,6 +366,8 @@ def start_archiver(archiver: Archiver, interval: float | None = None) -> threadi
                             done.bytes,
                             time.monotonic() - started,
                         )
+                except BlobStoreError:
+                    pass  # the store's guard says so, once an outage (blob_guard.py)
                 except Exception as error:
                     outage.failed(error, f"; trying again in {every:.0f} s")
         finally:

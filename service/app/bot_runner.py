@@ -352,19 +352,22 @@ def start_sweep(
 
     def run() -> None:
         delay = 0.5
+        outage = Outage(log, "start-up sweep")
         while True:
             try:
                 if not store.redis.set(lock_key, uuid.uuid4().hex, nx=True, ex=lock_seconds):
+                    outage.ok()
                     return
                 try:
                     carried = sweep(store, runner, hand_over)
                 finally:
                     store.redis.delete(lock_key)
+                outage.ok()
                 if carried:
                     log.warning("start-up sweep handed over %d game(s) waiting on a bot", carried)
                 return
-            except (redis_lib.ConnectionError, redis_lib.TimeoutError):
-                log.warning("start-up sweep: Redis unreachable; retrying in %.1f s", delay)
+            except (redis_lib.ConnectionError, redis_lib.TimeoutError) as error:
+                outage.failed(error, f"; retrying in {delay:.1f} s, then less often")
                 time.sleep(delay)
                 delay = min(delay * 2, 30.0)
             except Exception:

@@ -66,6 +66,7 @@ from service.app.projection_apply import apply_entries
 from service.app.transparency import Appender
 from service.store.archive import mark_ended
 from service.store.leases import PartitionLeases
+from service.store.outage import Outage
 from service.store.read_models import (
     APPLIED,
     RETIRED,
@@ -138,6 +139,7 @@ class Projector:
         self.applied = 0  # log entries this projector applied (not counting no-ops)
         self.acked = 0
         self.state = "starting"  # waiting-for-redis, running, stopped
+        self._outage = Outage(log, "projector")  # a lost Redis: one line, and one when back
         self._next_beat = 0.0
         self._keys = self.store.partition_log_keys()
         self._partition_of_key = {key: p for p, key in enumerate(self._keys)}
@@ -211,7 +213,7 @@ class Projector:
     def _wait_for_redis(self, stop: threading.Event, delay: float, error: Exception) -> float:
         """Wait ``delay`` (or until stopped); returns the next, longer delay."""
         self.state = "waiting-for-redis"
-        log.warning("projector: Redis unreachable (%s); retrying in %.1f s", error, delay)
+        self._outage.failed(error, f"; retrying in {delay:.1f} s, then less often")
         stop.wait(delay)
         return min(delay * 2, RETRY_MAX)
 
@@ -226,6 +228,7 @@ class Projector:
                     self.reclaim()
                     next_claim = time.monotonic() + self.claim_interval
                 self.poll()
+                self._outage.ok()
                 delay = RETRY_FIRST
             except UNREACHABLE as error:
                 self._next_beat = 0.0  # beat again as soon as Redis is back

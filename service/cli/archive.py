@@ -1,4 +1,5 @@
-"""``hearts archive status|run``: ended games and the archive (service/app/archiver.py)."""
+"""``hearts archive status|run|backfill|prune-tiles|backup|restore``: ended games and the archive
+(service/app/archiver.py; backup and restore: service/store/archive_copy.py)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,62 @@ def add_parser(subparsers: Any) -> None:
     )
     t.add_argument("--yes", action="store_true", help="delete them (default: only list them)")
     t.set_defaults(func=run_prune_tiles)
+    c = sub.add_parser(
+        "backup",
+        help="copy the archive's objects that DIR lacks into DIR (a directory or an S3 store "
+        "alike; after the Redis copy: docs/operations.md, backup and restore)",
+    )
+    c.add_argument("directory", help="the backup's directory (made if missing)")
+    c.set_defaults(func=run_backup)
+    rs = sub.add_parser(
+        "restore",
+        help="put a backup's objects (DIR) into the archive of HEARTS_ARCHIVE_URL",
+    )
+    rs.add_argument("directory", help="a directory `hearts archive backup` made")
+    rs.set_defaults(func=run_restore)
+
+
+def _blob_store() -> Any:
+    """The archive store of HEARTS_ARCHIVE_URL (else the data directory's): no Redis needed."""
+    from service.settings import Settings, archive_url
+    from service.store.blobs import blob_store_from_url
+
+    return blob_store_from_url(archive_url(Settings.from_env()))
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    from service.store.archive_copy import backup
+    from service.store.blobs import BlobStoreError
+
+    store = _blob_store()
+    try:
+        done = backup(store, args.directory)
+    except BlobStoreError as error:  # run it again: what was copied is whole and kept
+        print(f"hearts archive backup: the archive store failed: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps({"archive": store.url, **done.to_dict()}))
+    return OK
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    from service.store.archive_copy import restore
+    from service.store.blobs import BlobStoreError
+
+    store = _blob_store()
+    try:
+        done = restore(args.directory, store)
+    except (BlobStoreError, FileNotFoundError) as error:
+        print(f"hearts archive restore: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps({"archive": store.url, **done.to_dict()}))
+    if done.conflicts:
+        print(
+            f"hearts archive restore: {len(done.conflicts)} object(s) in the archive hold other "
+            "bytes than the backup's (not replaced): restore into an empty archive",
+            file=sys.stderr,
+        )
+        return 1
+    return OK
 
 
 def run_backfill(args: argparse.Namespace) -> int:
@@ -95,6 +152,7 @@ def run_once(
         return 2
     from service.app.archiver import Archiver
     from service.settings import Settings
+    from service.store.blobs import BlobStoreError
 
     settings = Settings.from_env()
     with open_store() as store:
@@ -105,7 +163,22 @@ def run_once(
             on_step=on_step,
             **({} if lease_ms is None else {"lease_ms": lease_ms}),
         )
-        done = archiver.run_once()
+        try:
+            done = archiver.run_once()
+        except BlobStoreError as error:  # its leases given back; the games stay in Redis
+            print(f"hearts archive run: the archive store failed: {error}", file=sys.stderr)
+            return 1
+        members = store.redis.zcard(f"{store.prefix}:archivers")
+    if not done.partitions:
+        # Every partition's lease is held by a running archiver (or one that stopped without
+        # giving it back: it lapses within its lease, 30 s): nothing was covered.
+        print(
+            f"hearts archive run: covered no partition: all {store.partitions} are held by "
+            f"running archivers ({members} announced in {store.prefix}:archivers; they move "
+            "the games themselves). Stop them first (a stopped one's leases are given back, "
+            "or lapse within 30 s) and run it again",
+            file=sys.stderr,
+        )
     print(
         json.dumps(
             {
@@ -117,4 +190,4 @@ def run_once(
             }
         )
     )
-    return 1 if done.failed else OK
+    return 1 if done.failed or not done.partitions else OK

@@ -23,8 +23,10 @@ import importlib
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -145,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
                 # Request line and header bounds, and gunicorn's refusals of them answered as
                 # problem+json (service/cli/refusals.py), not HTML.
                 **refusals.LIMITS,
-                "post_worker_init": refusals.post_worker_init,
+                "post_worker_init": _post_worker_init,
+                "worker_exit": _worker_exit,
             },
             lambda: _app_factory(args.app)(settings),
         ).run()
@@ -211,6 +214,63 @@ def _worker_dies_with_master(server: Any, worker: Any) -> None:
     from service.lifeline import end_with_parent
 
     end_with_parent(server.pid)
+
+
+def _post_worker_init(worker: Any) -> None:
+    """gunicorn's post_worker_init hook: refusals as problems, and leases given back on a
+    graceful stop."""
+    from service.cli import refusals
+
+    refusals.post_worker_init(worker)
+    give_back_leases_on_stop(worker)
+
+
+def give_back_leases_on_stop(worker: Any) -> None:
+    """On SIGTERM, before the worker's graceful stop (which waits up to graceful_timeout for
+    open requests and streams, then may be killed), every partition lease of the process
+    (its archiver's) is given back, so another worker or host takes the partitions over at once
+    instead of after the leases lapse (service/store/leases.py)."""
+    graceful = worker.handle_exit
+
+    def handle_exit(signum: int, frame: Any) -> None:
+        # Redis calls do not belong in a signal handler (a gevent worker runs it in its event
+        # loop, where nothing may block): a greenlet or a thread does them, at once.
+        _in_background(_give_back)
+        graceful(signum, frame)
+
+    worker.handle_exit = handle_exit
+    signal.signal(signal.SIGTERM, handle_exit)
+
+
+def _worker_exit(server: Any, worker: Any) -> None:
+    """gunicorn's worker_exit hook: a worker leaving by any other way than SIGTERM (its
+    max_requests, a failed boot) gives its leases back too (none left after a SIGTERM)."""
+    _give_back()
+
+
+def _in_background(work: Callable[[], None]) -> None:
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency
+        monkey = None
+    if monkey is not None and monkey.is_module_patched("threading"):
+        import gevent
+
+        gevent.spawn(work)  # a thread's start() would wait in the event loop: refused there
+        return
+    threading.Thread(target=work, name="hearts-leases-back", daemon=True).start()
+
+
+def _give_back() -> None:
+    from service.store.leases import close_all
+
+    try:
+        given = close_all()
+    except Exception as error:  # stopping anyway: the leases lapse on their own
+        log.warning("stopping: the partition leases were not given back (%s)", error)
+        return
+    if given:
+        log.info("stopping: gave back %d partition lease(s)", given)
 
 
 def _app_factory(spec: str) -> Callable[[Any], Any]:

@@ -218,12 +218,16 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def blob_store_from_url(url: str) -> BlobStore:
-    """The blob store a ``HEARTS_ARCHIVE_URL`` names (``file://`` or a path, ``s3://``)."""
+    """The blob store a ``HEARTS_ARCHIVE_URL`` names (``file://`` or a path, ``s3://``),
+    guarded: every call timed and counted, a failure ``StoreUnavailable``, a dead store's
+    calls cut short by a circuit (service/store/blob_guard.py)."""
+    from service.store.blob_guard import GuardedBlobStore  # it imports this module
+
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
-        return DiskBlobStore(unquote(parsed.path) if parsed.scheme else url)
+        return GuardedBlobStore(DiskBlobStore(unquote(parsed.path) if parsed.scheme else url))
     if parsed.scheme == "s3":
         from service.store.s3_blobs import S3BlobStore  # only deployments that use it pay
 
-        return S3BlobStore.from_url(url)
+        return GuardedBlobStore(S3BlobStore.from_url(url))
     raise ValueError(f"unknown archive URL scheme {parsed.scheme!r}: use file:// or s3://")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -31,18 +32,44 @@ _CONFLICT_RETRIES = 5
 _CONFLICT_PAUSE = 0.05
 
 
-def _client(endpoint: str | None, region: str | None, addressing: str) -> Any:
+# How long a call may wait on the store (issue 43): a store that refuses connections fails a
+# call at once, one that accepts and never answers fails it after CONNECT_TIMEOUT (to connect)
+# or READ_TIMEOUT (for each answer) per attempt, ATTEMPTS attempts in all. With the defaults a
+# call gives up within ~2 x (2 + 5) s plus a back-off under a second; then the store's circuit
+# (service/store/blob_guard.py) fails the next calls at once for a while. Each can be set in the
+# URL (``connect_timeout=``, ``read_timeout=``, ``attempts=``).
+CONNECT_TIMEOUT = 2.0
+READ_TIMEOUT = 5.0
+ATTEMPTS = 2
+# Connections kept per client: boto3's default (10) is fewer than a worker's concurrent readers
+# (gevent), and each connection past it is opened, used once and dropped with urllib3's
+# "Connection pool is full" warning.
+POOL = 64
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = CONNECT_TIMEOUT
+    read: float = READ_TIMEOUT
+    attempts: int = ATTEMPTS
+
+    @property
+    def longest_call(self) -> float:
+        """The longest a call may wait on the store (the back-off between attempts aside)."""
+        return self.attempts * (self.connect + self.read)
+
+
+def _client(endpoint: str | None, region: str | None, addressing: str, timeouts: Timeouts) -> Any:
     import boto3  # the optional `s3` extra: only deployments that use it need it installed
     from botocore.config import Config
 
     config = Config(
         region_name=region,
         s3={"addressing_style": addressing},
-        retries={"mode": "standard", "max_attempts": 3},
-        # A store that does not answer fails the operation in seconds, not minutes: a
-        # checkpoint's request cuts tiles, and it carries on without them (cut later).
-        connect_timeout=5,
-        read_timeout=30,
+        retries={"mode": "standard", "total_max_attempts": timeouts.attempts},
+        connect_timeout=timeouts.connect,
+        read_timeout=timeouts.read,
+        max_pool_connections=POOL,
         # Checksums only where the operation needs one: several S3-compatible stores refuse
         # the CRC headers newer SDKs add to every upload by default.
         request_checksum_calculation="when_required",
@@ -61,6 +88,19 @@ def _status(error: Exception) -> int:
     return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
 
 
+def _number(query: dict[str, str], name: str, default: float, kind: type) -> float:
+    raw = query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}= is a number: {raw[:40]!r}") from None
+    if not 0 < value <= 300:
+        raise ValueError(f"{name}= is above 0 and at most 300")
+    return value
+
+
 class S3BlobStore:
     """Write-once objects under ``prefix/`` of an S3 bucket."""
 
@@ -73,6 +113,7 @@ class S3BlobStore:
         region: str | None = None,
         addressing: str = "auto",
         client: Any = None,
+        timeouts: Timeouts | None = None,
     ) -> None:
         if not bucket:
             raise ValueError("an s3:// archive URL names a bucket: s3://bucket/prefix")
@@ -80,7 +121,8 @@ class S3BlobStore:
         self.prefix = prefix.strip("/")
         if self.prefix:
             check_name(self.prefix)
-        self.client = client or _client(endpoint, region, addressing)
+        self.timeouts = timeouts or Timeouts()
+        self.client = client or _client(endpoint, region, addressing, self.timeouts)
         self.url = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
         self._conditional = True  # until the store answers 501 to If-None-Match
 
@@ -90,7 +132,14 @@ class S3BlobStore:
         if parsed.scheme != "s3":
             raise ValueError(f"not an s3:// URL: {url!r}")
         query = {name: values[-1] for name, values in parse_qs(parsed.query).items()}
-        unknown = set(query) - {"endpoint", "region", "addressing"}
+        unknown = set(query) - {
+            "endpoint",
+            "region",
+            "addressing",
+            "connect_timeout",
+            "read_timeout",
+            "attempts",
+        }
         if unknown:
             raise ValueError(f"unknown s3:// URL parameter(s): {', '.join(sorted(unknown))}")
         endpoint = query.get("endpoint")
@@ -103,6 +152,11 @@ class S3BlobStore:
             endpoint=endpoint,
             region=query.get("region"),
             addressing=addressing,
+            timeouts=Timeouts(
+                _number(query, "connect_timeout", CONNECT_TIMEOUT, float),
+                _number(query, "read_timeout", READ_TIMEOUT, float),
+                int(_number(query, "attempts", ATTEMPTS, int)),
+            ),
         )
 
     def _key(self, name: str) -> str:
@@ -165,8 +219,11 @@ class S3BlobStore:
             if _code(error) in ("NoSuchKey", "404") or _status(error) == 404:
                 return None
             raise BlobStoreError(f"{self.url}: get {name}: {error}") from error
-        with response["Body"] as body:
-            return body.read()
+        try:  # the body comes after the headers: a store may stall (or drop) in between
+            with response["Body"] as body:
+                return body.read()
+        except Exception as error:
+            raise BlobStoreError(f"{self.url}: get {name}: {error}") from error
 
     def size(self, name: str) -> int | None:
         key = self._key(name)

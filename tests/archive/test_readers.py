@@ -179,3 +179,26 @@ def test_an_archived_object_lost_or_altered_is_a_corrupt_game_not_a_500(hub: Wor
     answer = hub.app.test_client().get(f"{API}/games/{game_id}")
     assert answer.status_code == 409
     assert answer.get_json()["type"].endswith("corrupt-game")
+
+
+@pytest.mark.parametrize("hub", ["fake-disk", "real-s3"], indirect=True)
+def test_a_players_recent_games_keep_an_archived_games_details(hub: World):
+    """docs/projections.md: each recent game with its status, hands, times and the player's
+    seats; an archived game's board left Redis with it, and is folded from the archive."""
+    game_id = hub.bot_game()
+    hub.project()
+    http = hub.app.test_client()
+
+    def recent() -> dict[str, Any]:
+        answer = http.get(f"{API}/players/random?recent=50")
+        assert answer.status_code == 200, answer.get_json()
+        return next(g for g in answer.get_json()["recent_games"] if g["game_id"] == game_id)
+
+    before = recent()
+    assert before["status"] == "finished" and before["started_at"] and before["finished_at"]
+    assert len(before["seats"]) == 4  # four random bots: every seat is this name's
+    assert hub.archiver().run_once().archived == [game_id]
+    generation = hub.projections.current_generation()
+    board_key = hub.projections.game_key(generation, game_id)
+    assert hub.store.redis.get(board_key) is None  # its board left the read models
+    assert recent() == before

@@ -54,7 +54,7 @@ def _said(caplog, loop: str) -> list[logging.LogRecord]:
 
 def test_each_outage_is_said_once_and_a_bug_keeps_its_traceback(caplog):
     log = logging.getLogger("tests.outage")
-    outage = Outage(log, "loop")
+    outage = Outage(log, "loop", advice="")
     lost = redis.ConnectionError("Connection refused")
     with caplog.at_level(logging.INFO, logger="tests.outage"):
         for _ in range(3):
@@ -68,8 +68,42 @@ def test_each_outage_is_said_once_and_a_bug_keeps_its_traceback(caplog):
     lines = [(r.levelname, r.getMessage(), bool(r.exc_info)) for r in caplog.records]
     assert lines == [
         ("WARNING", "loop: Redis unreachable (Connection refused)", False),
+        ("WARNING", "loop: Redis reachable again after 0.0 s (3 failure(s) meanwhile)", False),
         ("WARNING", "loop: Redis unreachable (Connection refused)", False),
         ("ERROR", "loop failed", True),
+    ]
+
+
+def test_a_lost_redis_says_what_to_do():
+    assert "check that Redis (REDIS_URL" in Outage(logging.getLogger("t"), "loop").advice
+
+
+def test_a_long_outage_is_summarised_and_its_end_says_how_long(caplog):
+    """Failures while a dependency stays gone make one line a period, not one each; its return
+    says how long it was gone and how many calls failed meanwhile."""
+    log = logging.getLogger("tests.outage")
+    now = [100.0]
+    outage = Outage(
+        log,
+        "requests",
+        dependency="the archive store",
+        advice="check the store",
+        is_outage=lambda error: True,
+        summary_seconds=60,
+        clock=lambda: now[0],
+    )
+    lost = OSError("stalled")
+    with caplog.at_level(logging.INFO, logger="tests.outage"):
+        for _ in range(120):  # two minutes of a failure a second
+            outage.failed(lost)
+            now[0] += 1
+        outage.ok()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "requests: the archive store unreachable (stalled); check the store",
+        "requests: the archive store still unreachable after 60 s "
+        "(60 more failure(s) since the last line)",
+        "requests: the archive store reachable again after 120.0 s (120 failure(s) meanwhile)",
     ]
 
 
@@ -119,3 +153,44 @@ def test_the_live_readers_say_a_lost_redis_once_without_a_traceback(tmp_path, ke
         "live reader of players' streams",
     ], said
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+
+
+def test_requests_while_redis_is_down_are_two_lines_not_one_each(tmp_path, key_prefix, caplog):
+    """The soak's finding: 61 ERROR lines in 10 s, one per failed request, and none when Redis
+    came back. Now: one line when it went (with what to do), one when it is back (how long)."""
+    from urllib.parse import urlparse
+
+    from service.api import problems
+
+    process, url = start_redis_server(tmp_path / "first")
+    port = urlparse(url).port
+    app = create_app(
+        Settings(key_prefix=key_prefix), redis=redis.Redis.from_url(url, socket_timeout=1)
+    )
+    client = app.test_client()
+    game_id = client.post("/api/v1/games", json={}).get_json()["id"]
+    problems.REDIS_DOWN.down = False  # whatever an earlier test of this process left
+    caplog.clear()
+    try:
+        with caplog.at_level(logging.INFO):
+            stop_redis_server(process)
+            failed = [client.get(f"/api/v1/games/{game_id}") for _ in range(40)]
+            process, _ = start_redis_server(tmp_path / "again", port=port)
+            deadline = time.monotonic() + 30
+            while problems.REDIS_DOWN.down:  # the next request that answers notices (1/s)
+                assert time.monotonic() < deadline, "Redis's return never noticed"
+                assert client.get("/api/v1/games?limit=1").status_code == 200
+                time.sleep(0.2)
+    finally:
+        app.extensions["hearts.stop"]()
+        stop_redis_server(process)
+    assert {r.status_code for r in failed} == {503}
+    assert all(r.headers["Retry-After"] for r in failed)
+    said = [r for r in caplog.records if r.name == "service.api.problems"]
+    messages = [r.getMessage() for r in said]
+    assert len(said) == 2, messages
+    assert messages[0].startswith("requests: Redis unreachable (") and "REDIS_URL" in messages[0]
+    assert messages[1].startswith("requests: Redis reachable again after ")
+    assert "(40 failure(s) meanwhile)" in messages[1]
+    assert not any(r.exc_info for r in caplog.records)
+    assert all(r.levelno <= logging.WARNING for r in said)

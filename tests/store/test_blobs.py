@@ -170,7 +170,7 @@ def test_concurrent_puts_of_other_bytes_keep_one_winner(blob_store):
     winners = [r for r in results if r is not None]
     assert winners, "some writer must have created the object"
     assert blob_store.get("games/raced") in winners
-    if isinstance(blob_store, DiskBlobStore | MemoryBlobStore):
+    if isinstance(getattr(blob_store, "inner", blob_store), DiskBlobStore | MemoryBlobStore):
         # link(2) is atomic: exactly one writer wins. (moto checks If-None-Match before it
         # writes, not atomically, so on it two racing writers can both succeed: AWS S3's
         # conditional write is atomic; see service/store/s3_blobs.py for stores without one.)
@@ -189,7 +189,7 @@ def test_s3_url_names_bucket_prefix_endpoint_and_region(s3_server):
     # Under the prefix: a store on the bucket's root sees the object under its full key.
     root = S3BlobStore.from_url(s3_server.url())
     assert root.get(f"{prefix}/games/g1") == b"x"
-    assert isinstance(blob_store_from_url(s3_server.url()), S3BlobStore)
+    assert isinstance(blob_store_from_url(s3_server.url()).inner, S3BlobStore)  # guarded
 
 
 @pytest.mark.parametrize(
@@ -199,6 +199,9 @@ def test_s3_url_names_bucket_prefix_endpoint_and_region(s3_server):
         "s3://bucket/x?endpoint=http://h&color=red",  # unknown parameter
         "s3://bucket/x?addressing=sideways",
         "s3://bucket/../up",
+        "s3://bucket/x?read_timeout=0",  # a wait on the store is bounded, and above 0
+        "s3://bucket/x?connect_timeout=1e9",
+        "s3://bucket/x?attempts=many",
     ],
 )
 def test_bad_s3_urls_are_refused(url):
@@ -259,3 +262,14 @@ def test_an_s3_store_that_does_not_answer_raises_blob_store_error(s3_server) -> 
     ):
         with pytest.raises(BlobStoreError):
             call()
+
+
+def test_s3_calls_are_bounded_by_the_urls_timeouts(s3_server):
+    store = S3BlobStore.from_url(s3_server.url() + "&connect_timeout=1.5&read_timeout=3&attempts=2")
+    config = store.client.meta.config
+    assert (config.connect_timeout, config.read_timeout) == (1.5, 3)
+    assert config.retries["total_max_attempts"] == 2
+    assert config.max_pool_connections >= 32  # no "Connection pool is full" under gevent
+    assert store.timeouts.longest_call == 2 * (1.5 + 3)
+    default = S3BlobStore.from_url(s3_server.url()).timeouts
+    assert default.longest_call <= 15  # what docs/operations.md promises

@@ -12,6 +12,7 @@ from service.api.factory import create_app
 from service.api.schemas import CommandResultSchema, JoinedSchema, PublicViewSchema
 from service.settings import Settings
 from tests.api.helpers import Hearts
+from tests.background import settle
 
 
 def test_healthz_pings_redis(client):
@@ -84,7 +85,8 @@ def test_readyz_says_degraded_until_a_projector_beats_then_running(app, client, 
     from service.api.projections import projections
     from service.app.projector import Projector
 
-    hearts.new_game(1)
+    game_id, _ = hearts.new_game(1)
+    settle(app, [game_id])  # the bots' pass appends in the background: the lag must hold still
     before = client.get("/readyz")
     assert before.status_code == 200
     body = before.get_json()

@@ -68,6 +68,9 @@ class Settings:
     rate_limit_register: str = "5/minute;30/hour"
     rate_limit_account: str = "10/second;600/minute"
     rate_limit_analysis: str = "10/minute;60/hour"
+    # Per client address: audits and exports asked for (issue 42: each may be seconds of a
+    # worker's long-work slot; an ended game's audit is kept, but each request still counts).
+    rate_limit_long_reads: str = "20/minute;200/hour"
     # Per client address: games created with every seat a bot (issue 33: each is a whole game
     # of moves and log that nobody plays), counted on top of rate_limit_create.
     rate_limit_bot_games: str = "3/minute;20/hour"
@@ -120,6 +123,13 @@ class Settings:
     log_page: int = 1000
     # Long requests (audit, export, import) a worker runs at once; the others wait their turn.
     long_requests_per_worker: int = 1
+    # Long requests that may wait for a slot in a worker, beyond those running (issue 42): one
+    # more is refused with 503 long-work-busy and Retry-After, not queued without bound.
+    long_work_queue: int = 8
+    # A client's long requests in flight (running or waiting) in one worker: past it, 503
+    # long-work-busy. With the queue bound this is what keeps one client from making another
+    # wait: at most this many of its jobs are ahead of anyone's (docs/budget.md).
+    long_work_per_client: int = 2
     # Where they run: "process" (a child of the worker at nice 19, service/offload.py; only when
     # the app reaches Redis by URL itself) or "inline" (in the worker, paced).
     long_work: str = "process"
@@ -386,6 +396,7 @@ _VARIABLES = (
     ("rate_limit_account", "HEARTS_RATE_LIMIT_ACCOUNT", rate),
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("rate_limit_bot_games", "HEARTS_RATE_LIMIT_BOT_GAMES", rate),
+    ("rate_limit_long_reads", "HEARTS_RATE_LIMIT_LONG_READS", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
@@ -404,6 +415,8 @@ _VARIABLES = (
     ("bot_away_pace", "HEARTS_BOT_AWAY_PACE", seconds),
     ("log_page", "HEARTS_LOG_PAGE", positive),
     ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
+    ("long_work_queue", "HEARTS_LONG_WORK_QUEUE", non_negative),
+    ("long_work_per_client", "HEARTS_LONG_WORK_PER_CLIENT", positive),
     ("long_work", "HEARTS_LONG_WORK", long_work),
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),
     ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),

@@ -18,18 +18,20 @@ The child also parses an import's body (the JSON checks every other body gets in
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, current_app
+from flask import Flask, current_app, has_request_context
 
 from domain.state import GameState
-from service.api import hygiene
+from service.api import hygiene, rate_limits
 from service.api.problems import Problem
+from service.app.errors import LongWorkBusy
 from service.app.game import StoredGame, game_cache
 from service.app.game_service import Idempotency, idempotency_for
 from service.app.hand_records import HandRecord
@@ -42,6 +44,8 @@ from service.store import archive, redis_server
 from service.store.event_store import RedisEventStore
 
 EXTENSION = "hearts.long_work"
+# A refused long request may come back this much later: a job is seconds, not minutes.
+BUSY_RETRY_SECONDS = 5
 IMPORT_PATH = "/api/v1/games/import"
 
 
@@ -152,14 +156,69 @@ class LongWork:
         }
 
 
-class _StandIn:
-    """Looks like :class:`LongWork`: each method call is a call of the offload."""
+class Gate:
+    """The long requests of one worker in flight (running or waiting for a slot), bounded in
+    all and per client (issue 42): one client's 20 audits queued behind the worker's one slot
+    made everyone else's long reads wait minutes. At most ``slots + queue`` are in flight and at
+    most ``per_client`` of one client's; one more is refused at once with 503
+    ``long-work-busy`` and Retry-After, never queued. So whatever one client asks, at most
+    ``per_client`` of its jobs are ahead of another's (docs/budget.md states the bound).
+    Counted in the worker: the slots are the worker's, so is their queue."""
 
-    def __init__(self, offload: Offload) -> None:
+    def __init__(self, slots: int, queue: int, per_client: int) -> None:
+        self.capacity = slots + queue
+        self.per_client = per_client
+        self._lock = threading.Lock()
+        self._by_client: dict[str, int] = {}
+        self._total = 0
+
+    def in_flight(self) -> int:
+        return self._total
+
+    @contextlib.contextmanager
+    def enter(self, client: str) -> Iterator[None]:
+        with self._lock:
+            if self._total >= self.capacity:
+                raise LongWorkBusy(
+                    f"this worker has {self.capacity} long requests in flight; retry later",
+                    BUSY_RETRY_SECONDS,
+                )
+            if self._by_client.get(client, 0) >= self.per_client:
+                raise LongWorkBusy(
+                    f"you have {self.per_client} long requests in flight here already; "
+                    "wait for their answers",
+                    BUSY_RETRY_SECONDS,
+                )
+            self._total += 1
+            self._by_client[client] = self._by_client.get(client, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._total -= 1
+                left = self._by_client[client] - 1
+                if left:
+                    self._by_client[client] = left
+                else:
+                    del self._by_client[client]
+
+
+class _StandIn:
+    """Looks like :class:`LongWork`: each method call is a call of the offload, through the
+    gate when a client's request asks for it."""
+
+    def __init__(self, offload: Offload, gate: Gate) -> None:
         self.offload = offload
+        self.gate = gate
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        return functools.partial(self.offload.call, name)
+        return functools.partial(self._call, name)
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if not has_request_context():  # the service's own (a background thread's)
+            return self.offload.call(name, *args)
+        with self.gate.enter(rate_limits.client()):
+            return self.offload.call(name, *args)
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
@@ -188,7 +247,10 @@ def install(app: Flask, settings: Settings, store: RedisEventStore, url: str | N
             InlineOffload(LongWork(store, settings.idempotency_ttl).jobs()),
             settings.long_requests_per_worker,
         )
-    app.extensions[EXTENSION] = _StandIn(offload)
+    gate = Gate(
+        settings.long_requests_per_worker, settings.long_work_queue, settings.long_work_per_client
+    )
+    app.extensions[EXTENSION] = _StandIn(offload, gate)
     if isinstance(offload, ProcessOffload):
         cache = app.extensions["hearts"].cache
         cache.cold = _cold_fold(offload, store, settings.log_page)
@@ -219,6 +281,10 @@ def in_child() -> bool:
 
 def offload_of(app: Flask) -> Offload:
     return app.extensions[EXTENSION].offload
+
+
+def gate_of(app: Flask) -> Gate:
+    return app.extensions[EXTENSION].gate
 
 
 def page() -> int:

@@ -328,6 +328,13 @@ _HTTP = [
         "Analyses busy",
         "This server has as many analyses waiting as it takes; retry after Retry-After.",
     ),
+    ProblemType(
+        "long-work-busy",
+        503,
+        "Long work busy",
+        "This worker has as many long requests (audits, exports, imports, long reads) waiting "
+        "as it takes, or you have as many in flight as one client may; retry after Retry-After.",
+    ),
     ProblemType("invalid-export", 422, "Not an export", "The body is not a hearts-game-export."),
     ProblemType(
         "unsupported-export-version",
@@ -409,6 +416,7 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.HandInProgress: 409,
     app_errors.AnalysisNotStarted: 404,
     app_errors.AnalysesBusy: 503,
+    app_errors.LongWorkBusy: 503,
     app_errors.DealsArranged: 409,
     app_errors.SeekNotFound: 404,
     app_errors.AlreadySeeking: 409,

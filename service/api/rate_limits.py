@@ -2,8 +2,9 @@
 
 Per client address: creating a game, joining one, importing one, opening a live event stream,
 registering a player, a request made with a player's key (each checks a key: no address may try
-keys at speed), asking for a hand's analysis, and (besides the create limit) creating a game with
-every seat a bot (issue 33: a whole game of moves and log that no person plays).
+keys at speed), asking for a hand's analysis, asking for an audit or an export (issue 42: long
+work), and (besides the create limit) making a game with every seat a bot (issue 33: a whole game
+of moves and log that no person plays; issue 42: by a create or a hand-over).
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
 credential the game stores), never by the token itself; a request without a usable token counts
 against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
@@ -87,7 +88,10 @@ KINDS = {
     ),
     "analysis": Kind("rate_limit_analysis", by_address, "analyses asked for per client address"),
     "bot_games": Kind(
-        "rate_limit_bot_games", by_address, "games of bots only created per client address"
+        "rate_limit_bot_games", by_address, "games of bots only made per client address"
+    ),
+    "long_reads": Kind(
+        "rate_limit_long_reads", by_address, "audits and exports per client address"
     ),
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import g, request
 from flask_smorest import Blueprint
 
 from domain.commands import ReturnToSeat, SetSeatBot
@@ -116,11 +117,16 @@ def resume(body: dict[str, Any], game_id: str, seat: int):
 @blp.doc(operationId="setSeatBot")
 @blp.arguments(SeatBotSchema)
 @blp.response(200, CommandResultSchema)
-@documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@documented(blp, *BODY, *TOKEN, 404, 409, 412, 503)
 @rate_limited(blp, "command")
+@rate_limited(blp, "bot_games", unless=lambda: not _hands_over_the_last_person())
 @blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
 def set_bot(body: dict[str, Any], game_id: str, seat: int):
-    """Hand your seat to a bot (``{"bot": "random"}``) or take it back (``{"bot": null}``)."""
+    """Hand your seat to a bot (``{"bot": "random"}``) or take it back (``{"bot": null}``).
+
+    A hand-over that leaves every seat to a bot makes a game of bots only: it counts as one
+    (its own rate limit per client address, and the deployment's cap: 503 ``bot-games-full``),
+    and its bots play at a person's pace (``HEARTS_BOT_AWAY_PACE``)."""
     svc, tok = service(), token()
     snap = _own_seat(game_id, seat, tok)
     bot = body["bot"]
@@ -166,6 +172,26 @@ def back(body: dict[str, Any], game_id: str, seat: int):
         token=tok,
     )
     return command_result(outcome, seat)
+
+
+def _hands_over_the_last_person() -> bool:
+    """Whether this request hands the one seat a person still plays to a bot: it makes a game
+    of bots only, counted by the all-bot rate limit like a create of one (issue 42). Read
+    before the view, on the game as this process has it; the cap, counted at the append, is
+    exact whatever this read missed."""
+    body = g.get("json_body")
+    args = request.view_args or {}
+    if not isinstance(body, dict) or body.get("bot") is None:
+        return False
+    try:
+        state = service().snapshot(str(args["game_id"])).state.state
+    except Exception:  # no such game, Redis away...: the view answers that, uncounted
+        return False
+    seat = args.get("seat")
+    if not isinstance(seat, int) or not 0 <= seat < len(state.seats):
+        return False
+    others = [s for n, s in enumerate(state.seats) if n != seat]
+    return state.seats[seat].bot is None and all(s.bot is not None for s in others)
 
 
 def _own_seat(game_id: str, seat: int, tok: str | None) -> Snapshot[StoredGame]:

@@ -101,16 +101,25 @@ def fallback_command(state: GameState, seat: int) -> Command:
 
 
 def table_pace(state: GameState, pace_seconds: float) -> float:
-    """Seconds between bot moves in the background: ``pace_seconds`` in a game with a turn clock
-    in which every person's seat is played by a bot (away, or handed over), 0 otherwise. Bots
-    standing in for everyone play on at a person's pace, so a player who comes back finds the
-    game going rather than over, and their "I'm back" is not raced by a bot move a millisecond."""
-    if not state.rules.clocked:
-        return 0.0
+    """Seconds between bot moves in the background: ``pace_seconds`` in a game in which every
+    person's seat is played by a bot (away, or handed over), 0 otherwise. Bots standing in for
+    everyone play on at a person's pace, so a player who comes back finds the game going rather
+    than over, and their "I'm back" is not raced by a bot move a millisecond. With or without a
+    turn clock (issue 42): a guest who hands the one seat of three bots' table over must not
+    get a game of bots at full speed that no create limit counted."""
     people = [seat for seat in state.seats if seat.player]
     if not people or any(seat.bot is None for seat in people):
         return 0.0
     return pace_seconds
+
+
+def bots_only(state: GameState) -> bool:
+    """Every seat taken and played by a bot, in a game not over: a game of bots only, which
+    the deployment caps (``Settings.max_bot_games``) whether it was created so or a person
+    handed their seat over."""
+    if state.phase in (Phase.FINISHED, Phase.EXPIRED) or not state.seats:
+        return False
+    return all(seat.bot is not None for seat in state.seats)
 
 
 class BotRunner:

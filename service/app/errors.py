@@ -185,6 +185,17 @@ class AnalysesBusy(ServiceError):
         super().__init__(f"this server has {limit} analyses waiting already; retry later")
 
 
+class LongWorkBusy(ServiceError):
+    """This worker's long-work queue is full, or the client has as many long requests in
+    flight here as it may (issue 42); retry after Retry-After."""
+
+    code = "long-work-busy"
+
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after_seconds = retry_after
+
+
 class IdempotencyKeyReused(ServiceError):
     """The Idempotency-Key was used for another request (or created a game whose record is gone)."""
 

@@ -48,7 +48,7 @@ from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
-from service.app.bot_runner import BackgroundBots, BotRunner, table_pace
+from service.app.bot_runner import BackgroundBots, BotRunner, bots_only, table_pace
 from service.app.deal_plan import DealPlan, Hands, SeedCommitted, fresh_salt, plan_event
 from service.app.errors import (
     BotGamesFull,
@@ -462,10 +462,20 @@ class GameService:
             return False
         claim = self.bot_games.claim(game_id, self.max_bot_games, self.bot_game_ms)
         if not claim.claimed:
-            # A game of bots lasts minutes: the next place is likely free well before the
-            # oldest's lifetime ends, so wait at most a minute.
-            retry = max(1, min(60, -(-claim.wait_ms // 1000)))
-            raise BotGamesFull(self.max_bot_games, retry)
+            raise BotGamesFull(self.max_bot_games, _full_retry(claim.wait_ms))
+        return True
+
+    def _claim_handed_over(self, game_id: str, records: list[NewEvent]) -> bool:
+        """Count a game that an append makes one of bots only; BotGamesFull if the cap is
+        reached and a person asked for it (a hand-over). A turn clock's time-out is the
+        service's, not a request to refuse: it counts even past the cap (its bots play at a
+        person's pace, ``table_pace``)."""
+        if not self.max_bot_games:
+            return False
+        timed_out = any(r.type == "SeatTimedOut" for r in records)
+        claim = self.bot_games.claim(game_id, self.max_bot_games, self.bot_game_ms, force=timed_out)
+        if not claim.claimed:
+            raise BotGamesFull(self.max_bot_games, _full_retry(claim.wait_ms))
         return True
 
     def check_join_code(self, game_id: str, code: str | None) -> None:
@@ -601,6 +611,11 @@ class GameService:
         records, table = self._with_deal(records, table)
         at = at or self.store.now()
         table = table.appended(snap.state, records, at)
+        # A game that becomes one of bots only by a hand-over counts as one from then on
+        # (issue 42: else three bots and a guest who hands over are an uncapped game of bots).
+        was, becomes = bots_only(snap.state.state), bots_only(table.state)
+        claimed = not was and becomes and self._claim_handed_over(game_id, records)
+        result: AppendResult | None = None
         try:
             result = self.store.append(
                 game_id,
@@ -621,12 +636,16 @@ class GameService:
         except WritesRefused as exc:  # nothing written: the request may be retried as it is
             log.error("game %s: %s", game_id, exc)
             raise WritesUnavailable(exc.reason) from exc
+        finally:
+            if claimed and result is None:  # not appended (a conflict, Redis lost): no count
+                self.bot_games.release(game_id)
         if result.replayed:
             return result, None
         metrics.events_appended(len(result.events))
         ended = table.state.phase in _OVER and snap.state.state.phase not in _OVER
-        if ended and self.max_bot_games:
-            self.bot_games.release(game_id)  # a game of bots only no longer counts
+        if (ended or (was and not becomes)) and self.max_bot_games:
+            # A game of bots only no longer counts: it ended, or a person took a seat back.
+            self.bot_games.release(game_id)
         after = Snapshot(result.version, result.events[-1].hash, table)
         self.cache.remember(game_id, after)
         for notify in self.on_appended:  # e.g. the players' own streams (player_feed.py)
@@ -871,3 +890,9 @@ def _matches(
 def parse_deals(deals: Sequence[Sequence[Sequence[str]]]) -> tuple[Hands, ...]:
     """Explicit deals from their JSON form; InvalidCard names the first bad card."""
     return tuple(tuple(tuple(Card(c) for c in hand) for hand in deal) for deal in deals)
+
+
+def _full_retry(wait_ms: int) -> int:
+    """Retry-After of a full cap of games of bots: a game of bots lasts minutes, so the next
+    place is likely free well before the oldest's lifetime ends: at most a minute."""
+    return max(1, min(60, -(-wait_ms // 1000)))

@@ -8,6 +8,7 @@ Everything reads the log through :mod:`service.app.game_log` and shows it as
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -16,6 +17,7 @@ from typing import Any
 from domain.events import GameEnded, HandScored, PlayerJoined, SeatResumed
 from domain.state import GameState, Phase
 from service.app import game_log
+from service.app.archiver import GAME_OVER_TYPES
 from service.app.audit import AuditReport, audit_events
 from service.app.deal_plan import seeded
 from service.app.errors import (
@@ -35,6 +37,7 @@ from service.app.hand_records import hand_record as find_hand
 from service.app.hand_records import hand_records as all_hands
 from service.app.redaction import disclosure_for, redact_events
 from service.store.append import DEFAULT_IDEMPOTENCY_TTL, IdempotencyRecord
+from service.store.archive import mark_ended
 from service.store.envelope import RecordedEvent, verify_chain
 from service.store.errors import ConcurrencyConflict, IdempotencyKeyReused, WritesRefused
 from service.store.event_store import RedisEventStore
@@ -290,6 +293,11 @@ class Replay:
             raise WritesUnavailable(exc.reason) from exc
         if result.replayed:
             return Imported(json.loads(result.response or "{}"), replayed=True)
+        if prepared.events[-1].type in GAME_OVER_TYPES:
+            # Nobody plays an imported game: it goes to the archive at the archiver's next
+            # pass (its end marked as of the epoch; the projector's later mark keeps it),
+            # not after HEARTS_ARCHIVE_AFTER in Redis (issue 42).
+            mark_ended(self.store, [(game_id, _EPOCH)])
         return Imported(body, report=prepared.report)
 
     def import_once(
@@ -307,10 +315,13 @@ class Replay:
         idempotency = idempotency_for(game_id)
         # A retry with its key answers as the first time (import_ replays its receipt).
         retry = idempotency is not None and self.store.get_idempotent(game_id, idempotency.scope)
-        # The same content, if its hash chain holds to the same last hash (an altered copy goes
-        # on to the audit, which refuses it).
-        if not retry and self.store.exists(game_id) and not verify_chain(parse_events(document)):
-            return self._existing(game_id)
+        # The same content, if its hash chain holds (an altered copy goes on to the audit,
+        # which refuses it); or imported before content named games, by its source and head.
+        for known in (game_id, legacy_import_id(document)):
+            if retry or known is None or not self.store.exists(known):
+                continue
+            if not verify_chain(parse_events(document)):
+                return self._existing(known)
         try:
             return self.import_(document, game_id, idempotency, idempotency_ttl)
         except GameAlreadyExists:  # imported meanwhile by another request
@@ -332,11 +343,53 @@ class Imported:
 
 
 def import_id_for_content(document: Any) -> str:
-    """The id of the game an export is imported as: from its source game and its last hash,
-    which the hash chain ties to every event (never an id a create would give). A document
-    without them gets a fresh id (the import refuses it anyway)."""
+    """The id of the game an export is imported as: from its content (``content_digest``), so
+    that a copy with its ids changed and its chain recomputed is the same game (issue 42: each
+    such copy was a new game of megabytes); never an id a create would give. A document whose
+    events are not even shaped as events gets a fresh id (the import refuses it anyway)."""
+    digest = content_digest(document)
+    return game_id_for_key(f"import\0{digest}") if digest is not None else new_game_id()
+
+
+def legacy_import_id(document: Any) -> str | None:
+    """The id imports had before issue 42: from the source game's id and its last hash."""
     source = document.get("game_id") if isinstance(document, dict) else None
     last_hash = document.get("last_hash") if isinstance(document, dict) else None
     if not isinstance(source, str) or not isinstance(last_hash, str):
-        return new_game_id()
+        return None
     return game_id_for_key(f"import\0{source}\0{last_hash}")
+
+
+# An imported game's end, as the index of ended games has it: long past any archive delay.
+_EPOCH = "1970-01-01T00:00:00Z"
+
+# Payload fields that say which game, who or when, not what was dealt and played: a copy that
+# changes only them is the same game. Times stay out too (a clockless game's times are checked
+# by nothing, so a copy would differ by a millisecond); a turn clock's time-outs are in the
+# moves themselves (SeatTimedOut, whose seat and count are content).
+_NOT_CONTENT = frozenset({"game_id", "credential", "player_id", "name", "at"})
+
+
+def content_digest(document: Any) -> str | None:
+    """SHA-256 of an export's content: each event's type, schema version and payload without
+    the fields of ``_NOT_CONTENT`` (its deals, passes, plays, seeds and commitments), in
+    order; None if the document has no list of event objects."""
+    events = document.get("events") if isinstance(document, dict) else None
+    if not isinstance(events, list) or not events:
+        return None
+    digest = hashlib.sha256()
+    for event in events:
+        if not isinstance(event, dict) or not isinstance(event.get("payload"), dict):
+            return None
+        item = [event.get("type"), event.get("schema_version"), _content(event["payload"])]
+        digest.update(json.dumps(item, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _content(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _content(v) for k, v in value.items() if k not in _NOT_CONTENT}
+    if isinstance(value, list):
+        return [_content(v) for v in value]
+    return value

@@ -3,8 +3,9 @@
 Key layout::
 
     <prefix>:bots:playing   sorted set of game ids, score = the Redis server's time (ms) when
-                            the game was created: each a game whose seats are all bots, from
-                            its creation until it ends
+                            the game became one of bots only: each a game whose seats are all
+                            bots, from its creation (or the hand-over that made its last person's
+                            seat a bot's: issue 42) until it ends or a person takes a seat back
 
 A game of bots only costs the server a whole game of moves and a whole log with nobody to
 watch it (issue 33: one such game wrote 105,765 events in a minute), so a deployment has a cap
@@ -34,7 +35,7 @@ _CLAIM_LUA = (
     + r"""
 local playing = KEYS[1]  -- the games of bots only in play, by when claimed
 
--- ARGV[1] (BotGames.claim): {game_id, cap, lifetime_ms}
+-- ARGV[1] (BotGames.claim): {game_id, cap, lifetime_ms, force}
 local claim = cjson.decode(ARGV[1])
 
 -- Entries a process left behind (it died before its release) drop out after their lifetime.
@@ -43,7 +44,7 @@ if redis.call('ZSCORE', playing, claim.game_id) then
   return {1, redis.call('ZCARD', playing)}
 end
 local count = redis.call('ZCARD', playing)
-if count >= claim.cap then
+if count >= claim.cap and not claim.force then
   local oldest = redis.call('ZRANGE', playing, 0, 0, 'WITHSCORES')
   return {0, count, math.max(0, tonumber(oldest[2]) + claim.lifetime_ms - now)}
 end
@@ -67,9 +68,10 @@ class BotGames:
         self.key = f"{prefix}:bots:playing"
         self._claim = redis.register_script(_CLAIM_LUA)
 
-    def claim(self, game_id: str, cap: int, lifetime_ms: int) -> Claim:
-        """Count ``game_id`` among the games in play unless ``cap`` are already."""
-        claim = {"game_id": game_id, "cap": cap, "lifetime_ms": lifetime_ms}
+    def claim(self, game_id: str, cap: int, lifetime_ms: int, *, force: bool = False) -> Claim:
+        """Count ``game_id`` among the games in play unless ``cap`` are already (``force``:
+        count it anyway: a change nobody asked for, such as a turn clock's time-out)."""
+        claim = {"game_id": game_id, "cap": cap, "lifetime_ms": lifetime_ms, "force": force}
         reply = self._claim(keys=[self.key], args=[json.dumps(claim, ensure_ascii=False)])
         if int(reply[0]):
             return Claim(True, int(reply[1]))

@@ -279,7 +279,7 @@ def test_bots_standing_in_for_everyone_play_at_a_persons_pace(redis_client, key_
         app.extensions["hearts.bots_stop"]()
 
 
-def test_only_a_clocked_game_with_no_person_present_is_paced():
+def test_a_game_with_no_person_present_is_paced_clock_or_not():
     from domain.decider import fold
     from domain.events import GameCreated, PlayerJoined, SeatControlChanged
     from domain.rules import RuleOptions
@@ -295,4 +295,5 @@ def test_only_a_clocked_game_with_no_person_present_is_paced():
     assert table_pace(bots_only, 2.0) == 0
     unclocked = fold([GameCreated("g", RuleOptions(), (None, "random", "random", "random"))])
     unclocked = fold([PlayerJoined(0, "ann"), SeatControlChanged(0, "random")], unclocked)
-    assert table_pace(unclocked, 2.0) == 0
+    # Issue 42: a clockless game whose one person handed over is paced too, not full speed.
+    assert table_pace(unclocked, 2.0) == 2.0

@@ -89,6 +89,7 @@ KINDS = {
     "bot_games": Kind(
         "rate_limit_bot_games", by_address, "games of bots only created per client address"
     ),
+    "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
 }
 
 # endpoint -> its limits, each (kind, when the request is exempt): filled as the blueprints are

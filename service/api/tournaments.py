@@ -22,17 +22,22 @@ from domain.tournament.decider import (
     MAX_ROUNDS,
     MIN_PLAYERS,
     Status,
-    Tournament,
 )
 from domain.tournament.errors import TournamentStepRefused
-from domain.tournament.matchpoints import half_matchpoints, standings
+from domain.tournament.matchpoints import half_matchpoints
 from service.api.common import BEARER_DOC, json_response, token
 from service.api.players import players
 from service.api.problems import BODY, Problem, documented
 from service.api.rate_limits import rate_limited
 from service.api.schemas import EmptySchema
 from service.app.auth import bearer_token
-from service.app.tournaments import BoardsHidden, Loaded, TournamentService
+from service.app.tournaments import (
+    BoardsHidden,
+    Loaded,
+    TournamentService,
+    ended_results,
+    standings_rows,
+)
 
 blp = Blueprint(
     "tournaments", __name__, url_prefix="/api/v1/tournaments", description="Tournaments"
@@ -126,6 +131,7 @@ class TournamentExportSchema(Schema):
     tournament_id = fields.String()
     log = fields.List(fields.Dict())
     games = fields.Dict()
+    standings = fields.List(fields.Dict())
 
 
 # -- views --------------------------------------------------------------------------------------
@@ -160,10 +166,6 @@ def _summary(loaded: Loaded) -> dict[str, Any]:
             for e in state.entrants
         ],
     }
-
-
-def _ended_results(state: Tournament):  # type: ignore[no-untyped-def]
-    return [r for r in state.results() if state.rounds[r.round - 1].ended]
 
 
 @blp.route("", methods=["POST"])
@@ -285,24 +287,8 @@ def get_standings(tournament_id: str):
     """Standings by matchpoint percentage over the rounds that have ended (docs/tournaments.md
     says how ties are broken): a round in play counts only once every table has finished it."""
     state = tournaments().get(tournament_id).state
-    roster = state.roster or tuple(e.player_id for e in state.active)
-    rows = standings(_ended_results(state), roster)
     ended = sum(1 for r in state.rounds if r.ended)
-    body = {
-        "rounds_counted": ended,
-        "standings": [
-            {
-                "place": s.place,
-                "player": s.player,
-                "matchpoints": float(s.matchpoints),
-                "top": s.half_top / 2,
-                "percentage": round(float(s.percentage), 4),
-                "points": s.points,
-                "boards": s.boards,
-            }
-            for s in rows
-        ],
-    }
+    body = {"rounds_counted": ended, "standings": standings_rows(state)}
     return json_response(body)
 
 
@@ -321,7 +307,7 @@ def traveller(tournament_id: str, round_number: int, board: int):
     rnd = state.rounds[round_number - 1]
     if not rnd.ended:
         raise TournamentStepRefused(f"round {round_number} is in play: its boards are hidden")
-    results = [r for r in _ended_results(state) if (r.round, r.board) == (round_number, board)]
+    results = [r for r in ended_results(state) if (r.round, r.board) == (round_number, board)]
     mp = half_matchpoints(results)
     tables = []
     for t, game_id in enumerate(rnd.games):

@@ -58,6 +58,7 @@ from domain.tournament.events import (
     event_from_dict,
     event_to_dict,
 )
+from domain.tournament.matchpoints import BoardResult, standings
 from service.app import auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
 from service.app.errors import GameAlreadyExists, ServiceError, TooManyConflicts
@@ -93,6 +94,28 @@ class Loaded:
     version: int
     state: Tournament
     entries: tuple[tuple[TournamentEvent, str], ...]  # each event and its append time
+
+
+def ended_results(state: Tournament) -> list[BoardResult]:
+    """The results of the rounds that have ended: all that standings and travellers show."""
+    return [r for r in state.results() if state.rounds[r.round - 1].ended]
+
+
+def standings_rows(state: Tournament) -> list[dict[str, Any]]:
+    """The standings over the rounds that have ended, as the API and the export give them."""
+    roster = state.roster or tuple(e.player_id for e in state.active)
+    return [
+        {
+            "place": s.place,
+            "player": s.player,
+            "matchpoints": float(s.matchpoints),
+            "top": s.half_top / 2,
+            "percentage": round(float(s.percentage), 4),
+            "points": s.points,
+            "boards": s.boards,
+        }
+        for s in standings(ended_results(state), roster)
+    ]
 
 
 def new_tournament_id() -> str:
@@ -182,6 +205,7 @@ class TournamentService:
             "tournament_id": tournament_id,
             "log": self.public_log(loaded),
             "games": games,
+            "standings": standings_rows(loaded.state),
         }
 
     def hidden(self, game_id: str, token: str | None) -> bool:

@@ -4,7 +4,12 @@ checked from its export alone."""
 
 from __future__ import annotations
 
+import copy
+import json
+
 import pytest
+from hearts_client.verify import main as hearts_verify
+from hearts_client.verify_tournament import verify_tournament
 
 from tests.tournaments.helpers import (
     API,
@@ -20,7 +25,7 @@ from tests.tournaments.helpers import (
 
 @pytest.mark.unlimited("registers 16 players and plays 20 games of bots in one test")
 @pytest.mark.parametrize("redis_client", ["real"], indirect=True)
-def test_sixteen_bot_accounts_play_five_rounds_of_four_shared_boards(app, client) -> None:
+def test_sixteen_bot_accounts_play_five_rounds_of_four_shared_boards(app, client, tmp_path) -> None:
     keys = [register(client, f"Duo{i:02d}") for i in range(16)]
     body = create(
         client,
@@ -66,3 +71,33 @@ def test_sixteen_bot_accounts_play_five_rounds_of_four_shared_boards(app, client
     # The traveller of a board: every table's result on it.
     board = client.get(f"{API}/tournaments/{tid}/rounds/1/boards/1").get_json()
     assert len(board["tables"]) == 4 and all(len(t["seats"]) == 4 for t in board["tables"])
+
+    # hearts-verify checks the whole export, and fails a tampered one.
+    findings = verify_tournament(export)
+    assert [f.check for f in findings] == ["commitments", "tables", "results", "standings"]
+    assert all(f.ok for f in findings), [str(f) for f in findings if not f.ok]
+    path = tmp_path / "tournament.json"
+    path.write_text(json.dumps(export))
+    assert hearts_verify([str(path)]) == 0
+    _assert_tampering_fails(export)
+
+
+def _assert_tampering_fails(export: dict) -> None:
+    def failed(document: dict) -> set[str]:
+        return {f.check for f in verify_tournament(document) if not f.ok}
+
+    seed = copy.deepcopy(export)
+    ended = next(e for e in seed["log"] if e["type"] == "RoundEnded")
+    ended["data"]["seed"] = "0" * 32
+    assert "commitments" in failed(seed)
+
+    cards = copy.deepcopy(export)
+    game = next(iter(cards["games"].values()))
+    dealt = next(e for e in game["events"] if e["type"] == "HandDealt")
+    hands = dealt["payload"]["hands"]
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    assert "tables" in failed(cards)
+
+    ranks = copy.deepcopy(export)
+    ranks["standings"][0]["percentage"] += 1
+    assert "standings" in failed(ranks)

@@ -36,7 +36,7 @@ from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
 from service.app.ratings import RatingBook
 from service.app.timekeeper import Timekeeper
-from service.app.tournaments import TournamentService
+from service.app.tournaments import TournamentService, start_tournament_sweep
 from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
@@ -227,6 +227,8 @@ def create_app(
             stops.append(start_expiry(service, settings.waiting_game_ttl).set)
         if settings.abandon_after:  # silent players: see service/app/abandonment.py
             stops.append(start_abandonment(service, settings.abandon_after).set)
+        # Running tournaments moved on even if no one reads them: service/app/tournaments.py.
+        stops.append(start_tournament_sweep(tournament_service).set)
         # Seeks paired, filled with bots and expired: see service/app/matchmaking.py.
         stops.append(start_seek_sweeper(app.extensions["hearts.matchmaker"]).set)
         if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,7 @@ from domain.tournament.matchpoints import BoardResult, standings
 from service.app import auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
 from service.app.errors import GameAlreadyExists, ServiceError, TooManyConflicts
+from service.app.expiry import start_sweeping
 from service.app.game_service import GameService
 from service.app.players import Player
 from service.app.replay import Replay
@@ -74,6 +76,12 @@ log = logging.getLogger(__name__)
 UNPLAYED = 100
 # Tournaments one player may have upcoming or running at once (as organiser).
 OPEN_PER_ORGANISER = 3
+
+
+def start_tournament_sweep(service: TournamentService, every: float = 5.0) -> threading.Event:
+    """``TournamentService.sweep`` every ``every`` seconds in a daemon thread, until the
+    returned event is set."""
+    return start_sweeping(service.sweep, every, "tournaments", "%d running tournament(s) swept")
 
 
 class TooManyTournaments(ServiceError):
@@ -356,8 +364,10 @@ class TournamentService:
 
     def progress(self, tournament_id: str) -> None:
         """Take every step due, each decided from the log (see the module docstring)."""
-        for _ in range(64):  # a step per round at most, and a tournament has at most 8
+        for step in range(64):  # a step per round at most, and a tournament has at most 8
             state = self.load(tournament_id).state
+            if step == 0:  # the sweep's set: a crash anywhere else is caught up here
+                self.store.running(tournament_id, state.status is Status.RUNNING)
             if state.status is not Status.RUNNING:
                 return
             rnd = state.current
@@ -379,6 +389,14 @@ class TournamentService:
             seed, salt, at = self.fresh_seed(), self.fresh_salt(), self.games.store.now()
             number = rnd.number
             self._execute(tournament_id, EndRound(number, seed, salt, at))
+
+    def sweep(self) -> int:
+        """Advance every running tournament: what no game end nor read took up after a crash
+        (a process killed between a table's end and the round's next step)."""
+        running = self.store.all_running()
+        for tournament_id in running:
+            self.advance(tournament_id)
+        return len(running)
 
     def _open_table(
         self, tournament_id: str, state: Tournament, rnd: RoundState, table: int

@@ -47,6 +47,7 @@ tag, so every key an append touches lives in the same cluster slot)::
                                     (service/store/tournaments.py, docs/tournaments.md)
     <prefix>:tournaments            sorted set of tournament ids, score = creation time (us)
     <prefix>:tournament-games       hash, a table game's id -> JSON {tournament, round, table}
+    <prefix>:tournaments-running    set of the ids of running tournaments (the sweep's)
 
 Redis Cluster: every key an append, a read or a log read names carries one ``{p<N>}`` tag, so
 each command stays in one slot; only listing games (a pipeline of one ZRANGEBYSCORE per
@@ -148,6 +149,9 @@ class KeyLayout:
 
     def tournaments_key(self) -> str:
         return f"{self.prefix}:tournaments"
+
+    def tournaments_running_key(self) -> str:
+        return f"{self.prefix}:tournaments-running"
 
     def tournament_games_key(self) -> str:
         return f"{self.prefix}:tournament-games"

@@ -3,9 +3,10 @@
 The stream (``KeyLayout.tournament_key``) lives in its tournament id's partition, beside the
 games. An append is one Lua script: it checks the stream's length is the version the caller
 decided on and adds the events with ids ``<seq>-0``, or adds nothing (a ``Conflict``, and the
-caller decides again on the log as it is). Two indexes sit beside the logs: every tournament by
-creation time (listing), and each table game's tournament, round and table (the game reads ask
-it whether a game's boards are still secret: service/app/tournaments.py).
+caller decides again on the log as it is). Indexes sit beside the logs: every tournament by
+creation time (listing), the running ones (the sweep's), and each table game's tournament,
+round and table (the game reads ask it whether a game's boards are still secret:
+service/app/tournaments.py).
 
 Retention: a tournament's log is small (a few hundred bytes per table and round) and is kept
 while the service keeps its games' records; it is not archived yet (docs/tournaments.md).
@@ -85,6 +86,17 @@ class TournamentStore:
         """The newest ``limit`` tournaments, newest first."""
         ids = self.redis.zrevrange(self.keys.tournaments_key(), 0, limit - 1)
         return [_text(i) for i in ids]
+
+    def running(self, tournament_id: str, running: bool) -> None:
+        """Keep the set of running tournaments (idempotent either way)."""
+        key = self.keys.tournaments_running_key()
+        if running:
+            self.redis.sadd(key, tournament_id)
+        else:
+            self.redis.srem(key, tournament_id)
+
+    def all_running(self) -> list[str]:
+        return sorted(_text(i) for i in self.redis.smembers(self.keys.tournaments_running_key()))
 
     def link_game(self, game_id: str, link: TableLink) -> None:
         value = json.dumps(

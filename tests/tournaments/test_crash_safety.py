@@ -115,3 +115,20 @@ def test_progress_taken_by_many_at_once_does_each_step_once(app, client) -> None
     assert len(_events(service, tid, "TableResultRecorded")) == 4
     linked = service.store.redis.hlen(service.store.keys.tournament_games_key())
     assert linked == 4  # no table game made twice under another id
+
+
+@pytest.mark.unlimited("registers 8 players")
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_the_sweep_moves_on_a_tournament_whose_game_ends_were_lost(app, client) -> None:
+    service: TournamentService = app.extensions["hearts.tournaments"]
+    # As if every process that appended a game's end was killed before its progress step.
+    service.games.on_appended.remove(service.game_appended)
+    tid, keys = _entered(client, 8)
+    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=auth(keys[0]))
+    games = [g for g in service.load(tid).state.rounds[0].games if g is not None]
+    settle(app, games)
+    assert not service.load(tid).state.rounds[0].ended  # nobody took the step
+    assert service.store.all_running() == [tid]
+    assert service.sweep() == 1
+    state = service.load(tid).state
+    assert state.rounds[0].ended and len(state.rounds) == 2

@@ -295,9 +295,9 @@ def _round(
 
 
 def _running_round(state: Tournament, number: int) -> RoundState:
-    if state.status is not Status.RUNNING:
+    if state.status not in (Status.RUNNING, Status.FINISHED):
         raise TournamentStepRefused("the tournament is not running")
-    current = state.current
+    current = state.current  # finished: every step of every round is taken (decides nothing)
     assert current is not None
     if number == current.number:
         return current

@@ -153,6 +153,9 @@ def test_a_round_ends_when_every_table_is_recorded_revealing_its_seed() -> None:
     assert isinstance(log[-1], RoundStarted) and log[-1].round == 2
     log, state = _play_round(state, 2, "unused")
     assert isinstance(log[-1], TournamentFinished) and state.status is Status.FINISHED
+    # A step taken late (a process that read the log before the end) decides nothing.
+    assert decide(EndRound(2, "late", SALT, AT), state) == []
+    assert decide(LinkTable(2, 0, "g20"), state) == []
     assert len(state.results()) == 2 * 2 * 2 * 4  # rounds x tables x boards x seats
     assert [s.player for s in state.standings()]  # everyone ranked
 

@@ -33,13 +33,13 @@ import hashlib
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bots import get_bot
 from domain.commands import SetSeatBot
-from domain.events import HandScored
+from domain.events import HandDealt, HandScored, SeatControlChanged
 from domain.state import GameState, Phase
 from domain.tournament.commands import (
     Cancel,
@@ -102,6 +102,34 @@ class Loaded:
     version: int
     state: Tournament
     entries: tuple[tuple[TournamentEvent, str], ...]  # each event and its append time
+
+
+def table_result(
+    entries: Iterable[game_log.Entry], boards: int, stand_ins: Sequence[str | None]
+) -> tuple[tuple[int, ...], ...]:
+    """A table game's result, per board and seat: the hand's score (``score_changes``), or
+    ``UNPLAYED`` for a board the game never scored, and for a seat whose player left it to a
+    bot at any moment of that hand (handed over, or away on the clock: a seat's bot other than
+    the stand-in the player entered with). A player who leaves scores last on those boards."""
+    scores = {b: [UNPLAYED] * len(stand_ins) for b in range(1, boards + 1)}
+    bot: list[str | None] = [None] * len(stand_ins)
+    left: dict[int, set[int]] = {b: set() for b in scores}
+    hand = 0
+    for entry in entries:
+        event = entry.event
+        if isinstance(event, HandDealt):
+            hand = event.hand_number
+        elif isinstance(event, SeatControlChanged):
+            bot[event.seat] = event.bot
+        elif isinstance(event, HandScored) and event.hand_number in scores:
+            scores[event.hand_number] = list(event.score_changes)
+        for seat, strategy in enumerate(bot):
+            if strategy is not None and strategy != stand_ins[seat] and hand in left:
+                left[hand].add(seat)
+    for board, seats in left.items():
+        for seat in seats:
+            scores[board][seat] = UNPLAYED
+    return tuple(tuple(scores[b]) for b in range(1, boards + 1))
 
 
 def ended_results(state: Tournament) -> list[BoardResult]:
@@ -440,11 +468,11 @@ class TournamentService:
         if snap.state.state.phase not in (Phase.FINISHED, Phase.EXPIRED):
             return
         boards = state.created.boards  # type: ignore[union-attr]
-        scores = {b: (UNPLAYED,) * 4 for b in range(1, boards + 1)}
-        for entry in game_log.read(self.games.store, game_id):
-            event = entry.event
-            if isinstance(event, HandScored) and event.hand_number in scores:
-                scores[event.hand_number] = tuple(event.score_changes)
-        result = tuple(scores[b] for b in range(1, boards + 1))
+        entrants = {e.player_id: e for e in state.entrants}
+        stand_ins = [
+            entrants[p].stand_in if p is not None and p in entrants else None
+            for p in rnd.tables[table]
+        ]
+        result = table_result(game_log.read(self.games.store, game_id), boards, stand_ins)
         number = rnd.number
         self._execute(tournament_id, RecordTable(number, table, game_id, result))

@@ -4,6 +4,7 @@ then everyone (docs/tournaments.md, "Fairness and secrecy")."""
 from __future__ import annotations
 
 import pytest
+from hearts_client.verify_tournament import verify_tournament
 
 from tests.background import settle
 from tests.tournaments.helpers import API, auth, create, register
@@ -90,7 +91,11 @@ def test_a_round_in_play_is_hidden_from_everyone_outside_each_table(app, client)
         # The scoreboard is the projector's (not run here): not ready, but not hidden.
         assert answer.status_code == (404 if path == "/scoreboard" else 200), path
         assert answer.get_json().get("type") != HIDDEN
-    assert client.get(f"{API}/tournaments/{tid}/rounds/1/boards/1").status_code == 200
+    board = client.get(f"{API}/tournaments/{tid}/rounds/1/boards/1").get_json()
+    # Every seat was left to a bot (handed over, no stand-in entered): last on the board.
+    assert {seat["score"] for table in board["tables"] for seat in table["seats"]} == {100}
+    findings = verify_tournament(client.get(f"{API}/tournaments/{tid}/export").get_json())
+    assert all(f.ok for f in findings), [str(f) for f in findings]
     # ... and round 2's tables are hidden in their turn.
     later = rounds[1]["tables"][0]["game_id"]
     assert client.get(f"{API}/games/{later}").status_code == 403

@@ -12,7 +12,7 @@ Checks, each reported on its own line:
   dealt from ``HMAC-SHA256(seed, "hand:k")``, its seats are the round's pairing, and every table
   of a round holds the same cards seat by seat on each board;
 - ``results``: each ``TableResultRecorded`` is the game's hand scores (``HandScored``'s
-  ``score_changes``);
+  ``score_changes``), last (100) on a board a seat was left to a bot (``game_result``);
 - ``standings``: the export's standings are the matchpoints recomputed from those scores
   (1 per player beaten on the same seat of the same board, 1/2 per tie; house bots not ranked),
   ordered by percentage, then points taken.
@@ -45,6 +45,35 @@ def _game(game: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 def hand_seed(seed: str, hand: int) -> str:
     return hmac.new(seed.encode("utf-8"), f"hand:{hand}".encode(), hashlib.sha256).hexdigest()
+
+
+def game_result(
+    game: dict[str, Any], boards: int, seated: list[Any], stand_ins: dict[Any, Any]
+) -> list[list[int]]:
+    """A table game's result per board and seat, by the tournament's rule: the hand's
+    ``score_changes``; ``UNPLAYED`` for a board never scored, and for a seat whose player left
+    it to a bot (``SeatControlChanged`` to a bot other than the stand-in they entered with) at
+    any moment of that hand."""
+    seats = len(seated)
+    scores = {b: [UNPLAYED] * seats for b in range(1, boards + 1)}
+    left: dict[int, set[int]] = {b: set() for b in scores}
+    bot: list[Any] = [None] * seats
+    hand = 0
+    for event in game.get("events") or []:
+        kind, p = event.get("type"), event.get("payload") or {}
+        if kind == "HandDealt":
+            hand = p.get("hand_number")
+        elif kind == "SeatControlChanged":
+            bot[p.get("seat")] = p.get("bot")
+        elif kind == "HandScored" and p.get("hand_number") in scores:
+            scores[p["hand_number"]] = list(p.get("score_changes") or [])
+        for seat, strategy in enumerate(bot):
+            if strategy is not None and strategy != stand_ins.get(seated[seat]) and hand in left:
+                left[hand].add(seat)
+    for board, gone in left.items():
+        for seat in gone:
+            scores[board][seat] = UNPLAYED
+    return [scores[b] for b in range(1, boards + 1)]
 
 
 def verify_tournament(document: dict[str, Any]) -> list[Finding]:
@@ -111,15 +140,16 @@ def _results_and_standings(
     games = document.get("games") or {}
     ended = {e.get("round") for e in _log(document, "RoundEnded")}
     groups: dict[tuple[int, int, int], list[tuple[str, int]]] = defaultdict(list)
+    stand_ins = {e.get("player_id"): e.get("stand_in") for e in _log(document, "PlayerEntered")}
     for recorded in _log(document, "TableResultRecorded"):
         number, table = recorded.get("round"), recorded.get("table")
         if number not in ended:
             continue
         game = games.get(recorded.get("game_id")) or {}
-        scored = {s.get("hand_number"): s.get("score_changes") for s in _game(game, "HandScored")}
         seated = started[number]["tables"][table]
+        expected = game_result(game, len(recorded.get("scores") or []), seated, stand_ins)
         for board, scores in enumerate(recorded.get("scores") or [], start=1):
-            if scored.get(board, [UNPLAYED] * len(scores)) != scores:
+            if expected[board - 1] != scores:
                 problems.append(f"round {number} table {table} board {board}: not the game's")
             for seat, player in enumerate(seated):
                 if player is not None:

@@ -29,6 +29,7 @@ tournament's own answers show no result, seed or standing of a round before it e
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -452,14 +453,22 @@ class TournamentService:
             if plan.seed != rnd.seed:  # not ours: never link a game dealt otherwise
                 raise
         # Bot accounts: their seats played by the strategy they entered with.
-        snap = self.games.snapshot(game_id)
         for seat, player_id in enumerate(seated):
             stand_in = names[player_id].stand_in if player_id is not None else None
-            playing = snap.state.state.phase not in (Phase.FINISHED, Phase.EXPIRED)
-            if stand_in is not None and snap.state.state.seats[seat].bot is None and playing:
-                self.games.command(game_id, seat, lambda _s, b=stand_in, k=seat: SetSeatBot(k, b))
+            if stand_in is not None:
+                self._stand_in(game_id, seat, stand_in)
         number = rnd.number
         self._execute(tournament_id, LinkTable(number, table, game_id))
+
+    def _stand_in(self, game_id: str, seat: int, bot: str) -> None:
+        """Hand the seat to the player's stand-in, unless it has it (or the game is over)."""
+        table = self.games.snapshot(game_id).state.state
+        if table.seats[seat].bot is not None or table.phase in (Phase.FINISHED, Phase.EXPIRED):
+            return
+        # Another progress step may hand it over between our read and our append: the command
+        # then decides no event, which the store refuses (ValueError). Done already.
+        with contextlib.suppress(ValueError):
+            self.games.command(game_id, seat, lambda _state: SetSeatBot(seat, bot))
 
     def _record(
         self, tournament_id: str, state: Tournament, rnd: RoundState, table: int, game_id: str

@@ -64,6 +64,14 @@ def test_a_round_in_play_is_hidden_from_everyone_outside_each_table(app, client)
         json={},
         headers=auth(keys[second["seats"][0]]),
     ).get_json()
+    # A seat cannot change its board: a table game's deals take no contribution.
+    contributed = client.post(
+        f"{API}/games/{second['game_id']}/contribution",
+        json={"seed": "9f3c2a7e51b04d68a1e2c3d4b5a69788", "hand_number": 1},
+        headers=auth(resumed["token"]),
+    )
+    assert contributed.status_code == 409
+    assert contributed.get_json()["type"] == "/problems/deals-arranged"
     for path in READS:
         for headers in ({}, auth(resumed["token"]), auth(keys[first["seats"][0]])):
             answer = client.get(f"{API}/games/{first['game_id']}{path}", headers=headers)

@@ -340,8 +340,10 @@ class TournamentService:
             house_bot,
             at,
         )
-        self._execute(tournament_id, command)
+        # Listed first: a crash before the append leaves an id the listing skips (it has no
+        # log), never a tournament that nobody can find.
         self.store.index(tournament_id, at)
+        self._execute(tournament_id, command)
         return self.load(tournament_id)
 
     def enter(self, tournament_id: str, player: Player, stand_in: str | None = None) -> Loaded:

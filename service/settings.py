@@ -74,6 +74,8 @@ class Settings:
     # Per client address: games created with every seat a bot (issue 33: each is a whole game
     # of moves and log that nobody plays), counted on top of rate_limit_create.
     rate_limit_bot_games: str = "3/minute;20/hour"
+    # Per player key: tournaments created (each seats its players in many games).
+    rate_limit_tournament: str = "5/hour;20/day"
     # How many proxies in front of the service append to X-Forwarded-For: the client address is
     # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
     trusted_proxies: int = 0
@@ -397,6 +399,7 @@ _VARIABLES = (
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("rate_limit_bot_games", "HEARTS_RATE_LIMIT_BOT_GAMES", rate),
     ("rate_limit_long_reads", "HEARTS_RATE_LIMIT_LONG_READS", rate),
+    ("rate_limit_tournament", "HEARTS_RATE_LIMIT_TOURNAMENT", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),

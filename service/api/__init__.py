@@ -15,6 +15,7 @@ from . import (
     replay,
     seats,
     seeks,
+    tournaments,
     transparency,
 )
 
@@ -30,6 +31,7 @@ def register(app: Flask, api: Api) -> None:
         replay,
         analysis,
         transparency,
+        tournaments,
     ):
         api.register_blueprint(module.blp)
     app.register_blueprint(health.bp)

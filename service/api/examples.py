@@ -319,6 +319,7 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getPlayer", "GET", "/api/v1/players/Kit?recent=2")
     r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{rated_player}")
     _public_log(r, game, token, witness)
+    _tournament(r)  # last: its games change nothing recorded before
     return dict(sorted(r.examples.items()))
 
 
@@ -415,6 +416,40 @@ def _rated(r: _Recorder) -> tuple[str, str]:
                 path, body = "play", {"card": view["legal_cards"][0]}
             r.client.post(f"{game}/{path}", json=body, headers=tokens[seat])
     raise RuntimeError("the example's rated game did not finish")
+
+
+def _tournament(r: _Recorder) -> None:
+    """A duplicate tournament of eight bot accounts, two rounds of one board: created, listed,
+    entered (a ninth enters and withdraws), started (the bots play it out within the
+    requests), read; and a second one cancelled."""
+    keys = [
+        r.client.post("/api/v1/players", json={"name": f"Duo{i}"}).json["key"] for i in range(9)
+    ]
+    body = {"name": "Friday duplicate", "rounds": 2, "boards": 1, "min_players": 8}
+    created = r.call(
+        "createTournament", "POST", "/api/v1/tournaments", body=body, token=keys[0], status=201
+    )
+    url = f"/api/v1/tournaments/{created['id']}"
+    r.call("listTournaments", "GET", "/api/v1/tournaments?status=upcoming")
+    for key in keys:
+        r.call("enterTournament", "POST", f"{url}/entries", body={"stand_in": "random"}, token=key)
+    r.call("withdrawFromTournament", "DELETE", f"{url}/entries/me", token=keys[8])
+    r.call("startTournament", "POST", f"{url}/start", body={}, token=keys[0])
+    r.call("getTournament", "GET", url)
+    r.call("getTournamentPairings", "GET", f"{url}/pairings")
+    r.call("getTournamentStandings", "GET", f"{url}/standings")
+    r.call("getTournamentBoard", "GET", f"{url}/rounds/1/boards/1")
+    r.call("exportTournament", "GET", f"{url}/export")
+    other = r.client.post(
+        "/api/v1/tournaments", json=body, headers={"Authorization": f"Bearer {keys[0]}"}
+    ).json
+    r.call(
+        "cancelTournament",
+        "POST",
+        f"/api/v1/tournaments/{other['id']}/cancel",
+        body={},
+        token=keys[0],
+    )
 
 
 def _back(r: _Recorder) -> None:

@@ -18,6 +18,7 @@ from flask_smorest.utils import prepare_response
 from service import api as api_package
 from service import metrics
 from service.api import hygiene, long_work, problems, rate_limits
+from service.api import tournaments as tournaments_api
 from service.api.departures import Departures
 from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
@@ -35,6 +36,7 @@ from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
 from service.app.ratings import RatingBook
 from service.app.timekeeper import Timekeeper
+from service.app.tournaments import TournamentService, start_tournament_sweep
 from service.app.transparency import build_log
 from service.settings import Settings
 from service.store import redis_server
@@ -47,6 +49,7 @@ from service.store.outage import unreachable
 from service.store.player_events import PlayerEvents
 from service.store.read_models import ProjectionStore
 from service.store.seeks import SeekStore
+from service.store.tournaments import TournamentStore
 from service.web import bp as web_table
 
 log = logging.getLogger(__name__)
@@ -197,10 +200,16 @@ def create_app(
     api = HeartsApi(app, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})  # examples.json
     problems.register(app)
     api_package.register(app, api)
+    # Tournaments (docs/tournaments.md): their logs beside the games', moved on by game ends.
+    tournament_service = TournamentService(
+        TournamentStore(service.store.redis, service.store.keys), service
+    )
+    service.on_appended.append(tournament_service.game_appended)
     app.register_blueprint(web_table)  # the browser client at / (service/web)
     add_security_headers(app)  # CSP, nosniff, no-referrer on every answer (issue 22)
     rate_limits.install(app, settings, service.store.redis)  # after the views it wraps
     app.before_request(_before)
+    tournaments_api.install(app, tournament_service)  # its guard after the request's checks
     app.after_request(_after)
 
     # Background threads start here and nowhere else; "hearts.stop" stops them all.
@@ -218,6 +227,8 @@ def create_app(
             stops.append(start_expiry(service, settings.waiting_game_ttl).set)
         if settings.abandon_after:  # silent players: see service/app/abandonment.py
             stops.append(start_abandonment(service, settings.abandon_after).set)
+        # Running tournaments moved on even if no one reads them: service/app/tournaments.py.
+        stops.append(start_tournament_sweep(tournament_service).set)
         # Seeks paired, filled with bots and expired: see service/app/matchmaking.py.
         stops.append(start_seek_sweeper(app.extensions["hearts.matchmaker"]).set)
         if settings.timekeeper == "in-process":  # turn clocks: see service/app/timekeeper.py

@@ -115,8 +115,13 @@ def list_games(query: dict[str, Any]):
         cursor=query.get("cursor"),
         idle_after=idle if query.get("active") and idle else None,
     )
+    # A tournament round's tables are not listed while the round is in play (their boards).
+    hidden = current_app.extensions["hearts.tournaments"].hidden_games(
+        [snap.state.state.game_id for snap in found]
+    )
+    shown = [snap for snap in found if snap.state.state.game_id not in hidden]
     return json_response(
-        {"games": [snapshot_view(snap, None) for snap in found], "next_cursor": cursor}
+        {"games": [snapshot_view(snap, None) for snap in shown], "next_cursor": cursor}
     )
 
 

@@ -24,10 +24,12 @@ from werkzeug.exceptions import HTTPException
 from bots import UnknownBot
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
+from domain.tournament.errors import TOURNAMENT_VIOLATIONS
 from service.api.schemas import ProblemSchema
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
+from service.app.tournaments import BoardsHidden, TooManyTournaments
 from service.offload import OffloadFailed
 from service.store.append import writes_refused
 from service.store.blobs import BlobStoreError
@@ -211,6 +213,19 @@ _HTTP = [
         "shuffle are not taken.",
     ),
     ProblemType(
+        "too-many-tournaments",
+        409,
+        "Too many tournaments",
+        "You organise as many upcoming or running tournaments as one player may.",
+    ),
+    ProblemType(
+        "tournament-boards-hidden",
+        403,
+        "Boards hidden",
+        "A table game of a tournament round still in play: only its own seats may read it "
+        "until every table has finished the round (docs/tournaments.md).",
+    ),
+    ProblemType(
         "seek-not-found",
         404,
         "No such seek",
@@ -373,7 +388,7 @@ _DOMAIN_TITLES = {
 }
 
 CATALOGUE: dict[str, ProblemType] = {p.code: p for p in _HTTP}
-for _cls in ALL_VIOLATIONS:
+for _cls in ALL_VIOLATIONS + TOURNAMENT_VIOLATIONS:
     if _cls.code not in CATALOGUE:
         CATALOGUE[_cls.code] = ProblemType(
             _cls.code,
@@ -423,6 +438,8 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.TooManySeeks: 429,
     app_errors.InvalidSeek: 422,
     ImportRefused: 422,
+    TooManyTournaments: 409,  # service/app/tournaments.py
+    BoardsHidden: 403,
     app_errors.ServiceError: 400,
 }
 

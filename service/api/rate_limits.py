@@ -93,6 +93,7 @@ KINDS = {
     "long_reads": Kind(
         "rate_limit_long_reads", by_address, "audits and exports per client address"
     ),
+    "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
 }
 
 # endpoint -> its limits, each (kind, when the request is exempt): filled as the blueprints are

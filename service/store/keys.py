@@ -43,6 +43,13 @@ tag, so every key an append touches lives in the same cluster slot)::
     <prefix>:{p<N>}:fence           a number written before a WAIT (service/store/append.py)
     <prefix>:{p<N>}:private         hash, game id -> its join code's hash: the private tables
                                     (service/store/invitations.py)
+    <prefix>:{p<N>}:tournament:<id> stream, one entry per tournament event, entry id
+                                    "<seq>-0", fields: event (JSON), at (the append's time);
+                                    the partition is the tournament id's, as for a game
+                                    (service/store/tournaments.py, docs/tournaments.md)
+    <prefix>:tournaments            sorted set of tournament ids, score = creation time (us)
+    <prefix>:tournament-games       hash, a table game's id -> JSON {tournament, round, table}
+    <prefix>:tournaments-running    set of the ids of running tournaments (the sweep's)
 
 Redis Cluster: every key an append, a read or a log read names carries one ``{p<N>}`` tag, so
 each command stays in one slot; only listing games (a pipeline of one ZRANGEBYSCORE per
@@ -137,6 +144,19 @@ class KeyLayout:
 
     def fence_key(self, game_id: str) -> str:
         return f"{self.partition_prefix(self.partition_of(game_id))}:fence"
+
+    def tournament_key(self, tournament_id: str) -> str:
+        partition = self.partition_prefix(self.partition_of(tournament_id))
+        return f"{partition}:tournament:{tournament_id}"
+
+    def tournaments_key(self) -> str:
+        return f"{self.prefix}:tournaments"
+
+    def tournaments_running_key(self) -> str:
+        return f"{self.prefix}:tournaments-running"
+
+    def tournament_games_key(self) -> str:
+        return f"{self.prefix}:tournament-games"
 
     def partition_log_keys(self) -> list[str]:
         return [self.log_key(p) for p in range(self.partitions)]

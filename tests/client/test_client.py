@@ -344,3 +344,26 @@ def test_the_example_bot_plays_its_matched_games_to_the_end_through_its_one_stre
             e for e in client.events(game_id, limit=1000)["events"] if e["type"] == "CardPlayed"
         ]
         assert sum(e["payload"]["seat"] == seat["seat"] for e in moves) >= 13
+
+
+def test_bot_accounts_play_a_tournament_and_hearts_verify_checks_it(hearts, tmp_path):
+    from hearts_client.verify_tournament import verify_tournament
+
+    players = [Player.register(hearts, f"T{uuid.uuid4().hex[:8]}") for _ in range(8)]
+    created = players[0].create_tournament("Client cup", rounds=2, boards=1, min_players=8)
+    tid = created["id"]
+    assert tid in [t["id"] for t in hearts.tournaments(status="upcoming", limit=100)]
+    for player in players:
+        player.enter_tournament(tid, stand_in="random")
+    assert players[0].start_tournament(tid)["status"] == "running"
+    deadline = time.monotonic() + 120
+    while hearts.tournament(tid)["status"] != "finished":
+        assert time.monotonic() < deadline, "the tournament did not finish"
+        time.sleep(0.2)
+    rounds = hearts.tournament_pairings(tid)
+    assert [r["ended"] for r in rounds] == [True, True]
+    standings = hearts.tournament_standings(tid)
+    assert {row["player"] for row in standings["standings"]} == {p.id for p in players}
+    assert len(hearts.tournament_board(tid, 1, 1)["tables"]) == 2
+    findings = verify_tournament(hearts.tournament_export(tid))
+    assert findings and all(f.ok for f in findings), [str(f) for f in findings]

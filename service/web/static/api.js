@@ -147,6 +147,11 @@ export const api = {
   audit: (id) => call("GET", `${game(id)}/audit`),
   scoreboard: (id) => call("GET", `${game(id)}/scoreboard`),
   leaderboard: (sort) => call("GET", `/leaderboard?sort=${encodeURIComponent(sort)}&limit=50`),
+  tournament: (id) => call("GET", `/tournaments/${seg(id)}`),
+  tournamentStandings: (id) => call("GET", `/tournaments/${seg(id)}/standings`),
+  tournamentPairings: (id) => call("GET", `/tournaments/${seg(id)}/pairings`),
+  tournamentBoard: (id, round, board) =>
+    call("GET", `/tournaments/${seg(id)}/rounds/${seg(round)}/boards/${seg(board)}`),
 };
 
 // Seat tokens live in localStorage, one per game, so a reload or a closed tab resumes the game.

@@ -1,6 +1,6 @@
 // The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/invite/ID/CODE (a
-// private table's invitation), #/replay/ID/N,
-// #/scoreboard/ID, #/leaderboard, #/player/ID (a registered player's ratings). Each page module
+// private table's invitation), #/replay/ID/N, #/scoreboard/ID, #/leaderboard, #/player/ID (a
+// registered player's ratings), #/tournament/ID. Each page module
 // renders into its own element in #page and returns a cleanup.
 
 import { ApiError } from "./api.js";
@@ -10,11 +10,13 @@ import { showLobby } from "./lobby.js";
 import { showPlayer } from "./ratings.js";
 import { showReplay } from "./replay.js";
 import { showTable } from "./table.js";
+import { showTournament } from "./tournament.js";
 import { $, clearProblem, html, render, setConnection, showProblem } from "./ui.js";
 
 // The ids the service makes (service/app/game_service.py: new_game_id, game_id_for_key): "g"
 // and 20 hex digits. Anything else in a link is refused before it reaches a request or the page.
 export const GAME_ID = /^g[0-9a-f]{20}$/;
+const TOURNAMENT_ID = /^t[0-9a-f]{20}$/; // service/app/tournaments.py: new_tournament_id
 const HAND_NUMBER = /^[1-9][0-9]{0,5}$/;
 
 // The fragment as [page, id, hand]: split on "/" first, then each part decoded once (a "%2F"
@@ -66,6 +68,12 @@ function show(page, root, id, extra) {
   if (page === "scoreboard") return showScoreboard(root, gameIdOf(id));
   if (page === "leaderboard") return showLeaderboard(root);
   if (page === "player") return showPlayer(root, id);
+  if (page === "tournament") {
+    if (typeof id !== "string" || !TOURNAMENT_ID.test(id)) {
+      throw badLink("Its tournament id is not one this server makes (t and 20 hex digits).");
+    }
+    return showTournament(root, id);
+  }
   return showLobby(root);
 }
 

@@ -166,6 +166,33 @@ class HeartsClient:
         rated game."""
         return self._call("GET", f"/ratings/{player_id}")
 
+    # -- tournaments (docs/tournaments.md) ---------------------------------------------------
+
+    def tournaments(self, *, status: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """Tournaments, newest first (``status``: upcoming, running, finished, cancelled)."""
+        params = {"status": status, "limit": limit}
+        return self._call("GET", "/tournaments", params=params)["tournaments"]
+
+    def tournament(self, tournament_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/tournaments/{tournament_id}")
+
+    def tournament_pairings(self, tournament_id: str) -> list[dict[str, Any]]:
+        """Each round started: its tables (players by seat, the game), its seed commitment,
+        and its seed once it has ended."""
+        return self._call("GET", f"/tournaments/{tournament_id}/pairings")["rounds"]
+
+    def tournament_standings(self, tournament_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/tournaments/{tournament_id}/standings")
+
+    def tournament_board(self, tournament_id: str, round_number: int, board: int) -> dict[str, Any]:
+        """A board's traveller: every table's result on it (once its round has ended)."""
+        path = f"/tournaments/{tournament_id}/rounds/{round_number}/boards/{board}"
+        return self._call("GET", path)
+
+    def tournament_export(self, tournament_id: str) -> dict[str, Any]:
+        """The log and every table game's export (``hearts-verify`` checks it)."""
+        return self._call("GET", f"/tournaments/{tournament_id}/export")
+
     # -- the log: events, hands, audit -------------------------------------------------------
 
     def events(
@@ -560,6 +587,48 @@ class Player:
     def ratings(self) -> dict[str, Any]:
         """The player's rating and its history."""
         return self.client.ratings(self.id)
+
+    # -- tournaments ---------------------------------------------------------------------------
+
+    def create_tournament(
+        self,
+        name: str,
+        *,
+        rounds: int,
+        boards: int,
+        min_players: int = 8,
+        max_players: int = 16,
+        rules: dict[str, Any] | None = None,
+        house_bot: str = "heuristic",
+    ) -> dict[str, Any]:
+        """A duplicate tournament this player organises (starts, cancels)."""
+        body = {
+            "name": name,
+            "rounds": rounds,
+            "boards": boards,
+            "min_players": min_players,
+            "max_players": max_players,
+            "rules": rules,
+            "house_bot": house_bot,
+        }
+        return self.client._call("POST", "/tournaments", body, token=self.key)
+
+    def enter_tournament(
+        self, tournament_id: str, *, stand_in: str | None = None
+    ) -> dict[str, Any]:
+        """Enter; ``stand_in``: a bot strategy that plays every board for this player."""
+        path = f"/tournaments/{tournament_id}/entries"
+        return self.client._call("POST", path, {"stand_in": stand_in}, token=self.key)
+
+    def withdraw_from_tournament(self, tournament_id: str) -> dict[str, Any]:
+        path = f"/tournaments/{tournament_id}/entries/me"
+        return self.client._call("DELETE", path, token=self.key)
+
+    def start_tournament(self, tournament_id: str) -> dict[str, Any]:
+        return self.client._call("POST", f"/tournaments/{tournament_id}/start", {}, token=self.key)
+
+    def cancel_tournament(self, tournament_id: str) -> dict[str, Any]:
+        return self.client._call("POST", f"/tournaments/{tournament_id}/cancel", {}, token=self.key)
 
     # -- matchmaking and the player's own stream ----------------------------------------------
 

@@ -351,15 +351,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="hearts-verify", description="Check a hearts game export without the server."
     )
     parser.add_argument("export", type=Path, help="the export (GET /api/v1/games/{id}/export)")
-    parser.add_argument("--log-key", required=True, help="the server's log key (vkey)")
+    parser.add_argument(
+        "--log-key", help="the server's log key (vkey); not needed for a tournament's export"
+    )
     parser.add_argument("--head", action="append", default=[], help="a kept head, or a file")
     parser.add_argument("--proof", type=Path, help="GET /api/v1/log/games/{id}'s answer (JSON)")
     parser.add_argument("--witness", action="append", default=[], help="a witness's vkey")
     parser.add_argument("--min-witnesses", type=int, default=0)
     parser.add_argument("--salt", help="the game's head salt (else the --proof's head_salt)")
     args = parser.parse_args(argv)
+    # A tournament's checks build on this module's: imported here, not at the top.
+    from hearts_client.verify_tournament import is_tournament, verify_tournament
+
     try:
         document = read_json(args.export.read_text(encoding="utf-8"))
+        if is_tournament(document):  # docs/tournaments.md: its boards, results and standings
+            findings = verify_tournament(document)
+            for finding in findings:
+                print(finding)
+            return 0 if all(f.ok for f in findings) else 1
+        if args.log_key is None:
+            raise ValueError("--log-key is needed for a game's export")
         proof = read_json(args.proof.read_text(encoding="utf-8")) if args.proof else None
         log_key = Verifier.parse(args.log_key)
         witnesses = [Verifier.parse(w) for w in args.witness]

@@ -1,0 +1,150 @@
+"""A duplicate tournament at bot pace (issue 40): time per round against a baseline of the same
+games created and played by themselves, the standings' latency, and Redis memory.
+
+    python -m bench.tournament [--players 64] [--rounds 3] [--boards 2] [--json]
+
+In one process (the app in memory, its background bot runner playing every seat: each player
+is a bot account, ``stand_in: random``) on a private redis-server. The baseline, in the same
+run: each round's number of tables as games of four ``random`` bots created at once with the
+same rules (``hand_limit`` = boards), played to the end by the same runner. The ratio is the
+tournament's cost over playing its games: creating and linking each table's game, recording
+its result, ending the round and committing the next, the secrecy checks.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+import redis
+
+from bench.common import RedisServer, Report, parser
+from service.api.factory import create_app
+from service.settings import Settings
+
+API = "/api/v1"
+
+
+def _moment(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _wait(check, timeout: float = 1800.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out")
+        time.sleep(0.05)
+
+
+def _tournament(client: Any, players: int, rounds: int, boards: int) -> dict[str, Any]:
+    keys = []
+    for i in range(players):
+        answer = client.post(f"{API}/players", json={"name": f"Bench{i:03d}"})
+        keys.append(answer.get_json()["key"])
+    bearer = {"Authorization": f"Bearer {keys[0]}"}
+    body = {
+        "name": "bench",
+        "rounds": rounds,
+        "boards": boards,
+        "min_players": players,
+        "max_players": players,
+        "house_bot": "random",
+    }
+    tid = client.post(f"{API}/tournaments", json=body, headers=bearer).get_json()["id"]
+    for key in keys:
+        headers = {"Authorization": f"Bearer {key}"}
+        client.post(
+            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=headers
+        )
+    started = time.monotonic()
+    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=bearer)
+    start_ms = (time.monotonic() - started) * 1000
+    latencies = []
+    seen_ended = 0
+
+    def done() -> bool:
+        nonlocal seen_ended
+        status = client.get(f"{API}/tournaments/{tid}").get_json()["status"]
+        pairings = client.get(f"{API}/tournaments/{tid}/pairings").get_json()["rounds"]
+        ended = sum(1 for r in pairings if r["ended"])
+        if ended > seen_ended:
+            seen_ended = ended
+            t0 = time.perf_counter()
+            client.get(f"{API}/tournaments/{tid}/standings")
+            latencies.append((time.perf_counter() - t0) * 1000)
+        return status == "finished"
+
+    _wait(done)
+    export = client.get(f"{API}/tournaments/{tid}/export").get_json()
+    log = export["log"]
+    starts = [_moment(e["at"]) for e in log if e["type"] == "RoundStarted"]
+    ends = [_moment(e["at"]) for e in log if e["type"] == "RoundEnded"]
+    return {
+        "id": tid,
+        "start_ms": start_ms,
+        "round_seconds": [end - begin for begin, end in zip(starts, ends, strict=True)],
+        "standings_ms": latencies,
+        "log_entries": len(log),
+        "games": len(export["games"]),
+    }
+
+
+def _baseline(client: Any, tables: int, boards: int) -> float:
+    rules = {"hand_limit": boards, "score_limit": 500}
+    started = time.monotonic()
+    ids = [
+        client.post(
+            f"{API}/games", json={"rules": rules, "seats": [{"bot": "random"}] * 4}
+        ).get_json()["id"]
+        for _ in range(tables)
+    ]
+    _wait(
+        lambda: all(client.get(f"{API}/games/{g}").get_json()["phase"] == "finished" for g in ids)
+    )
+    return time.monotonic() - started
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--players", type=int, default=64)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--boards", type=int, default=2)
+    args = p.parse_args(argv)
+    tables = -(-args.players // 4)
+    report = Report("tournament")
+    with RedisServer() as server:
+        r = redis.Redis.from_url(server.url)
+        settings = Settings(
+            key_prefix="bench", rate_limits=False, bot_poll_seconds=0.02, max_bot_games=0
+        )
+        app = create_app(settings, redis=r)
+        client = app.test_client()
+        before = int(r.info("memory")["used_memory"])
+        baseline = [_baseline(client, tables, args.boards) for _ in range(2)]
+        result = _tournament(client, args.players, args.rounds, args.boards)
+        after = int(r.info("memory")["used_memory"])
+        log_key = app.extensions["hearts.tournaments"].store.keys.tournament_key(result["id"])
+        log_bytes = int(r.memory_usage(log_key) or 0)
+        app.extensions["hearts.stop"]()
+        r.close()
+    per_round = sorted(result["round_seconds"])
+    report.add("players", args.players)
+    report.add("tables per round", tables)
+    report.add("boards per round", args.boards)
+    report.add("start (movement, round 1's tables)", round(result["start_ms"], 1), "ms")
+    report.add("round, median", round(per_round[len(per_round) // 2], 2), "s")
+    report.add("round, slowest", round(per_round[-1], 2), "s")
+    report.add("baseline: same games alone, best of 2", round(min(baseline), 2), "s")
+    report.add("ratio round / baseline", round(per_round[len(per_round) // 2] / min(baseline), 2))
+    report.add("standings after a round ends", round(max(result["standings_ms"]), 1), "ms")
+    report.add("tournament log", log_bytes, "bytes")
+    report.add("tournament log entries", result["log_entries"])
+    report.add("Redis used_memory growth (baseline games + tournament)", after - before, "bytes")
+    report.note("table games are not archived here (no archiver): memory is before archiving")
+    report.emit(args.json)
+
+
+if __name__ == "__main__":
+    main()

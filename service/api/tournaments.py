@@ -1,0 +1,365 @@
+"""``/tournaments``: duplicate tournaments (docs/tournaments.md).
+
+Use cases are ``service/app/tournaments.py``'s; a player acts with its key
+(``Authorization: Bearer hp_...``). Reads take any progress step due (``TournamentService.get``)
+and show nothing of a round before it has ended: no result, seed, standing or board. The game
+reads of a table game of a round still in play are refused to all but its own seats by
+``guard_game_reads``, which the app runs before every request.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Flask, current_app, request
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+
+from domain.tournament.decider import (
+    MAX_BOARDS,
+    MAX_PLAYERS,
+    MAX_ROUNDS,
+    MIN_PLAYERS,
+    Status,
+)
+from domain.tournament.errors import TournamentStepRefused
+from domain.tournament.matchpoints import half_matchpoints
+from service.api.common import BEARER_DOC, json_response, token
+from service.api.players import players
+from service.api.problems import BODY, Problem, documented
+from service.api.rate_limits import rate_limited
+from service.api.schemas import EmptySchema
+from service.app.auth import bearer_token
+from service.app.tournaments import (
+    BoardsHidden,
+    Loaded,
+    TournamentService,
+    ended_results,
+    standings_rows,
+)
+
+blp = Blueprint(
+    "tournaments", __name__, url_prefix="/api/v1/tournaments", description="Tournaments"
+)
+
+
+def tournaments() -> TournamentService:
+    return current_app.extensions["hearts.tournaments"]
+
+
+# -- schemas ------------------------------------------------------------------------------------
+
+
+class CreateTournamentSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(1, 80))
+    format = fields.String(load_default="duplicate", validate=validate.OneOf(["duplicate"]))
+    rounds = fields.Integer(required=True, validate=validate.Range(1, MAX_ROUNDS))
+    boards = fields.Integer(
+        required=True,
+        validate=validate.Range(1, MAX_BOARDS),
+        metadata={"description": "Boards (hands) per round: every table plays the same ones"},
+    )
+    min_players = fields.Integer(load_default=8, validate=validate.Range(MIN_PLAYERS, MAX_PLAYERS))
+    max_players = fields.Integer(load_default=16, validate=validate.Range(MIN_PLAYERS, MAX_PLAYERS))
+    rules = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": "The tables' rule options (players, hand and score limits "
+            "are the tournament's)"
+        },
+    )
+    house_bot = fields.String(
+        load_default="heuristic",
+        metadata={"description": "The bot that fills short tables (it does not rank)"},
+    )
+
+
+class EnterSchema(Schema):
+    stand_in = fields.String(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "A bot account: this strategy plays every board for you"},
+    )
+
+
+class ListTournamentsSchema(Schema):
+    status = fields.String(validate=validate.OneOf([s.value for s in Status]))
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+
+
+class TournamentSchema(Schema):
+    id = fields.String()
+    name = fields.String()
+    format = fields.String()
+    status = fields.String()
+    organiser = fields.String()
+    rules = fields.Dict()
+    rounds = fields.Integer()
+    boards = fields.Integer()
+    min_players = fields.Integer()
+    max_players = fields.Integer()
+    house_bot = fields.String()
+    created = fields.String()
+    current_round = fields.Integer(allow_none=True)
+    version = fields.Integer()
+    players = fields.List(fields.Dict())
+
+
+class TournamentListSchema(Schema):
+    tournaments = fields.List(fields.Nested(TournamentSchema))
+
+
+class PairingsSchema(Schema):
+    rounds = fields.List(fields.Dict())
+
+
+class StandingsSchema(Schema):
+    rounds_counted = fields.Integer()
+    standings = fields.List(fields.Dict())
+
+
+class BoardSchema(Schema):
+    round = fields.Integer()
+    board = fields.Integer()
+    tables = fields.List(fields.Dict())
+
+
+class TournamentExportSchema(Schema):
+    format = fields.String()
+    tournament_id = fields.String()
+    log = fields.List(fields.Dict())
+    games = fields.Dict()
+    standings = fields.List(fields.Dict())
+
+
+# -- views --------------------------------------------------------------------------------------
+
+
+def _summary(loaded: Loaded) -> dict[str, Any]:
+    state = loaded.state
+    created = state.created
+    assert created is not None
+    return {
+        "id": created.tournament_id,
+        "name": created.name,
+        "format": created.format.value,
+        "status": state.status.value,
+        "organiser": created.organiser,
+        "rules": created.rules,
+        "rounds": created.rounds,
+        "boards": created.boards,
+        "min_players": created.min_players,
+        "max_players": created.max_players,
+        "house_bot": created.house_bot,
+        "created": created.at,
+        "current_round": state.current.number if state.current else None,
+        "version": loaded.version,
+        "players": [
+            {
+                "id": e.player_id,
+                "name": e.name,
+                "stand_in": e.stand_in,
+                "withdrawn_after": e.withdrawn_after,
+            }
+            for e in state.entrants
+        ],
+    }
+
+
+@blp.route("", methods=["POST"])
+@blp.doc(operationId="createTournament", security=BEARER_DOC)
+@blp.arguments(CreateTournamentSchema)
+@blp.response(201, TournamentSchema)
+@documented(blp, *BODY, 401, 403, 404, 409)
+@rate_limited(blp, "tournament")
+def create(body: dict[str, Any]):
+    """Create a duplicate tournament (registered players only); you are its organiser, and
+    start or cancel it. At most a few of yours may be upcoming or running at once."""
+    player = players().authenticate(token())
+    loaded = tournaments().create(player, **{k: v for k, v in body.items() if k != "format"})
+    headers = {"Location": f"/api/v1/tournaments/{loaded.state.created.tournament_id}"}  # type: ignore[union-attr]
+    return json_response(_summary(loaded), 201, headers=headers)
+
+
+@blp.route("", methods=["GET"])
+@blp.doc(operationId="listTournaments")
+@blp.arguments(ListTournamentsSchema, location="query")
+@blp.response(200, TournamentListSchema)
+@documented(blp, 422)
+def list_tournaments(query: dict[str, Any]):
+    """Tournaments, newest first: ``status`` upcoming, running, finished or cancelled."""
+    found = tournaments().list(query.get("status"), query["limit"])
+    return json_response({"tournaments": [_summary(t) for t in found]})
+
+
+@blp.route("/<tournament_id>", methods=["GET"])
+@blp.doc(operationId="getTournament")
+@blp.response(200, TournamentSchema)
+@documented(blp, 404)
+def get(tournament_id: str):
+    """The tournament: its settings, players and progress."""
+    return json_response(_summary(tournaments().get(tournament_id)))
+
+
+@blp.route("/<tournament_id>/entries", methods=["POST"])
+@blp.doc(operationId="enterTournament", security=BEARER_DOC)
+@blp.arguments(EnterSchema)
+@blp.response(200, TournamentSchema)
+@documented(blp, *BODY, 401, 403, 404, 409)
+@rate_limited(blp, "account")
+def enter(body: dict[str, Any], tournament_id: str):
+    """Enter with your key. ``stand_in``: a bot strategy that plays your boards (a bot
+    account); without it you play your seats yourself (resume each table's seat with your key:
+    ``GET /players/me/games``)."""
+    player = players().authenticate(token())
+    return json_response(_summary(tournaments().enter(tournament_id, player, body["stand_in"])))
+
+
+@blp.route("/<tournament_id>/entries/me", methods=["DELETE"])
+@blp.doc(operationId="withdrawFromTournament", security=BEARER_DOC)
+@blp.response(200, TournamentSchema)
+@documented(blp, 401, 403, 404, 409, 422)
+@rate_limited(blp, "account")
+def withdraw(tournament_id: str):
+    """Withdraw: before the start you leave the list; after it, a house bot takes your seat
+    from the next round on and you keep the boards you played."""
+    player = players().authenticate(token())
+    return json_response(_summary(tournaments().withdraw(tournament_id, player)))
+
+
+@blp.route("/<tournament_id>/start", methods=["POST"])
+@blp.doc(operationId="startTournament", security=BEARER_DOC)
+@blp.arguments(EmptySchema)
+@blp.response(200, TournamentSchema)
+@documented(blp, *BODY, 401, 403, 404, 409)
+@rate_limited(blp, "account")
+def start(body: dict[str, Any], tournament_id: str):
+    """The organiser starts it: round 1's seed is committed and its tables are created."""
+    player = players().authenticate(token())
+    return json_response(_summary(tournaments().start(tournament_id, player)))
+
+
+@blp.route("/<tournament_id>/cancel", methods=["POST"])
+@blp.doc(operationId="cancelTournament", security=BEARER_DOC)
+@blp.arguments(EmptySchema)
+@blp.response(200, TournamentSchema)
+@documented(blp, *BODY, 401, 403, 404, 409)
+@rate_limited(blp, "account")
+def cancel(body: dict[str, Any], tournament_id: str):
+    """The organiser cancels it (games in play are left to finish; no standings follow)."""
+    player = players().authenticate(token())
+    return json_response(_summary(tournaments().cancel(tournament_id, player, "cancelled")))
+
+
+@blp.route("/<tournament_id>/pairings", methods=["GET"])
+@blp.doc(operationId="getTournamentPairings")
+@blp.response(200, PairingsSchema)
+@documented(blp, 404)
+def pairings(tournament_id: str):
+    """Every round started: its seed commitment, and per table the players by seat (null: a
+    house bot) and the table's game; a round's seed once it has ended."""
+    state = tournaments().get(tournament_id).state
+    rounds = []
+    for rnd in state.rounds:
+        rounds.append(
+            {
+                "round": rnd.number,
+                "seed_commitment": rnd.seed_commitment,
+                "seed": rnd.seed if rnd.ended else None,
+                "salt": rnd.salt if rnd.ended else None,
+                "ended": rnd.ended,
+                "tables": [
+                    {"table": t, "seats": list(seats), "game_id": rnd.games[t]}
+                    for t, seats in enumerate(rnd.tables)
+                ],
+            }
+        )
+    return json_response({"rounds": rounds})
+
+
+@blp.route("/<tournament_id>/standings", methods=["GET"])
+@blp.doc(operationId="getTournamentStandings")
+@blp.response(200, StandingsSchema)
+@documented(blp, 404)
+def get_standings(tournament_id: str):
+    """Standings by matchpoint percentage over the rounds that have ended (docs/tournaments.md
+    says how ties are broken): a round in play counts only once every table has finished it."""
+    state = tournaments().get(tournament_id).state
+    ended = sum(1 for r in state.rounds if r.ended)
+    body = {"rounds_counted": ended, "standings": standings_rows(state)}
+    return json_response(body)
+
+
+@blp.route("/<tournament_id>/rounds/<int:round_number>/boards/<int:board>", methods=["GET"])
+@blp.doc(operationId="getTournamentBoard")
+@blp.response(200, BoardSchema)
+@documented(blp, 404, 409)
+def traveller(tournament_id: str, round_number: int, board: int):
+    """A board's traveller: every table's result on it, seat by seat, with matchpoints; once
+    its round has ended (409 ``tournament-step-refused`` before)."""
+    state = tournaments().get(tournament_id).state
+    created = state.created
+    assert created is not None
+    if not 1 <= round_number <= len(state.rounds) or not 1 <= board <= created.boards:
+        raise Problem("not-found", f"no board {board} of round {round_number}", status=404)
+    rnd = state.rounds[round_number - 1]
+    if not rnd.ended:
+        raise TournamentStepRefused(f"round {round_number} is in play: its boards are hidden")
+    results = [r for r in ended_results(state) if (r.round, r.board) == (round_number, board)]
+    mp = half_matchpoints(results)
+    tables = []
+    for t, game_id in enumerate(rnd.games):
+        seats = []
+        for r in sorted((r for r in results if r.table == t), key=lambda r: r.seat):
+            half = mp.get((r.round, r.board, r.seat, r.player)) if r.player else None
+            seats.append(
+                {
+                    "seat": r.seat,
+                    "player": r.player,
+                    "score": r.score,
+                    "matchpoints": half[0] / 2 if half else None,
+                    "top": half[1] / 2 if half else None,
+                }
+            )
+        tables.append({"table": t, "game_id": game_id, "seats": seats})
+    return json_response({"round": round_number, "board": board, "tables": tables})
+
+
+@blp.route("/<tournament_id>/export", methods=["GET"])
+@blp.doc(operationId="exportTournament")
+@blp.response(200, TournamentExportSchema)
+@documented(blp, 404, 409)
+def export(tournament_id: str):
+    """The tournament's log (each round's seed once it has ended) and the export of every
+    table game of every round that has ended (docs/tournaments.md, "Checking a tournament")."""
+    return json_response(tournaments().export(tournament_id))
+
+
+# -- the secrecy of boards in play --------------------------------------------------------------
+
+_GAME_PATH = re.compile(r"^/api/v1/(?:log/)?games/(g[0-9a-f]{20})(?:/|$)")
+_RESUME = re.compile(r"^/api/v1/games/g[0-9a-f]{20}/seats/\d+/resume$")
+
+
+def guard_game_reads() -> None:
+    """Before every request: a table game of a tournament round not yet ended answers only its
+    own seats (a seat's token), and a player resuming their seat with their key."""
+    found = _GAME_PATH.match(request.path)
+    if found is None or _RESUME.match(request.path):
+        return
+    try:
+        tok = bearer_token(request.headers.get("Authorization"))
+    except Exception:
+        tok = None
+    if tournaments().hidden(found.group(1), tok):
+        raise BoardsHidden(
+            "this game is a table of a tournament round still in play: its boards are hidden "
+            "from all but its own seats until every table has finished the round"
+        )
+
+
+def install(app: Flask, service: TournamentService) -> None:
+    app.extensions["hearts.tournaments"] = service
+    app.before_request(guard_game_reads)

@@ -1,0 +1,129 @@
+"""A tournament's log in Redis: one stream per tournament, appended at an expected version.
+
+The stream (``KeyLayout.tournament_key``) lives in its tournament id's partition, beside the
+games. An append is one Lua script: it checks the stream's length is the version the caller
+decided on and adds the events with ids ``<seq>-0``, or adds nothing (a ``Conflict``, and the
+caller decides again on the log as it is). Indexes sit beside the logs: every tournament by
+creation time (listing), the running ones (the sweep's), and each table game's tournament,
+round and table (the game reads ask it whether a game's boards are still secret:
+service/app/tournaments.py).
+
+Retention: a tournament's log is small (a few hundred bytes per table and round) and is kept
+while the service keeps its games' records; it is not archived yet (docs/tournaments.md).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from service.store.keys import KeyLayout, time_score
+
+_APPEND_LUA = """
+local data = cjson.decode(ARGV[1])
+local length = redis.call('XLEN', KEYS[1])
+if length ~= data.expected then
+  return {0, length}
+end
+for i, event in ipairs(data.events) do
+  redis.call('XADD', KEYS[1], (length + i) .. '-0', 'event', event, 'at', data.at)
+end
+return {1, length + #data.events}
+"""
+
+
+class Conflict(Exception):
+    """The log moved on since the version an append expected: nothing was added."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    seq: int
+    event: dict[str, Any]
+    at: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableLink:
+    tournament_id: str
+    round: int
+    table: int
+
+
+class TournamentStore:
+    def __init__(self, redis: Any, keys: KeyLayout) -> None:
+        self.redis = redis
+        self.keys = keys
+        self._append = redis.register_script(_APPEND_LUA)
+
+    def read(self, tournament_id: str) -> list[StoredEntry]:
+        entries = self.redis.xrange(self.keys.tournament_key(tournament_id))
+        out = []
+        for entry_id, fields in entries:
+            seq = int(_text(entry_id).split("-")[0])
+            named = {_text(k): _text(v) for k, v in fields.items()}
+            out.append(StoredEntry(seq, json.loads(named["event"]), named["at"]))
+        return out
+
+    def append(
+        self, tournament_id: str, expected: int, events: list[dict[str, Any]], at: str
+    ) -> int:
+        """Add ``events`` after ``expected`` entries; the new version, or Conflict."""
+        data = {"expected": expected, "events": [json.dumps(e) for e in events], "at": at}
+        won, version = self._append(
+            keys=[self.keys.tournament_key(tournament_id)], args=[json.dumps(data)]
+        )
+        if not int(won):
+            raise Conflict(f"tournament {tournament_id} is at version {int(version)}")
+        return int(version)
+
+    def index(self, tournament_id: str, created: str) -> None:
+        """List the tournament (idempotent: its creation time is its score)."""
+        self.redis.zadd(self.keys.tournaments_key(), {tournament_id: time_score(created)})
+
+    def listed(self, limit: int) -> list[str]:
+        """The newest ``limit`` tournaments, newest first."""
+        ids = self.redis.zrevrange(self.keys.tournaments_key(), 0, limit - 1)
+        return [_text(i) for i in ids]
+
+    def running(self, tournament_id: str, running: bool) -> None:
+        """Keep the set of running tournaments (idempotent either way)."""
+        key = self.keys.tournaments_running_key()
+        if running:
+            self.redis.sadd(key, tournament_id)
+        else:
+            self.redis.srem(key, tournament_id)
+
+    def all_running(self) -> list[str]:
+        return sorted(_text(i) for i in self.redis.smembers(self.keys.tournaments_running_key()))
+
+    def link_game(self, game_id: str, link: TableLink) -> None:
+        value = json.dumps(
+            {"tournament": link.tournament_id, "round": link.round, "table": link.table}
+        )
+        self.redis.hset(self.keys.tournament_games_key(), game_id, value)
+
+    def game_link(self, game_id: str) -> TableLink | None:
+        raw = self.redis.hget(self.keys.tournament_games_key(), game_id)
+        if raw is None:
+            return None
+        data = json.loads(_text(raw))
+        return TableLink(str(data["tournament"]), int(data["round"]), int(data["table"]))
+
+    def game_links(self, game_ids: list[str]) -> dict[str, TableLink]:
+        if not game_ids:
+            return {}
+        raws = self.redis.hmget(self.keys.tournament_games_key(), game_ids)
+        out = {}
+        for game_id, raw in zip(game_ids, raws, strict=True):
+            if raw is not None:
+                data = json.loads(_text(raw))
+                out[game_id] = TableLink(
+                    str(data["tournament"]), int(data["round"]), int(data["table"])
+                )
+        return out
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value

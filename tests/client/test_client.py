@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hearts_client import HeartsClient, HeartsProblem, Player, models
 
+from tests import children
 from tests.api.helpers import chosen_seed
 from tests.replay.live import start_server, stop_server
 
@@ -283,7 +284,7 @@ def test_the_example_bot_plays_its_matched_games_to_the_end_through_its_one_stre
             "HEARTS_KEY": bot.key,
             "PYTHONPATH": os.pathsep.join([str(CLIENT / "src"), os.environ.get("PYTHONPATH", "")]),
         }
-        example = subprocess.Popen(
+        example = children.start(
             [sys.executable, str(CLIENT / "examples" / "stream_bot.py"), "--games", "1"],
             env=env,
             stdout=subprocess.PIPE,

@@ -25,6 +25,7 @@ from service.api import factory
 from service.api.factory import create_app
 from service.app.game_service import GameService
 from service.settings import Settings
+from tests import children
 from tests.api.helpers import Hearts, is_bot_move, poll
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,7 +162,7 @@ def _kill_a_runner_mid_game(redis_server: str, key_prefix: str) -> tuple[str, in
         ).test_client()
     )
     service = service_of(watcher.http.application)
-    process = subprocess.Popen(
+    process = children.start(
         [sys.executable, "-c", KILLABLE, redis_server, key_prefix],
         cwd=ROOT,
         stdout=subprocess.PIPE,

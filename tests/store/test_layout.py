@@ -25,6 +25,7 @@ from service.store.layout import (
     layout_key,
     recorded_partitions,
 )
+from tests import children
 from tests.projections.games import append_all, play_game
 from tests.redis_helpers import free_port, start_redis_server, stop_redis_server
 
@@ -135,7 +136,7 @@ def test_a_projector_started_before_redis_stops_once_it_sees_another_count(tmp_p
     stop_redis_server(process)
     env = {**os.environ, "REDIS_URL": url, "HEARTS_KEY_PREFIX": key_prefix}
     env["HEARTS_PARTITIONS"] = "8"
-    projector = subprocess.Popen(
+    projector = children.start(
         [sys.executable, "-m", "service.cli", "project", "--block-ms", "100"],
         env=env,
         stdout=subprocess.DEVNULL,

@@ -143,7 +143,9 @@ KILLABLE = textwrap.dedent(
     url, prefix = sys.argv[1], sys.argv[2]
     settings = Settings(key_prefix=prefix, bot_lease_seconds=1.0)
     app = create_app(settings, redis=redis.Redis.from_url(url))
-    body = {"seats": [{"bot": "random"}] * 4, "rules": {"score_limit": 200}}
+    # Long enough to be killed mid-game on a loaded machine (some 500 moves after the kill at
+    # version 40), bounded by hands: a game to 200 points was 25 hands for the next runner.
+    body = {"seats": [{"bot": "random"}] * 4, "rules": {"score_limit": 200, "hand_limit": 8}}
     created = app.test_client().post("/api/v1/games", json=body).get_json()
     print(created["id"], flush=True)
     time.sleep(600)  # the runner's thread plays until this process is killed

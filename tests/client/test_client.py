@@ -330,3 +330,9 @@ def test_the_example_bot_plays_its_matched_games_to_the_end_through_its_one_stre
             e for e in client.events(game_id, limit=1000)["events"] if e["type"] == "CardPlayed"
         ]
         assert sum(e["payload"]["seat"] == seat["seat"] for e in moves) >= 13
+
+
+def test_the_main_readme_shows_the_example_tested_here() -> None:
+    """The top-level README's Python example is this one, so it runs as written too."""
+    text = (CLIENT.parents[1] / "README.md").read_text()
+    assert re.findall(r"```python\n(.*?)```", text, flags=re.S) == [readme_example()]

@@ -27,7 +27,7 @@ binding), never by tables of ours:
   "ΑLICE" like "ALICE", which is "Alice"). Two names are look-alikes when they share one.
 
 ICU's data is Unicode's: U+04CF CYRILLIC SMALL LETTER PALOCHKA's prototype is "i", so "Аӏісе"
-looks like "Aiice" to UTS #39, not like "Alice" (see README).
+looks like "Aiice" to UTS #39, not like "Alice" (see docs/api.md).
 """
 
 from __future__ import annotations

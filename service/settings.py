@@ -50,7 +50,7 @@ class Settings:
     # The bot moves a human's request makes itself before answering (so a client playing cheap
     # bots sees their replies in the answer); the rest are played in the background.
     bot_moves_per_request: int = 8
-    # Rate limits (README "Configuration": each limit beside its reason), in limits' notation
+    # Rate limits (docs/configuration.md: each limit beside its reason), in limits' notation
     # ("10/minute;100/hour") or "off". On unless rate_limits is False: ``hearts serve``, an app
     # built by hand and the test suite all get the same limits (issue 34: a limit the suite
     # turns off is one nobody tested). A legitimate client playing at full speed against bots
@@ -372,7 +372,7 @@ def rate(raw: str) -> str:
     return value
 
 
-# (setting, environment variable, parser): the README's configuration table lists the same.
+# (setting, environment variable, parser): docs/configuration.md's table lists the same.
 _VARIABLES = (
     ("redis_url", "REDIS_URL", str),
     ("key_prefix", "HEARTS_KEY_PREFIX", str),

@@ -19,6 +19,8 @@ from pathlib import Path
 import redis
 import redis.cluster
 
+from tests import children
+
 REDIS_SERVER_ENV = "HEARTS_REDIS_SERVER"
 
 
@@ -100,7 +102,7 @@ def start_redis_server(
         ]
         out_path = directory / f"redis-{chosen}.out"
         with open(out_path, "ab") as out:
-            process = subprocess.Popen(
+            process = children.start(
                 args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
             )
         url = f"redis://127.0.0.1:{chosen}/0"

@@ -281,7 +281,7 @@ def a_problem_type(s: Scratch) -> None:
         'raise WrongHand(f"contributions are to hand {following}\'s shuffle now")',
     )
     s.after(
-        "README.md",
+        "docs/api.md",
         "| 409 | `wrong-phase` | e.g. passing while playing |\n",
         "| 409 | `wrong-hand` | a contribution to a hand other than the next |\n",
     )
@@ -336,9 +336,9 @@ def a_view_field(s: Scratch) -> None:
         "    hands_left: int | None  # the hands the hand limit still allows\n",
     )
     s.replace(
-        "README.md",
-        "  `winners`, `rules`, `clock`",
-        "  `winners`, `hands_left` (what the hand limit still allows), `rules`, `clock`",
+        "docs/api.md",
+        "`winners`, `rules`, `clock`",
+        "`winners`, `hands_left` (what the hand limit still allows), `rules`, `clock`",
     )
     s.append(
         "tests/domain/test_views_wire.py",
@@ -353,7 +353,7 @@ def test_a_view_shows_the_hands_the_limit_still_allows() -> None:
     s.pytest(
         "tests/client/test_models.py",
         "tests/domain/test_views_wire.py",
-        "tests/test_docs_tables.py::test_the_readme_views_list_names_every_view_field",
+        "tests/test_docs_tables.py::test_the_api_doc_views_list_names_every_view_field",
     )
     s.run(sys.executable, "-c", DOCUMENTED)  # the API document shows it
     s.record_examples("hands_left", recorded=True)
@@ -413,6 +413,6 @@ def test_a_checklist_followed_to_the_letter_makes_a_working_change(
 
 def test_a_file_a_checklist_does_not_name_is_named_in_the_failure() -> None:
     words = checklist("A problem type")
-    assert named("domain/errors.py", words) and named("README.md", words)
+    assert named("domain/errors.py", words) and named("docs/api.md", words)
     assert named("tests/domain/test_contributions.py", words)  # by its folder
     assert not named("service/web/static/boards.js", words)

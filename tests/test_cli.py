@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from service.cli import BROKEN_PIPE, build_parser, main
+from tests import children
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,7 @@ def test_every_subcommand_takes_a_data_dir():
 def test_a_closed_pipe_ends_quietly():
     command = [sys.executable, "-m", "service.cli", "simulate", "--games", "1"]
     command += ["--seats", "random,random,random,random", "--max-hands", "1", "--no-progress"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = children.start(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None and process.stderr is not None
     process.stdout.close()  # `| head -0`: the reader is gone before the first line
     err = process.stderr.read().decode()

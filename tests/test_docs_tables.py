@@ -1,6 +1,6 @@
-"""Every hand-kept list against its source (issue 24): the README's error table against the
+"""Every hand-kept list against its source (issue 24): docs/api.md's error table against the
 problem catalogue, docs/projections.md's figures table and the web leaderboard's columns against
-``FIGURES``, docs/rules.md's options table against ``OPTIONS``, README's views list against
+``FIGURES``, docs/rules.md's options table against ``OPTIONS``, docs/api.md's views list against
 the views' declaration (domain/views.py). A failure names what is missing where, so a new
 problem type, figure, option or view field is caught the moment it exists, whoever adds it."""
 
@@ -35,17 +35,17 @@ def table(path: Path, header: str) -> list[list[str]]:
     return rows
 
 
-def test_the_readme_error_table_lists_every_problem_type_with_its_status() -> None:
+def test_the_api_doc_error_table_lists_every_problem_type_with_its_status() -> None:
     listed: dict[str, str] = {}
-    for status, codes, _ in table(ROOT / "README.md", "| Status | `code` |"):
+    for status, codes, _ in table(ROOT / "docs" / "api.md", "| Status | `code` |"):
         for code in CODE.findall(codes):
             listed[code] = status
     missing = sorted(code for code in CATALOGUE if code not in listed)
-    assert not missing, f"README.md's error table has no row for: {', '.join(missing)}"
+    assert not missing, f"docs/api.md's error table has no row for: {', '.join(missing)}"
     wrong = {c: (listed[c], p.status) for c, p in CATALOGUE.items() if listed[c] != str(p.status)}
-    assert not wrong, f"README.md's error table: (status there, status served): {wrong}"
+    assert not wrong, f"docs/api.md's error table: (status there, status served): {wrong}"
     unknown = sorted(set(listed) - set(CATALOGUE))
-    assert not unknown, f"README.md's error table lists codes the server never sends: {unknown}"
+    assert not unknown, f"docs/api.md's error table lists codes the server never sends: {unknown}"
 
 
 def test_the_projections_doc_lists_every_figure() -> None:
@@ -79,10 +79,10 @@ def test_the_rules_doc_lists_every_option() -> None:
     assert not unknown, f"docs/rules.md's options table lists options OPTIONS lacks: {unknown}"
 
 
-def test_the_readme_views_list_names_every_view_field() -> None:
-    text = (ROOT / "README.md").read_text()
+def test_the_api_doc_views_list_names_every_view_field() -> None:
+    text = (ROOT / "docs" / "api.md").read_text()
     start = text.index("- **Views** carry")
     listed = set(re.findall(r"`([a-z_]+)`", text[start : text.index("\n- **", start + 1)]))
     for name, parts in VIEWS.items():
         missing = [f.name for f in json_fields(*parts) if f.name not in listed]
-        assert not missing, f"README.md's **Views** list does not name {name}'s {missing}"
+        assert not missing, f"docs/api.md's **Views** list does not name {name}'s {missing}"

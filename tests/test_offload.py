@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from service.offload import read_frame, serve_child, write_frame
+from tests import children
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,7 +26,7 @@ def main() -> None:
 
 
 def child() -> subprocess.Popen:
-    return subprocess.Popen(
+    return children.start(
         [sys.executable, "-c", "import tests.test_offload as jobs; jobs.main()"],
         cwd=ROOT,
         stdin=subprocess.PIPE,

@@ -4,7 +4,7 @@ A player registers a name and gets an API key (``hp_`` and 256 random bits from 
 shown once: only its SHA-256 is stored (``auth.credential_of``, as for seat tokens), and a key
 is found by its hash. Rotating gives a new key and the old one stops at once; revoking leaves
 none (a player then has no way in: register anew is not possible under the same name, by
-design of a first slice; see README).
+design of a first slice; see docs/api.md).
 
 A join with a player's key binds the seat to the player: the seat takes the registered name
 and ``PlayerJoined.player_id``. A guest (a join without a key) may not take a registered name.

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hearts_client import HeartsClient, HeartsProblem, Player, models
 
+from tests import children
 from tests.api.helpers import chosen_seed
 from tests.replay.live import start_server, stop_server
 
@@ -298,7 +299,7 @@ def test_the_example_bot_plays_its_matched_games_to_the_end_through_its_one_stre
             "HEARTS_KEY": bot.key,
             "PYTHONPATH": os.pathsep.join([str(CLIENT / "src"), os.environ.get("PYTHONPATH", "")]),
         }
-        example = subprocess.Popen(
+        example = children.start(
             [sys.executable, str(CLIENT / "examples" / "stream_bot.py"), "--games", "1"],
             env=env,
             stdout=subprocess.PIPE,
@@ -367,3 +368,7 @@ def test_bot_accounts_play_a_tournament_and_hearts_verify_checks_it(hearts, tmp_
     assert len(hearts.tournament_board(tid, 1, 1)["tables"]) == 2
     findings = verify_tournament(hearts.tournament_export(tid))
     assert findings and all(f.ok for f in findings), [str(f) for f in findings]
+def test_the_main_readme_shows_the_example_tested_here() -> None:
+    """The top-level README's Python example is this one, so it runs as written too."""
+    text = (CLIENT.parents[1] / "README.md").read_text()
+    assert re.findall(r"```python\n(.*?)```", text, flags=re.S) == [readme_example()]

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import children
 from tests.client.test_client import CLIENT, readme_example
 from tests.redis_helpers import free_port
 from tests.replay.live import stop_server
@@ -30,7 +31,7 @@ def default_server(tmp_path):
     log = (tmp_path / "serve.log").open("wb")
     command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
     command += ["--data-dir", str(tmp_path / "data")]
-    process = subprocess.Popen(
+    process = children.start(
         command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     url = f"http://127.0.0.1:{port}"

@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from tests import children
 from tests.api.helpers import Hearts
 from tests.integration.http import HttpClient
 from tests.redis_helpers import free_port, start_redis_server, stop_redis_server
@@ -26,7 +27,7 @@ def start_serve(port: int, redis_url: str, prefix: str, log) -> subprocess.Popen
         HEARTS_SWEEP_ON_START="1",
     )
     # Its own session, so SIGKILL can take the master and its workers at once.
-    process = subprocess.Popen(
+    process = children.start(
         [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", "2"]
         + ["--no-projector"],
         env=env,

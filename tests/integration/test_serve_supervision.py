@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import Hearts
+from tests.children import start as start_child
 from tests.integration.http import HttpClient
 from tests.redis_helpers import free_port, start_redis_server, stop_redis_server
 
@@ -38,7 +39,7 @@ def serve(tmp_path: Path, port: int, *, cwd: Path | None = None, **env: str) -> 
         environment.pop("REDIS_URL", None)
         environment.pop("HEARTS_DATA_DIR", None)
     log = open(tmp_path / f"serve-{port}.log", "ab")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen(
+    return start_child(
         [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", "1"],
         cwd=cwd or tmp_path,
         env=environment,

@@ -13,6 +13,7 @@ import redis
 
 from service.app.projector import GROUP, Projector
 from service.store.read_models import ProjectionStore
+from tests import children
 
 
 def drain(projector: Projector, count: int | None = None) -> int:
@@ -50,7 +51,7 @@ def spawn_projector(
     command = ["-m", "service.cli", "project"]
     if crash_after is not None:
         command = ["-m", "tests.projections.crashing_projector", str(crash_after)]
-    return subprocess.Popen(
+    return children.start(
         [sys.executable, *command, "--block-ms", "100", *args],
         cwd=ROOT,  # python -m finds the tests package from the repository's root
         env=full_env,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import children
 from tests.redis_helpers import free_port
 
 
@@ -31,7 +32,7 @@ def start_server(
     log = open(log_dir / f"gunicorn-{port}.log", "wb")  # noqa: SIM115 - closed with the process
     args = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
     args += ["--workers", "1", "--no-projector"]
-    process = subprocess.Popen(
+    process = children.start(
         args, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     deadline = time.monotonic() + 30

@@ -25,6 +25,7 @@ from service.api import factory
 from service.api.factory import create_app
 from service.app.game_service import GameService
 from service.settings import Settings
+from tests import children
 from tests.api.helpers import Hearts, is_bot_move, poll
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +147,9 @@ KILLABLE = textwrap.dedent(
     url, prefix = sys.argv[1], sys.argv[2]
     settings = Settings(key_prefix=prefix, bot_lease_seconds=1.0)
     app = create_app(settings, redis=redis.Redis.from_url(url))
-    body = {"seats": [{"bot": "random"}] * 4, "rules": {"score_limit": 200}}
+    # Long enough to be killed mid-game on a loaded machine (some 500 moves after the kill at
+    # version 40), bounded by hands: a game to 200 points was 25 hands for the next runner.
+    body = {"seats": [{"bot": "random"}] * 4, "rules": {"score_limit": 200, "hand_limit": 8}}
     created = app.test_client().post("/api/v1/games", json=body).get_json()
     print(created["id"], flush=True)
     time.sleep(600)  # the runner's thread plays until this process is killed
@@ -165,7 +168,7 @@ def _kill_a_runner_mid_game(redis_server: str, key_prefix: str) -> tuple[str, in
         ).test_client()
     )
     service = service_of(watcher.http.application)
-    process = subprocess.Popen(
+    process = children.start(
         [sys.executable, "-c", KILLABLE, redis_server, key_prefix],
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -6,7 +6,7 @@ SpoofChecker) with a registered player's, or with a name at the same table, is n
 refused (422 ``invalid-name``). Games created before keep their rule: their logs audit as played.
 
 "Аӏісе" (all Cyrillic) of the issue is left out: Unicode's confusables data (ICU 77) gives
-U+04CF PALOCHKA the prototype "i", so UTS #39 finds it like "Aiice", not "Alice" (README)."""
+U+04CF PALOCHKA the prototype "i", so UTS #39 finds it like "Aiice", not "Alice" (docs/api.md)."""
 
 from __future__ import annotations
 

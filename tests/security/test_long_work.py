@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -26,8 +27,7 @@ from tests.api.helpers import Hearts
 BOTS = [{"bot": "random"}] * 4
 
 
-@pytest.fixture
-def apps(redis_server, key_prefix) -> Iterator[tuple[Flask, Flask]]:
+def built_apps(redis_server: str, key_prefix: str) -> Iterator[tuple[Flask, Flask]]:
     built = [
         create_app(Settings(redis_url=redis_server, key_prefix=key_prefix, long_work=mode))
         for mode in ("process", "inline")
@@ -36,6 +36,18 @@ def apps(redis_server, key_prefix) -> Iterator[tuple[Flask, Flask]]:
     for app in built:
         app.extensions["hearts.bots_stop"]()
         offload_of(app).close()
+
+
+@pytest.fixture
+def apps(redis_server, key_prefix) -> Iterator[tuple[Flask, Flask]]:
+    yield from built_apps(redis_server, key_prefix)
+
+
+@pytest.fixture(scope="module")
+def import_apps(redis_server) -> Iterator[tuple[Flask, Flask]]:
+    """The pair for the refused imports: a refusal writes nothing, so one pair (one child
+    process, started once) serves every body."""
+    yield from built_apps(redis_server, f"test-imports-{uuid.uuid4().hex[:12]}")
 
 
 def finished_game(app: Flask) -> str:
@@ -93,8 +105,8 @@ def test_the_child_answers_as_the_worker_would(apps):
         (b'{"format": 1}', 422, "invalid-export"),
     ],
 )
-def test_a_bad_import_is_the_same_problem_from_the_child(apps, body, status, code):
-    for app in apps:
+def test_a_bad_import_is_the_same_problem_from_the_child(import_apps, body, status, code):
+    for app in import_apps:
         response = app.test_client().post(
             "/api/v1/games/import", data=body, content_type="application/json"
         )

@@ -1,7 +1,7 @@
 """The web table's end-to-end fixtures: real gunicorn (``hearts serve``) on the throwaway
 redis-server, and pytest-playwright's Chromium launched from the system's binary.
 
-No browser is downloaded at run time: the tests use Debian's ``chromium`` (README's set-up,
+No browser is downloaded at run time: the tests use Debian's ``chromium`` (docs/testing.md,
 ``.ci/run``). Without it they skip, unless ``HEARTS_REQUIRE_BROWSER=1`` (CI), where a missing
 browser fails them."""
 
@@ -37,7 +37,7 @@ def browser_type_launch_args(browser_type_launch_args):
     if binary is None:
         message = (
             "no Chromium found ($HEARTS_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
-            "install it with `apt-get install -y chromium` (README, Set up)"
+            "install it with `apt-get install -y chromium` (docs/testing.md)"
         )
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(message, pytrace=False)

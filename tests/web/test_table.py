@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.replay.live import request
 
-# Set to a folder to write the README's screenshots there (docs/web-*.png).
+# Set to a folder to write the screenshots of README.md and docs/web.md there (docs/web-*.png).
 SHOTS_ENV = "HEARTS_WEB_SCREENSHOTS"
 
 LABELS = {"♣": "C", "♦": "D", "♠": "S", "♥": "H"}

@@ -17,6 +17,7 @@ import redis
 
 from service.api.factory import create_app
 from service.settings import Settings
+from tests import children
 from tests.api.helpers import Hearts
 from tests.redis_helpers import free_port, redis_server_binary
 
@@ -103,7 +104,7 @@ def test_the_redis_settings_load_and_their_acl_user_runs_the_service(tmp_path, k
     conf += "\nuser operator on >operator ~* &* +@all\n"  # this test's own look at the settings
     (tmp_path / "redis.conf").write_text(conf)
     port = free_port()
-    process = subprocess.Popen(
+    process = children.start(
         [redis_server_binary(), str(tmp_path / "redis.conf")]
         + ["--port", str(port), "--dir", str(tmp_path), "--bind", "127.0.0.1"],
         stdout=subprocess.DEVNULL,

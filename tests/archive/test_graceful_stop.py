@@ -21,6 +21,7 @@ from service.cli import main
 from service.cli.serve import give_back_leases_on_stop
 from service.store.leases import PartitionLeases, close_all
 from service.store.redis_server import client_for
+from tests import children
 from tests.archive.helpers import ON_A_REAL_REDIS, World
 from tests.redis_helpers import free_port
 
@@ -151,7 +152,7 @@ def test_hearts_serve_gives_the_archivers_leases_back_on_sigterm(
     }
     log = open(tmp_path / "serve.log", "ab")  # noqa: SIM115 - closed with the process
     port = free_port()
-    process = subprocess.Popen(
+    process = children.start(
         [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--workers", "1"]
         + ["--no-projector"],
         cwd=tmp_path,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.arena_openspiel import ArenaMismatch, Timing
+from bots.base import Bot
 from bots.specs import make_bot
 from domain.rules import RuleOptions
 from domain.views import SeatView
@@ -68,9 +69,15 @@ def play_game(
     opponents: list[str],
     decide: Decide,
     poll: float = 0.005,
+    table: dict[int, Decide] | None = None,
 ) -> dict[str, Any]:
     """Create a one-hand game with ``deal``, the server's bots in the other seats, play ``seat``
-    with ``decide``; the finished hand's record (``GET .../hands/1``, everything shown)."""
+    with ``decide``; the finished hand's record (``GET .../hands/1``, everything shown).
+
+    ``table``: the other seats played by this process instead (seat -> its decide), as clients
+    of their own seats, like the test seat."""
+    if table is not None:
+        return _play_at_table(api, rules, deal, {**table, seat: decide})
     bots = iter(opponents)
     seats = [None if s == seat else {"bot": next(bots)} for s in range(4)]
     created = api.call("POST", API, {"rules": rules, "seats": seats, "deals": [deal]})
@@ -85,6 +92,26 @@ def play_game(
             continue
         command, body = decide(view)
         view = api.call("POST", f"{game}/{command}", body, token)["view"]
+    return api.call("GET", f"{game}/hands/1")
+
+
+def _play_at_table(
+    api: Api, rules: dict[str, Any], deal: list[list[str]], players: dict[int, Decide]
+) -> dict[str, Any]:
+    """Every seat a client of this process: whoever the view awaits decides, in seat order."""
+    created = api.call("POST", API, {"rules": rules, "seats": [None] * 4, "deals": [deal]})
+    game = f"{API}/{created['id']}"
+    tokens = {}
+    for s in range(4):
+        joined = api.call("POST", f"{game}/seats", {"name": f"arena{s}", "seat": s})
+        tokens[s] = joined["token"]
+        view = joined["view"]
+    _check_rules(view["rules"], rules)
+    while view["phase"] != "finished":
+        s = min(view["awaiting"])
+        mine = api.call("GET", game, token=tokens[s])
+        command, body = players[s](mine)
+        view = api.call("POST", f"{game}/{command}", body, tokens[s])["view"]
     return api.call("GET", f"{game}/hands/1")
 
 
@@ -107,9 +134,10 @@ class OurAgent:
     from the seat's view exactly as the service's bot runner would from its state; only its
     ``choose_*`` call is timed (time.process_time), as ISMCTS's ``step`` is."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, bot: Bot | None = None, role: str = "ours") -> None:
         self.name = spec
-        self.bot = make_bot(spec, clock=time.process_time)
+        self.bot = bot if bot is not None else make_bot(spec, clock=time.process_time)
+        self.role = role  # "ours", or "base": a baseline in the same seat of the same deals
         self.timing = Timing()
         self.seed = "arena"
         self.moves = 0

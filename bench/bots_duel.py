@@ -90,6 +90,7 @@ def duel(
     seed: str,
     rules: RuleOptions,
     progress: bool = True,
+    max_seconds: float | None = None,
 ) -> dict[str, Any]:
     n = rules.players
     bots = {
@@ -138,6 +139,8 @@ def duel(
                 file=sys.stderr,
                 flush=True,
             )
+        if max_seconds is not None and time.perf_counter() - started > max_seconds:
+            break  # bounded: the figure is over the games played, its size reported
     if progress:
         print(file=sys.stderr)
 
@@ -183,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="duel")
     parser.add_argument("--rules", default="{}", help="rule options as JSON")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--max-seconds", type=float, default=None, help="stop after the game that passes this"
+    )
     args = parser.parse_args(argv)
     options = {"score_limit": 500, **json.loads(args.rules)}  # the most (issue 33)
     rules = RuleOptions.from_dict(options)
@@ -195,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         args.seed,
         rules,
         progress=not args.quiet,
+        max_seconds=args.max_seconds,
     )
     print(json.dumps(result))
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from domain.cards import Card
@@ -59,6 +60,13 @@ def bot_names() -> list[str]:
 
 def _load_strategies() -> None:
     from . import heuristic, montecarlo, random_bot  # noqa: F401  (each registers itself)
+    from .levels import LEVELS
+    from .specs import make_bot
+
+    # A level is a name for a spec (bots/levels.py): a seat may name it as it names a strategy.
+    for level in LEVELS:
+        if level.name not in _REGISTRY:
+            _REGISTRY[level.name] = partial(make_bot, level.spec)
 
 
 def rng_for(seed: str) -> random.Random:

@@ -76,6 +76,11 @@ class Budget:
     # 1: deal the unseen cards as the others' plays say they lie, read as the heuristic's
     # (bots.inference); 0: only the voids and the passed cards.
     infer: int = 0
+    # Weigh each sampled deal by how likely the others' plays so far are in it, read as the
+    # heuristic's (issue 41): every play of another seat that differs from the heuristic's
+    # choice in that deal multiplies the deal's weight by this (0 < weigh < 1); 0: every
+    # deal counts alike. A soft ``infer``: a deal the plays contradict counts less, not never.
+    weigh: float = 0.0
 
     def __post_init__(self) -> None:
         if self.ms is not None and not self.ms > 0:
@@ -84,6 +89,8 @@ class Budget:
             raise ValueError("plays must be at least 1 and min_samples at least 2")
         if self.max_samples is not None and self.max_samples < self.min_samples:
             raise ValueError("max_samples must be at least min_samples")
+        if not 0 <= self.weigh < 1:
+            raise ValueError(f"weigh must be in [0, 1), not {self.weigh}")
 
 
 DEFAULT_BUDGET = Budget()
@@ -111,7 +118,9 @@ class MonteCarloBot:
         if self.budget.infer:
             k = dataclasses.replace(k, excluded=excluded_cards(view, rules))
         legal = mask_of(view.legal_cards)
-        return card_of(best_card(k, legal, random.Random(seed), self.budget, self.clock))
+        history = plays_of(view) if self.budget.weigh > 0 else None
+        rng = random.Random(seed)
+        return card_of(best_card(k, legal, rng, self.budget, self.clock, history))
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
         return best_moon_choice(view, rules)
@@ -121,9 +130,15 @@ register("montecarlo")(MonteCarloBot)
 
 
 def best_card(
-    k: Knowledge, legal: int, rng: random.Random, budget: Budget, clock: Clock | None = None
+    k: Knowledge,
+    legal: int,
+    rng: random.Random,
+    budget: Budget,
+    clock: Clock | None = None,
+    history: list[tuple[int, int]] | None = None,
 ) -> int:
-    """The card to play. ``clock`` is read only under a budget in milliseconds."""
+    """The card to play. ``clock`` is read only under a budget in milliseconds; ``history``
+    (every play of the hand so far, in order) weighs the deals under ``budget.weigh``."""
     me = k.seat
     default = choose_card(k.state, me, legal)
     candidates = distinct_cards(legal, k.state.hands[me], k.unseen, k.state.rules.bonus)
@@ -148,15 +163,17 @@ def best_card(
     # what the early stop below reads.
     gaps = [0.0] * len(candidates)
     squares = [0.0] * len(candidates)
-    done = 0
-    for _ in range(samples):
+    weighed = budget.weigh > 0 and bool(history) and not k.state.rules.kitty
+    weight_sum = 0.0
+    for done in range(1, samples + 1):
         world = sample_state(k, rng)
+        weight = likelihood(world, history or [], me, budget.weigh) if weighed else 1.0
         values = [
             _value(_play_out(world.copy(), me, card), me, budget.others_weight)
             for card in candidates
         ]
-        _add_deal(values, values[d], totals, gaps, squares)
-        done += 1
+        _add_deal(values, values[d], totals, gaps, squares, weight)
+        weight_sum += weight
         if (
             budget.settle_z > 0
             and done >= max(budget.min_samples, 2)
@@ -167,19 +184,57 @@ def best_card(
             break
     base = totals[d]
     best = min(range(len(candidates)), key=lambda j: totals[j])
-    if totals[best] < base - budget.margin * done:
+    if totals[best] < base - budget.margin * weight_sum:
         return candidates[best]
     return default
 
 
+def plays_of(view: SeatView) -> list[tuple[int, int]]:
+    """Every play of the hand so far, in order: (seat, card)."""
+    pub = view.public
+    out = [(s, c.index) for t in pub.tricks for s, c in t.plays]
+    return out + [(s, c.index) for s, c in pub.current_trick]
+
+
+def likelihood(world: PlayState, history: list[tuple[int, int]], me: int, miss: float) -> float:
+    """How likely the others' plays so far are in ``world`` (a sampled deal, now), read as the
+    heuristic's: ``miss`` to the power of the plays where the heuristic, holding that seat's
+    cards of this deal, would have played another card.
+
+    The hand is replayed from its first play with every seat's cards of the deal (its cards now
+    and the ones it played since), the heuristic asked at each of the others' plays. A deal
+    that puts the queen of spades with a seat that threw a low club instead of it, say, counts
+    ``miss`` times as much as one that does not; a seat that leaves the heuristic's card in every
+    deal lowers every deal alike, so a player unlike the heuristic changes little.
+    """
+    if not history:
+        return 1.0
+    hands = list(world.hands)
+    for seat, c in history:
+        hands[seat] |= 1 << c
+    st = PlayState(world.rules, hands, turn=history[0][0], scores=world.scores)
+    weight = 1.0
+    for seat, c in history:
+        if seat != me and choose_card(st, seat, legal_mask(st, seat)) != c:
+            weight *= miss
+        play(st, seat, c)
+    return weight
+
+
 def _add_deal(
-    values: list[float], base: float, totals: list[float], gaps: list[float], squares: list[float]
+    values: list[float],
+    base: float,
+    totals: list[float],
+    gaps: list[float],
+    squares: list[float],
+    weight: float = 1.0,
 ) -> None:
-    """One sampled deal's values of the candidates added in: totals, and the sums of each one's
-    gap to ``base`` (the default candidate's value in that deal) and of its square, for the
-    paired test of :func:`_settled`."""
+    """One sampled deal's values of the candidates added in: totals (each deal's value times its
+    ``weight``), and the sums of each one's gap to ``base`` (the default candidate's value in
+    that deal) and of its square, for the paired test of :func:`_settled` (unweighted: the stop
+    asks whether the deals agree, the choice reads the weights)."""
     for j, v in enumerate(values):
-        totals[j] += v
+        totals[j] += weight * v
         gap = v - base
         gaps[j] += gap
         squares[j] += gap * gap

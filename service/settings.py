@@ -119,6 +119,10 @@ class Settings:
     # In a game with a turn clock where every person's seat is played by a bot (away, or handed
     # over), the bots move once per this many seconds, at a person's pace (bot_runner.table_pace).
     bot_away_pace: float = 2.0
+    # At a table where a person plays, each bot waits this many seconds before it acts (a
+    # human-like moment: the cards come one by one); 0, no wait. Never where only bots play
+    # (bot_runner.table_pace).
+    bot_think: float = 0.0
     # The most entries of a game's log one request reads in its worker: a read of more (an
     # events page far into a game, a hand, a state at a seq, a stream's start, a head's check)
     # is a long-work job, as an audit is (issue 33). Also the most events a page holds.
@@ -416,6 +420,7 @@ _VARIABLES = (
     ("bot_lease_seconds", "HEARTS_BOT_LEASE_SECONDS", seconds),
     ("bot_poll_seconds", "HEARTS_BOT_POLL_SECONDS", seconds),
     ("bot_away_pace", "HEARTS_BOT_AWAY_PACE", seconds),
+    ("bot_think", "HEARTS_BOT_THINK", non_negative_seconds),
     ("log_page", "HEARTS_LOG_PAGE", positive),
     ("long_requests_per_worker", "HEARTS_LONG_REQUESTS_PER_WORKER", positive),
     ("long_work_queue", "HEARTS_LONG_WORK_QUEUE", non_negative),

@@ -154,6 +154,7 @@ def create_app(
             bot_lease_seconds=settings.bot_lease_seconds,
             bot_poll_seconds=settings.bot_poll_seconds,
             bot_away_pace=settings.bot_away_pace,
+            bot_think=settings.bot_think,
             cache_games=settings.cache_games,
             max_bot_games=settings.max_bot_games,
             bot_game_seconds=settings.bot_game_seconds,

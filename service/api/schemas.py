@@ -53,7 +53,7 @@ MAX_NAME = MAX_NAME_LENGTH  # domain/names.py: a nickname's bound, after normali
 
 
 class SeatSpec(fields.Field):
-    """A seat at creation: ``null`` (a person will join) or ``{"bot": "<strategy>"}``."""
+    """A seat at creation: ``null`` (a person will join) or ``{"bot": "<level or strategy>"}``."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str | None:
         if value is None:
@@ -177,7 +177,10 @@ class CreateGameSchema(Schema):
         load_default=None,
         allow_none=True,
         validate=validate.Length(max=MAX_SEATS),
-        metadata={"description": 'One entry per seat: null (open) or {"bot": "random"}'},
+        metadata={
+            "description": 'One entry per seat: null (open) or {"bot": "strong"}: a level '
+            "(beginner, casual, strong, master: docs/bots.md) or a strategy's name"
+        },
     )
     seed = fields.String(
         load_default=None,
@@ -291,7 +294,10 @@ class SeatBotSchema(Schema):
         required=True,
         allow_none=True,
         validate=validate.Length(1, 64),
-        metadata={"description": "A bot strategy to play this seat, or null to take it back"},
+        metadata={
+            "description": "A bot to play this seat (a level, e.g. strong, or a strategy's "
+            "name), or null to take it back"
+        },
     )
 
 

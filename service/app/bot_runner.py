@@ -100,16 +100,24 @@ def fallback_command(state: GameState, seat: int) -> Command:
     return PlayCard(seat, view.legal_cards[0])
 
 
-def table_pace(state: GameState, pace_seconds: float) -> float:
-    """Seconds between bot moves in the background: ``pace_seconds`` in a game in which every
-    person's seat is played by a bot (away, or handed over), 0 otherwise. Bots standing in for
-    everyone play on at a person's pace, so a player who comes back finds the game going rather
-    than over, and their "I'm back" is not raced by a bot move a millisecond. With or without a
-    turn clock (issue 42): a guest who hands the one seat of three bots' table over must not
-    get a game of bots at full speed that no create limit counted."""
+def table_pace(state: GameState, pace_seconds: float, think_seconds: float = 0.0) -> float:
+    """Seconds before each bot move, all of them made in the background (0: no wait, and the
+    request that woke the bots makes the first ones itself).
+
+    ``think_seconds`` at a table where a person plays their own seat: a bot waits a short
+    human-like moment before acting, so a person sees the cards come one by one (the setting
+    ``bot_think``; 0, the default, is no wait). ``pace_seconds`` in a game in which every
+    person's seat is played by a bot (away, or handed over), with or without a turn clock:
+    bots standing in for everyone play on at a person's pace, so a player who comes back finds
+    the game going rather than over, and their "I'm back" is not raced by a bot move a
+    millisecond; and a guest who hands the one seat of three bots' table over gets no game of
+    bots at full speed that no create limit counted (issue 42). 0 where only bots ever sat:
+    nobody is watching them think, and the create limits counted that game."""
     people = [seat for seat in state.seats if seat.player]
-    if not people or any(seat.bot is None for seat in people):
+    if not people:
         return 0.0
+    if any(seat.bot is None for seat in people):
+        return think_seconds
     return pace_seconds
 
 
@@ -226,6 +234,7 @@ class BackgroundBots:
         lease_seconds: float,
         poll_seconds: float,
         away_pace_seconds: float = 2.0,
+        think_seconds: float = 0.0,
     ) -> None:
         self.runner = runner
         self.queue = queue
@@ -233,6 +242,7 @@ class BackgroundBots:
         self.turn_seconds = lease_seconds / 4
         self.poll_seconds = poll_seconds
         self.away_pace_seconds = away_pace_seconds
+        self.think_seconds = think_seconds
         self.owner = uuid.uuid4().hex[:12]
         self.turns = 0
         self._wake = threading.Event()
@@ -240,9 +250,14 @@ class BackgroundBots:
         # Redis lost (the master that ran it gone, say): said once, not once per game and turn.
         self.outage = Outage(log, "bots")
 
-    def hand_over(self, game_id: str) -> None:
-        """Queue the game for bot moves (kept if already queued or leased) and wake up."""
-        self.queue.hand_over(game_id)
+    def pace(self, state: GameState) -> float:
+        """Seconds before each bot move of this game (``table_pace``)."""
+        return table_pace(state, self.away_pace_seconds, self.think_seconds)
+
+    def hand_over(self, game_id: str, delay_seconds: float = 0.0) -> None:
+        """Queue the game for bot moves, due after ``delay_seconds`` (kept if already queued
+        or leased), and wake up."""
+        self.queue.hand_over(game_id, int(delay_seconds * 1000))
         self._wake.set()
 
     def drive_due(self) -> int:
@@ -270,7 +285,7 @@ class BackgroundBots:
         cause = f"bots-{self.owner}-{uuid.uuid4().hex[:12]}"
         try:
             snap = self.runner.load(game_id)
-            pace = table_pace(snap.state.state, self.away_pace_seconds)
+            pace = self.pace(snap.state.state)
             deadline = time.monotonic() + (0 if pace else self.turn_seconds)  # paced: one move
             _, snap = self.runner.run(game_id, cause, snap, deadline=deadline, at_least_one=True)
         except GameNotFound:

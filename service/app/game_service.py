@@ -48,7 +48,7 @@ from domain.rules import RuleOptions
 from domain.state import GameState, Phase
 from service import metrics
 from service.app import auth, game_log
-from service.app.bot_runner import BackgroundBots, BotRunner, bots_only, table_pace
+from service.app.bot_runner import BackgroundBots, BotRunner, bots_only
 from service.app.deal_plan import DealPlan, Hands, SeedCommitted, fresh_salt, plan_event
 from service.app.errors import (
     BotGamesFull,
@@ -187,6 +187,7 @@ class GameService:
         bot_lease_seconds: float = 10.0,
         bot_poll_seconds: float = 1.0,
         bot_away_pace: float = 2.0,
+        bot_think: float = 0.0,
         cache_games: int = 1024,
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
         fresh_salt: Callable[[], str] = fresh_salt,
@@ -231,6 +232,7 @@ class GameService:
             lease_seconds=bot_lease_seconds,
             poll_seconds=bot_poll_seconds,
             away_pace_seconds=bot_away_pace,
+            think_seconds=bot_think,
         )
         self._handed_over: dict[str, float] = {}  # game -> when this process last handed it
         # Called after every append with (game id, version, state before, state after).
@@ -263,9 +265,10 @@ class GameService:
             self.hand_over(game_id, again=True)
         return snap
 
-    def hand_over(self, game_id: str, *, again: bool = False) -> None:
-        """Queue the game for the background runner. ``again``: a reader found it waiting on a
-        bot; once per poll interval per process is enough (the queue keeps it meanwhile)."""
+    def hand_over(self, game_id: str, *, again: bool = False, delay: float = 0.0) -> None:
+        """Queue the game for the background runner (due in ``delay`` seconds). ``again``: a
+        reader found it waiting on a bot; once per poll interval per process is enough (the
+        queue keeps it meanwhile)."""
         now = time.monotonic()
         if again:
             last = self._handed_over.get(game_id)
@@ -274,7 +277,7 @@ class GameService:
             if len(self._handed_over) > 10_000:
                 self._handed_over.clear()
         self._handed_over[game_id] = now
-        self.background.hand_over(game_id)
+        self.background.hand_over(game_id, delay)
 
     def seat_of_token(self, snap: Snapshot[StoredGame], token: str | None) -> int:
         if token is None:
@@ -758,9 +761,10 @@ class GameService:
         # another request is that request's to report, as if it came later).
         final = appended.after
         if self.bots.must_act(final.state.state):
-            # Bots standing in for everyone move at a person's pace: all in the background.
-            paced = table_pace(final.state.state, self.background.away_pace_seconds) > 0
-            if bot_moves and not paced:
+            # Bots that wait before each move (a person's table, or bots standing in for
+            # everyone): all in the background, the first one too.
+            pace = self.background.pace(final.state.state)
+            if bot_moves and not pace:
                 deadline = time.monotonic() + self.bot_request_seconds
                 # Appended one after another from this append's version, up to the first
                 # conflict (self.bots gives way there): the run stays unbroken, as redaction
@@ -768,7 +772,7 @@ class GameService:
                 bot_events, final = self.bots.run(game_id, command_id, final, deadline=deadline)
                 events += bot_events
             if self.bots.must_act(final.state.state):
-                self.hand_over(game_id)
+                self.hand_over(game_id, delay=pace)
         return Outcome(
             game_id,
             final.version,

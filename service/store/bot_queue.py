@@ -25,8 +25,11 @@ from typing import Any
 
 _NOW_MS = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
 
-# KEYS[1] due set; ARGV[1] game id. Due now, unless already queued (a lease is left alone).
-_HAND_OVER_LUA = _NOW_MS + "return redis.call('ZADD', KEYS[1], 'NX', now, ARGV[1])"
+# KEYS[1] due set; ARGV[1] game id, ARGV[2] delay (ms). Due after the delay (0: now), unless
+# already queued (a lease is left alone).
+_HAND_OVER_LUA = (
+    _NOW_MS + "return redis.call('ZADD', KEYS[1], 'NX', now + tonumber(ARGV[2]), ARGV[1])"
+)
 
 # KEYS[1] due set; ARGV[1] lease (ms). The game due longest, leased until now + lease, or nil.
 _TAKE_LUA = (
@@ -67,8 +70,9 @@ class BotQueue:
         self._requeue = redis.register_script(_REQUEUE_LUA)
         self._next_due = redis.register_script(_NEXT_DUE_LUA)
 
-    def hand_over(self, game_id: str) -> None:
-        self._hand_over(keys=[self.key], args=[game_id])
+    def hand_over(self, game_id: str, delay_ms: int = 0) -> None:
+        """Due ``delay_ms`` from now (0: at once), unless already queued."""
+        self._hand_over(keys=[self.key], args=[game_id, max(0, int(delay_ms))])
 
     def take(self, lease_ms: int) -> str | None:
         """The game due longest, leased to the caller for ``lease_ms``; None if none is due."""

@@ -134,3 +134,16 @@ def test_a_view_gives_the_seat_its_information_state_and_the_hidden_cards_are_ne
     record = _hand(direction, seed=len(direction), at_decision=check)
     assert decisions == 52 + (4 if direction != "hold" else 0)
     assert replay_record(game, record) == record["score_changes"]
+
+
+def test_the_tally_pairs_ours_with_ismcts_and_the_baseline_deal_by_deal():
+    from bench.arena import Tally
+
+    tally = Tally()
+    tally.add_deal([(4, 10, 4), (0, 0, 26)])  # a deal, two test seats
+    tally.add_deal([(13, 13, None)])  # no baseline this deal
+    assert tally.diffs == [6, 0, 0] and tally.per_deal == [3.0, 0.0]
+    assert tally.base == [4, 26] and tally.per_deal_base == [13.0]
+    only_baseline = Tally()
+    only_baseline.add_deal([(2, None, 5)])  # --sims 0
+    assert only_baseline.per_deal == [] and only_baseline.per_deal_base == [3.0]

@@ -3,10 +3,9 @@
 import { accountPanel, joinAs, savedPlayer } from "./account.js";
 import { api, saveSeat, savedSeat } from "./api.js";
 import { joinWithCode, privateChoiceHtml, rememberInvitation } from "./invite.js";
-import { $, arrangedBadge, attempt, html, render, seatName, segment } from "./ui.js";
+import { $, arrangedBadge, attempt, DEFAULT_LEVEL, html, LEVELS, render, seatName, segment } from "./ui.js";
 
 const NAME = "hearts.name";
-const BOTS = ["random", "heuristic", "montecarlo"];
 const PRESETS = ["standard", "computer", "omnibus", "original"];
 // The turn clocks by name (domain/rules.py TIME_CONTROLS: seconds per decision, reserve).
 const CLOCKS = [
@@ -16,7 +15,10 @@ const CLOCKS = [
 ];
 
 function seatChoice(seat) {
-  const options = BOTS.map((b) => html`<option value="${b}">bot: ${b}</option>`);
+  // The bots by level, weakest first; a person's table starts with the second strongest.
+  const options = LEVELS.map(
+    (b) => html`<option value="${b}"${b === DEFAULT_LEVEL ? html` selected` : ""}>bot: ${b}</option>`,
+  );
   return html`<label>Seat ${seat} <select name="seat${seat}">${options}<option value="">open (a person)</option></select></label>`;
 }
 

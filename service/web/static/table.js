@@ -10,6 +10,7 @@ import {
   arrangedBadge,
   attempt,
   html,
+  levelTag,
   nameHtml,
   passTarget,
   render,
@@ -260,7 +261,7 @@ export async function showTable(root, gameId, { watch }) {
       ? html` <span class="countdown" data-deadline="${clock.deadline}" title="time left to decide (reserve ${Math.round(clock.reserve_seconds)} s)">${timeLeft(clock.deadline)}</span>`
       : "";
     return html`<div class="${classes.join(" ")}" data-seat="${seat}">
-      <div class="name">${nameHtml(view.seats, seat)}${passed}${turn}${away}${countdown}</div>
+      <div class="name">${nameHtml(view.seats, seat)}${levelTag(view.seats, seat)}${passed}${turn}${away}${countdown}</div>
       <div class="figures"><span title="total score">score <b>${view.scores[seat]}</b></span>
         <span title="tricks taken this hand">tricks ${tricks}</span>
         <span title="points taken this hand">pts ${info.points_this_hand}</span>

@@ -141,6 +141,24 @@ export function seatName(seats, seat) {
   return info.name ?? `seat ${seat} (open)`;
 }
 
+// The bots' levels for people, weakest first, and the one a person's table offers first
+// (bots/levels.py defines them; tests/web/test_levels.py checks that these agree). The
+// strategies' own names, which seats took before the levels, play at a level too.
+export const LEVELS = ["beginner", "casual", "strong", "master"];
+export const DEFAULT_LEVEL = "strong";
+const STRATEGY_LEVEL = { random: "beginner", heuristic: "casual", montecarlo: "strong" };
+
+export function botLevel(bot) {
+  if (LEVELS.includes(bot)) return bot;
+  return Object.hasOwn(STRATEGY_LEVEL, bot) ? STRATEGY_LEVEL[bot] : null;
+}
+
+// A bot's level by its seat at the table (text: the name came from the API).
+export function levelTag(seats, seat) {
+  const level = botLevel(seats?.[seat]?.bot);
+  return level ? html` <span class="tag level" title="bot level">${level}</span>` : "";
+}
+
 export function nameHtml(seats, seat) {
   const info = seats?.[seat] ?? {};
   return html`${seatName(seats, seat)}${info.bot ? html` <span class="tag">bot</span>` : ""}`;

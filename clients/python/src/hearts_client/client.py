@@ -28,6 +28,10 @@ from .models import (
 from .note import Head, Note, NoteError
 
 API = "/api/v1"
+# The server's bot levels, weakest first (its docs/bots.md has the ladder that orders them), and
+# the one its web offers a person's table: the second strongest.
+LEVELS = ("beginner", "casual", "strong", "master")
+DEFAULT_LEVEL = "strong"
 PROBLEM_JSON = "application/problem+json"
 # Answers that say "not now, later" (Retry-After): over a rate limit, or the server busy or cut
 # off from its store with nothing written.
@@ -81,7 +85,9 @@ class HeartsClient:
         idempotency_key: str | None = None,
         private: bool = False,
     ) -> Created:
-        """A new game. ``seats``: one entry per seat, a bot's name or None (a player joins);
+        """A new game. ``seats``: one entry per seat, a bot or None (a player joins); a bot is
+        a level (``LEVELS``: ``"beginner"`` to ``"master"``; ``DEFAULT_LEVEL`` is what the web
+        offers a person's table) or a strategy's name (``"random"``, ``"montecarlo"``);
         ``rules``: ``{"preset": ..., <option>: <value>}`` (the document lists every option);
         ``seed``: deal every hand from it, reproducibly; it must be unguessable
         (``secrets.token_urlsafe(16)``; 422 ``seed-guessable`` otherwise): keep and reuse it.
@@ -485,7 +491,8 @@ class Seat:
         return self.client.follow(self.game_id, token=self.token, after=after)
 
     def set_bot(self, bot: str | None, **options: Any) -> CommandResult:
-        """Hand the seat to a bot strategy, or take it back with None."""
+        """Hand the seat to a bot (a level, e.g. ``"strong"``, or a strategy's name), or take it
+        back with None."""
         return self._move(f"seats/{self.seat}/bot", {"bot": bot}, **options)
 
     def contribute(self, seed: str | None = None, **options: Any) -> CommandResult:

@@ -361,12 +361,15 @@ def player_ratings(player_id: str):
     body: dict[str, Any] = {
         "player_id": player_id,
         "name": names[player_id],
-        "rating": found.rating if found is not None else None,
-        "mu": found.mu if found is not None else None,
-        "sigma": found.sigma if found is not None else None,
+        # A player flagged before any game counted for it has evidence but no rating yet.
+        "rating": found.rating if found is not None and found.games else None,
+        "mu": found.mu if found is not None and found.games else None,
+        "sigma": found.sigma if found is not None and found.games else None,
         "rated_games": found.games if found is not None else 0,
         "rated_opponents": found.opponents if found is not None else 0,
+        "weighted_games": found.weight if found is not None else 0.0,
         "provisional": found.provisional if found is not None else True,
+        "flagged": found is not None and found.flagged is not None,
         "history": [
             {
                 "game_id": point.game_id,
@@ -377,6 +380,7 @@ def player_ratings(player_id: str):
                 "rank": point.rank,
                 "players": point.players,
                 "left": point.left,
+                "weight": point.weight,
             }
             for point in (found.history if found is not None else ())
         ],

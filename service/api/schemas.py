@@ -627,6 +627,24 @@ class PlayerRatingsSchema(Schema):
     as_of = fields.Nested(AsOfSchema)
 
 
+class GroupRowSchema(Schema):
+    name = fields.String()
+    player_id = fields.String(allow_none=True, metadata={"description": "null for a guest"})
+    games = fields.Integer(metadata={"description": "Finished games among the group only"})
+    wins = fields.Integer()
+    average_points = fields.Float(allow_none=True, metadata={"description": "Final totals"})
+    rating = fields.Float(
+        allow_none=True, metadata={"description": "mu - 3 sigma over every rated game"}
+    )
+    provisional = fields.Boolean(metadata={"description": _PROVISIONAL})
+
+
+class GroupStandingsSchema(Schema):
+    players = fields.List(fields.Nested(GroupRowSchema))
+    games = fields.Integer(metadata={"description": "The games among the group counted"})
+    as_of = fields.Nested(AsOfSchema)
+
+
 class LeaderboardSchema(Schema):
     sort = fields.String(validate=validate.OneOf(list(FIGURES)))
     order = fields.String(validate=validate.OneOf(["asc", "desc"]))

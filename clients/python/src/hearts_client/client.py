@@ -156,6 +156,11 @@ class HeartsClient:
         rated game."""
         return self._call("GET", f"/ratings/{player_id}")
 
+    def standings(self, players: Sequence[str]) -> dict[str, Any]:
+        """A group's standings over the games among those players only (2 to 8 names): each
+        one's games, wins, average points, and rating (``provisional`` while young)."""
+        return self._call("GET", "/standings", params={"players": ",".join(players)})
+
     # -- the log: events, hands, audit -------------------------------------------------------
 
     def events(

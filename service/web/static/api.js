@@ -147,6 +147,7 @@ export const api = {
   audit: (id) => call("GET", `${game(id)}/audit`),
   scoreboard: (id) => call("GET", `${game(id)}/scoreboard`),
   leaderboard: (sort) => call("GET", `/leaderboard?sort=${encodeURIComponent(sort)}&limit=50`),
+  standings: (players) => call("GET", `/standings?players=${encodeURIComponent(players)}`),
 };
 
 // Seat tokens live in localStorage, one per game, so a reload or a closed tab resumes the game.

@@ -1,5 +1,6 @@
 // The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/replay/ID/N,
-// #/scoreboard/ID, #/leaderboard, #/player/ID (a registered player's ratings). Each page module
+// #/scoreboard/ID, #/leaderboard, #/player/ID (a registered player's ratings), #/standings/NAMES
+// (a group's standings: names separated by commas). Each page module
 // renders into its own element in #page and returns a cleanup.
 
 import { ApiError } from "./api.js";
@@ -7,6 +8,7 @@ import { showLeaderboard, showScoreboard } from "./boards.js";
 import { showLobby } from "./lobby.js";
 import { showPlayer } from "./ratings.js";
 import { showReplay } from "./replay.js";
+import { showStandings } from "./standings.js";
 import { showTable } from "./table.js";
 import { $, clearProblem, html, render, setConnection, showProblem } from "./ui.js";
 
@@ -56,6 +58,7 @@ function show(page, root, id, extra) {
   if (page === "scoreboard") return showScoreboard(root, gameIdOf(id));
   if (page === "leaderboard") return showLeaderboard(root);
   if (page === "player") return showPlayer(root, id);
+  if (page === "standings") return showStandings(root, id);
   return showLobby(root);
 }
 

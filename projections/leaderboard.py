@@ -5,9 +5,9 @@ then by name. A player with no value for the figure (an average before any finis
 last whatever the direction, most wins first among them. Ranked by rating, the board lists
 established ratings only: a provisional rating (too few games, or too few opponents:
 :mod:`projections.ratings`) ranks nobody, so a handful of games among a handful of accounts puts
-no one on it. A page's cursor names the last row's (value, wins, name), so the next page starts
-right after it even if players were
-added in between.
+no one on it, and a player flagged for fair play (fed by its opponents) is off it until an
+operator clears the flag. A page's cursor names the last row's (value, wins, name), so the next
+page starts right after it even if players were added in between.
 """
 
 from __future__ import annotations
@@ -79,10 +79,12 @@ def _key(order: Order, value: int | float | None, wins: int, name: str) -> tuple
 
 
 def listed(player: PlayerStats, order: Order) -> bool:
-    """Whether the player has a row: by rating, only an established rating has one."""
+    """Whether the player has a row: by rating, only an established rating of a player not
+    flagged for fair play (:mod:`projections.ratings`) has one."""
     if order.sort != "rating":
         return True
-    return player.rating is not None and not player.rating.provisional
+    rating = player.rating
+    return rating is not None and not rating.provisional and rating.flagged is None
 
 
 def _key_of(order: Order, player: PlayerStats) -> tuple:

@@ -31,9 +31,28 @@ What is rated, and why (every rule here, so one module says it; docs/projections
   :data:`PAIR_LIMIT` counted games in the :data:`PAIR_WINDOW_US` before it moves nobody: a
   ring of accounts feeding one of them runs dry (per pair, so rotating which accounts sit
   does not reset it).
-- **Provisional.** A rating is *provisional* until the player has :data:`PROVISIONAL_GAMES`
-  counted games against :data:`PROVISIONAL_OPPONENTS` distinct opponents who played them out;
-  the leaderboard ranks established ratings only (Lichess lists established players only).
+- **New and beaten accounts weigh little** (issue 42). Each counted game moves a player's
+  rating by a *weight* from 0 to 1 (its mu and sigma move that share of the way the model says),
+  the mean over the player's opponents at the table of what each is worth: an opponent's
+  *trust*, its own weighted games so far over :data:`PROVISIONAL_GAMES` (at least
+  :data:`NEW_WEIGHT`, at most 1), halved (:data:`REPEAT_DECAY`) for each of its losses to this
+  player in the :data:`REPEAT_WINDOW_US` before, beyond :data:`REPEAT_FREE`. A farm's fresh accounts
+  hand their main account wins worth a quarter of a game each, less as they keep losing to it.
+- **Provisional.** A rating is *provisional* until the player's weighted games reach
+  :data:`PROVISIONAL_GAMES` against :data:`PROVISIONAL_OPPONENTS` distinct opponents who played
+  them out: an honest newcomer is established after 10 games against established players
+  (each weighs 1 while none of them lost to it more than :data:`REPEAT_FREE` times in the
+  week before);
+  among newcomers only (a fresh server) it takes about 24 games. The leaderboard ranks
+  established ratings only (Lichess lists established players only).
+- **Fed players are flagged** (issue 42; the evidence is :mod:`projections.fairplay`'s). Each
+  rated record carries, per seat, the tricks with points it could have ducked or taken and how
+  many it took. A player who won a game adds up the other seats' figures; once they reach
+  :data:`FLAG_TAKES` needless takes and :data:`FLAG_RATE` of the choices, the player is
+  *flagged*: from that game on, no game with a flagged player at the table moves anyone, and a
+  flagged player is off the leaderboard. An operator who finds the games honest clears the
+  flag (``hearts players clear``): the evidence of games finished before the clearing no longer
+  counts, so the fold counts their games again (an input of :func:`fold`, ``cleared``).
 
 The projector records each rated table once (:class:`RatedGame`: its finish time, each seat's
 player and final total, who left); everything else above is decided by :func:`fold`, a fold of
@@ -50,7 +69,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from openskill.models import BradleyTerryFull
@@ -62,6 +81,12 @@ PROVISIONAL_GAMES = 10  # counted games before a rating is established...
 PROVISIONAL_OPPONENTS = 5  # ...against at least this many distinct opponents
 PAIR_LIMIT = 5  # counted games two players may share within PAIR_WINDOW_US...
 PAIR_WINDOW_US = 24 * 3600 * 1_000_000  # ...a day: later ones move nobody
+NEW_WEIGHT = 0.25  # the least an opponent's result is worth (a brand-new account's)
+REPEAT_FREE = 2  # losses to the same player in REPEAT_WINDOW_US that weigh in full...
+REPEAT_DECAY = 0.5  # ...each one after them halves the loser's weight for that player
+REPEAT_WINDOW_US = 7 * 24 * 3600 * 1_000_000  # a week
+FLAG_TAKES = 15  # needless takes behind a player's wins before it is flagged...
+FLAG_RATE = 0.8  # ...when they are at least this share of the choices
 
 _MODEL = BradleyTerryFull()  # defaults: mu 25, sigma 25/3, beta 25/6, tau 25/300
 
@@ -91,6 +116,8 @@ class RatedGame:
     finished_at: str  # the same, as recorded (ISO-8601 UTC)
     seats: tuple[tuple[str, int], ...]  # per seat: (player id, final total)
     left: frozenset[str] = frozenset()  # the players who handed their seat to a bot
+    # Per seat: (needless takes, choices) of projections.fairplay; () when not recorded.
+    plays: tuple[tuple[int, int], ...] = ()
 
     @property
     def order(self) -> tuple[int, str]:
@@ -100,6 +127,8 @@ class RatedGame:
         data: dict = {"g": self.game_id, "t": self.finished_at, "s": [list(s) for s in self.seats]}
         if self.left:  # absent when nobody left: such records read as they did before
             data["l"] = sorted(self.left)
+        if self.plays:
+            data["f"] = [list(p) for p in self.plays]
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -107,7 +136,8 @@ class RatedGame:
         data = json.loads(raw)
         seats = tuple((str(p), int(t)) for p, t in data["s"])
         left = frozenset(str(p) for p in data.get("l", ()))
-        return cls(data["g"], finished_us, data["t"], seats, left)
+        plays = tuple((int(n), int(c)) for n, c in data.get("f", ()))
+        return cls(data["g"], finished_us, data["t"], seats, left, plays)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +154,7 @@ class RatingPoint:
     table: tuple[str, ...] = ()  # every player of the game (the pair limit counts these)
     opponents: tuple[str, ...] = ()  # the others who played it out (provisional counts these)
     left: bool = False  # this player left it to a bot (ranked last)
+    weight: float = 1.0  # the share of the model's move this game made (see NEW_WEIGHT)
 
     @property
     def rating(self) -> float:
@@ -137,6 +168,9 @@ class PlayerRating:
     sigma: float
     games: int  # counted rated games
     history: tuple[RatingPoint, ...] = field(default=(), repr=False)
+    weight: float = 0.0  # the counted games' weights summed: what provisional counts
+    fed: tuple[int, int] = (0, 0)  # (needless takes, choices) behind its wins since cleared
+    flagged: str | None = None  # the game that flagged it (None: not flagged)
 
     @property
     def rating(self) -> float:
@@ -150,7 +184,9 @@ class PlayerRating:
 
     @property
     def provisional(self) -> bool:
-        return self.games < PROVISIONAL_GAMES or self.opponents < PROVISIONAL_OPPONENTS
+        # The weights are sums of halvings and quarters: a small tolerance for float error.
+        established = self.weight >= PROVISIONAL_GAMES - 1e-9
+        return not established or self.opponents < PROVISIONAL_OPPONENTS
 
 
 def conservative(mu: float, sigma: float) -> float:
@@ -186,52 +222,158 @@ def _over_pair_limit(game: RatedGame, history: dict[str, list[RatingPoint]]) -> 
     return any(len(games) >= PAIR_LIMIT for games in shared.values())
 
 
+def _trust(rating: PlayerRating | None) -> float:
+    """What an opponent's result is worth before repeated losses: its weighted games so far
+    over PROVISIONAL_GAMES, between NEW_WEIGHT and 1."""
+    weight = rating.weight if rating is not None else 0.0
+    return max(NEW_WEIGHT, min(1.0, weight / PROVISIONAL_GAMES))
+
+
+def _losses(
+    points: Iterable[tuple[str, RatingPoint]],
+) -> dict[tuple[str, str], list[int]]:
+    """(loser, winner) -> the finish times of the counted games where the loser placed below
+    the winner, both moved by the game (from the players' rating points)."""
+    games: dict[str, list[tuple[str, RatingPoint]]] = defaultdict(list)
+    for player, point in points:
+        games[point.game_id].append((player, point))
+    losses: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for game in sorted(games.values(), key=lambda g: (g[0][1].finished_us, g[0][1].game_id)):
+        _count_losses(game, losses)
+    return losses
+
+
+def _count_losses(
+    game: list[tuple[str, RatingPoint]], losses: dict[tuple[str, str], list[int]]
+) -> None:
+    for loser, lost in game:
+        for winner, won in game:
+            if lost.rank > won.rank:
+                losses[(loser, winner)].append(lost.finished_us)
+
+
+def _weight(
+    player: str,
+    ids: Sequence[str],
+    before: dict[str, PlayerRating | None],
+    losses: dict[tuple[str, str], list[int]],
+    now_us: int,
+) -> float:
+    """The share of the model's move a game makes for ``player`` (NEW_WEIGHT, REPEAT_*)."""
+    since = now_us - REPEAT_WINDOW_US
+    worth = []
+    for other in ids:
+        if other == player:
+            continue
+        lost = sum(1 for t in losses.get((other, player), ()) if t > since)
+        worth.append(_trust(before[other]) * REPEAT_DECAY ** max(0, lost - REPEAT_FREE))
+    return sum(worth) / len(worth)
+
+
+def _feed(
+    game: RatedGame,
+    stayed: list[str],
+    fed: dict[str, tuple[int, int]],
+    flagged: dict[str, str],
+    cleared: Mapping[str, int],
+) -> None:
+    """Add the game's fair-play figures behind its winners; flag whoever crosses the line."""
+    if len(game.plays) != len(game.seats):
+        return  # recorded without them
+    ranked = places(standings(game))
+    for i, (winner, _) in enumerate(game.seats):
+        if ranked[i] != 1 or winner not in stayed or game.finished_us <= cleared.get(winner, -1):
+            continue
+        needless, choices = fed.get(winner, (0, 0))
+        for j, (taken, chances) in enumerate(game.plays):
+            if j != i:
+                needless, choices = needless + taken, choices + chances
+        fed[winner] = (needless, choices)
+        if winner not in flagged and needless >= FLAG_TAKES and needless >= FLAG_RATE * choices:
+            flagged[winner] = game.game_id
+
+
 def fold(
-    games: Iterable[RatedGame], start: dict[str, PlayerRating] | None = None
+    games: Iterable[RatedGame],
+    start: dict[str, PlayerRating] | None = None,
+    cleared: Mapping[str, int] | None = None,
 ) -> dict[str, PlayerRating]:
     """Every rated player's rating after ``games``, folded in (finish time, game id) order,
-    onto ``start`` (the ratings after earlier games: every one of ``games`` must sort after
-    them, so the result equals a fold of all from the beginning)."""
+    onto ``start`` (the ratings after earlier games, folded with the same ``cleared``: every
+    one of ``games`` must sort after them, so the result equals a fold of all from the
+    beginning). ``cleared``: player id -> the finish time (microseconds) up to which an
+    operator cleared the player's fair-play evidence."""
+    cleared = cleared or {}
     ratings: dict[str, PlayerRating] = dict(start or {})
     history: dict[str, list[RatingPoint]] = {p: list(r.history) for p, r in ratings.items()}
+    fed = {p: r.fed for p, r in ratings.items() if r.fed != (0, 0)}
+    flagged = {p: r.flagged for p, r in ratings.items() if r.flagged is not None}
+    losses = _losses((p, point) for p, points in history.items() for point in points)
     for game in sorted(games, key=lambda g: g.order):
         ids = [player for player, _ in game.seats]
         if len(set(ids)) != len(ids) or len(ids) < 2:
             continue  # not a rated table (the projector records none such; be safe)
         stayed = [p for p in ids if p not in game.left]
-        if not stayed or _over_pair_limit(game, history):
-            continue  # nobody played it, or these players met too often lately
+        if not stayed:
+            continue  # nobody played it
+        _feed(game, stayed, fed, flagged, cleared)
+        if any(p in flagged for p in ids) or _over_pair_limit(game, history):
+            continue  # a flagged player sat at it, or these players met too often lately
         # One player played it out: only the leavers' losses count (a win over them is none).
         moved = set(ids) if len(stayed) >= 2 else set(game.left)
-        before = [ratings.get(p) for p in ids]
+        before = {p: ratings.get(p) for p in ids}
         teams = [
             [_MODEL.rating() if r is None else _MODEL.rating(mu=r.mu, sigma=r.sigma)]
-            for r in before
+            for r in before.values()
         ]
         ranked = standings(game)
         after = _MODEL.rate(teams, ranks=[float(t) for t in ranked])
         ranks = places(ranked)
         table = tuple(ids)
-        for i, (player, old) in enumerate(zip(ids, before, strict=True)):
+        recorded: list[tuple[str, RatingPoint]] = []
+        for i, player in enumerate(ids):
             if player not in moved:
                 continue
-            new = after[i][0]
+            old = before[player]
+            weight = _weight(player, ids, before, losses, game.finished_us)
+            mu0, sigma0 = (
+                (old.mu, old.sigma) if old is not None else (teams[i][0].mu, teams[i][0].sigma)
+            )
+            mu = mu0 + weight * (after[i][0].mu - mu0)
+            sigma = sigma0 + weight * (after[i][0].sigma - sigma0)
             point = RatingPoint(
                 game.game_id,
                 game.finished_at,
-                new.mu,
-                new.sigma,
+                mu,
+                sigma,
                 ranks[i],
                 len(ids),
                 game.finished_us,
                 table,
                 tuple(p for p in stayed if p != player),
                 player in game.left,
+                weight,
             )
             history.setdefault(player, []).append(point)
+            recorded.append((player, point))
             played = old.games if old is not None else 0
-            ratings[player] = PlayerRating(player, new.mu, new.sigma, played + 1)
+            weighed = old.weight if old is not None else 0.0
+            ratings[player] = PlayerRating(player, mu, sigma, played + 1, (), weighed + weight)
+        _count_losses(recorded, losses)
+    for player in fed.keys() | flagged.keys():
+        if player not in ratings:  # flagged before any game moved it
+            base = _MODEL.rating()
+            ratings[player] = PlayerRating(player, base.mu, base.sigma, 0)
     return {
-        p: PlayerRating(r.player_id, r.mu, r.sigma, r.games, tuple(history[p]))
+        p: PlayerRating(
+            r.player_id,
+            r.mu,
+            r.sigma,
+            r.games,
+            tuple(history.get(p, ())),
+            r.weight,
+            fed.get(p, (0, 0)),
+            flagged.get(p),
+        )
         for p, r in ratings.items()
     }

@@ -160,7 +160,8 @@ class PlayerStats:
 
     @property
     def conservative_rating(self) -> float | None:
-        return self.rating.rating if self.rating is not None else None
+        # None before a counted game (a player can be flagged before one counted for it).
+        return self.rating.rating if self.rating is not None and self.rating.games else None
 
     def count(self, counter: str) -> int:
         """The counter's value: a sum, an extreme, the latest value (0 before any), or a set's
@@ -199,11 +200,13 @@ class PlayerStats:
         return {
             "name": self.name,
             **self.figures(),
-            "mu": rating.mu if rating is not None else None,
-            "sigma": rating.sigma if rating is not None else None,
+            "mu": rating.mu if rating is not None and rating.games else None,
+            "sigma": rating.sigma if rating is not None and rating.games else None,
             "rated_games": rating.games if rating is not None else 0,
             "rated_opponents": rating.opponents if rating is not None else 0,
+            "weighted_games": rating.weight if rating is not None else 0.0,
             "provisional": rating.provisional if rating is not None else True,
+            "flagged": rating is not None and rating.flagged is not None,
         }
 
 

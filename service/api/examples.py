@@ -318,6 +318,7 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getLeaderboard", "GET", "/api/v1/leaderboard?sort=games_played&limit=3")
     r.call("getPlayer", "GET", "/api/v1/players/Kit?recent=2")
     r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{rated_player}")
+    r.call("getGroupStandings", "GET", "/api/v1/standings?players=Kit,Lou,Max,Ned")
     _public_log(r, game, token, witness)
     _tournament(r)  # last: its games change nothing recorded before
     return dict(sorted(r.examples.items()))

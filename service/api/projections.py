@@ -36,11 +36,14 @@ from projections.leaderboard import (
 )
 from projections.ratings import PlayerRating
 from projections.scoreboard import Scoreboard
+from projections.standings import MAX_GAMES, MAX_GROUP, group_games, standings
 from projections.stats import FIGURES, PlayerStats, who
 from service import metrics
 from service.api.common import json_response, service
 from service.api.problems import CATALOGUE, Problem, ProblemType, documented
+from service.api.rate_limits import rate_limited
 from service.api.schemas import (
+    GroupStandingsSchema,
     LeaderboardSchema,
     PlayerRatingsSchema,
     PlayerSchema,
@@ -65,6 +68,7 @@ blp = Blueprint(
 
 MAX_RECENT = 50
 DEFAULT_RECENT = 10
+MAX_GROUP_QUERY = 1000  # characters of the players parameter
 
 for _problem in (
     ProblemType(
@@ -82,6 +86,12 @@ for _problem in (
         404,
         "No such player",
         "No game has counted this player (or no player is registered under this id).",
+    ),
+    ProblemType(
+        "invalid-group",
+        400,
+        "Invalid group",
+        f"players names 2 to {MAX_GROUP} different players, separated by commas.",
     ),
     ProblemType(
         "scoreboard-not-ready",
@@ -364,12 +374,15 @@ def player_ratings(player_id: str):
     body: dict[str, Any] = {
         "player_id": player_id,
         "name": names[player_id],
-        "rating": found.rating if found is not None else None,
-        "mu": found.mu if found is not None else None,
-        "sigma": found.sigma if found is not None else None,
+        # A player flagged before any game counted for it has evidence but no rating yet.
+        "rating": found.rating if found is not None and found.games else None,
+        "mu": found.mu if found is not None and found.games else None,
+        "sigma": found.sigma if found is not None and found.games else None,
         "rated_games": found.games if found is not None else 0,
         "rated_opponents": found.opponents if found is not None else 0,
+        "weighted_games": found.weight if found is not None else 0.0,
         "provisional": found.provisional if found is not None else True,
+        "flagged": found is not None and found.flagged is not None,
         "history": [
             {
                 "game_id": point.game_id,
@@ -380,6 +393,7 @@ def player_ratings(player_id: str):
                 "rank": point.rank,
                 "players": point.players,
                 "left": point.left,
+                "weight": point.weight,
             }
             for point in (found.history if found is not None else ())
         ],
@@ -406,6 +420,84 @@ def _archived_board(store: ProjectionStore, game_id: str) -> Scoreboard | None:
         return archived_scoreboard(store, game_id)
     except BlobStoreError:  # the store's guard logs the outage, once
         return None
+
+
+@blp.route("/standings", methods=["GET"])
+@blp.doc(operationId="getGroupStandings")
+@blp.doc(
+    parameters=[
+        {
+            "in": "query",
+            "name": "players",
+            "required": True,
+            "schema": {"type": "string", "maxLength": MAX_GROUP_QUERY},
+            "description": f"2 to {MAX_GROUP} player names (a registered name in any spelling, "
+            "or a guest's name), separated by commas.",
+        }
+    ],
+)
+@blp.response(200, GroupStandingsSchema)
+@documented(blp, 400, 409)
+@rate_limited(blp, "long_reads")  # up to 8 x 200 boards, some read from the archive
+def group_standings():
+    """A group's standings: over the finished games whose every seat was one of the named
+    players (each member's most recent games, at most 200 each, are read), each member's
+    games, wins and average final points, and the rating of each registered member, a
+    provisional one marked as such (docs/projections.md, "A group's standings")."""
+    raw = request.args.get("players")
+    names = _group(raw)
+    store = projections()
+    as_of = store.as_of()
+    ids = [_registered(name) for name in names]
+    whos = [who(name, player_id) for name, player_id in zip(names, ids, strict=True)]
+    if len(set(whos)) != len(whos):
+        raise Problem("invalid-group", "the players name the same player twice", status=400)
+    boards: list[Scoreboard] = []
+    if as_of.generation is not None:
+        for key in whos:
+            for game in store.recent_games(key, as_of.generation, MAX_GAMES):
+                board = game.board or _archived_board(store, game.game_id)
+                if board is not None:
+                    boards.append(board)
+    games = group_games(boards, whos)
+    ratings = store.ratings(as_of) if as_of.generation is not None else {}
+    registered = _accounts().names([p for p in ids if p is not None])
+    by_who = dict(zip(whos, zip(names, ids, strict=True), strict=True))
+    rows = []
+    for row in standings(games, whos):
+        name, player_id = by_who[row.who]
+        found = ratings.get(player_id) if player_id is not None else None
+        rated = found is not None and found.games > 0
+        rows.append(
+            {
+                "name": registered.get(player_id, name) if player_id is not None else name,
+                "player_id": player_id,
+                "games": row.games,
+                "wins": row.wins,
+                "average_points": row.average_points,
+                "rating": found.rating if rated else None,
+                "provisional": found.provisional if found is not None else True,
+            }
+        )
+    return json_response({"players": rows, "games": len(games), "as_of": as_of.to_dict()})
+
+
+def _group(raw: str | None) -> list[str]:
+    """The group's names: 2 to MAX_GROUP, none empty."""
+    if raw is None or len(raw) > MAX_GROUP_QUERY:
+        raise Problem(
+            "invalid-group",
+            f"players is required, at most {MAX_GROUP_QUERY} characters",
+            status=400,
+        )
+    names = [name.strip() for name in raw.split(",")]
+    if not 2 <= len(names) <= MAX_GROUP or not all(names):
+        raise Problem(
+            "invalid-group",
+            f"players names 2 to {MAX_GROUP} players separated by commas, none empty",
+            status=400,
+        )
+    return names
 
 
 def _recent_game(game_id: str, board: Scoreboard | None, key: str) -> dict[str, Any]:

@@ -581,8 +581,17 @@ def _figure_fields() -> dict[str, fields.Field]:
 
 
 _PROVISIONAL = (
-    f"Fewer than {PROVISIONAL_GAMES} rated games, or fewer than {PROVISIONAL_OPPONENTS} distinct "
-    "opponents in them: the rating is young, and off the leaderboard's rating ranks"
+    f"Fewer than {PROVISIONAL_GAMES} weighted rated games (weighted_games), or fewer than "
+    f"{PROVISIONAL_OPPONENTS} distinct opponents in them: the rating is young, and off the "
+    "leaderboard's rating ranks"
+)
+_WEIGHTED = (
+    "The rated games' weights summed: a game against new accounts, or against one beaten again "
+    "and again, weighs less than 1 (docs/projections.md, 'What is rated')"
+)
+_FLAGGED = (
+    "The player's opponents fed it points (docs/projections.md, 'Fair play'): its games stop "
+    "counting, and it is off the rating ranks, until an operator clears it"
 )
 
 
@@ -606,7 +615,9 @@ def _identity_fields() -> dict[str, fields.Field]:
         "rated_opponents": fields.Integer(
             metadata={"description": "Distinct opponents who played a rated game out with them"}
         ),
+        "weighted_games": fields.Float(metadata={"description": _WEIGHTED}),
         "provisional": fields.Boolean(metadata={"description": _PROVISIONAL}),
+        "flagged": fields.Boolean(metadata={"description": _FLAGGED}),
     }
 
 
@@ -629,6 +640,9 @@ class RatingPointSchema(Schema):
     left = fields.Boolean(
         metadata={"description": "The player handed the seat to a bot: counted as leaving"}
     )
+    weight = fields.Float(
+        metadata={"description": "The share of the model's move the game made (0 to 1)"}
+    )
 
 
 class PlayerRatingsSchema(Schema):
@@ -643,8 +657,28 @@ class PlayerRatingsSchema(Schema):
     rated_opponents = fields.Integer(
         metadata={"description": "Distinct opponents who played a rated game out with them"}
     )
+    weighted_games = fields.Float(metadata={"description": _WEIGHTED})
     provisional = fields.Boolean(metadata={"description": _PROVISIONAL})
+    flagged = fields.Boolean(metadata={"description": _FLAGGED})
     history = fields.List(fields.Nested(RatingPointSchema))
+    as_of = fields.Nested(AsOfSchema)
+
+
+class GroupRowSchema(Schema):
+    name = fields.String()
+    player_id = fields.String(allow_none=True, metadata={"description": "null for a guest"})
+    games = fields.Integer(metadata={"description": "Finished games among the group only"})
+    wins = fields.Integer()
+    average_points = fields.Float(allow_none=True, metadata={"description": "Final totals"})
+    rating = fields.Float(
+        allow_none=True, metadata={"description": "mu - 3 sigma over every rated game"}
+    )
+    provisional = fields.Boolean(metadata={"description": _PROVISIONAL})
+
+
+class GroupStandingsSchema(Schema):
+    players = fields.List(fields.Nested(GroupRowSchema))
+    games = fields.Integer(metadata={"description": "The games among the group counted"})
     as_of = fields.Nested(AsOfSchema)
 
 

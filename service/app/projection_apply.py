@@ -5,9 +5,14 @@ projection; the fold runs here, in the application (issue 35)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from projections.batch import fold_batch
+from projections.fairplay import seat_plays
+from projections.ratings import RatedGame
 from projections.scoreboard import SourceEvent
+from service.app import game_log
+from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
 
 
@@ -29,6 +34,17 @@ def apply_entries(
             raise ValueError(f"game {game_id!r} is not in partition {partition}")
     boards = projections.boards(generation, game_ids)
     batch = fold_batch(boards, entries, projections.count_arranged)
+    if batch.rated:
+        batch = replace(batch, rated=[with_plays(projections.store, g) for g in batch.rated])
     return projections.write_batch(
         generation, partition, after, entries[-1].position, len(entries), batch
     )
+
+
+def with_plays(store: RedisEventStore, game: RatedGame) -> RatedGame:
+    """The rated game's record with each seat's fair-play figures (``projections.fairplay``),
+    read from the game's log: the partition log passes plays on undecoded (they change no
+    read model), and a rated game ends once, so its log is read once per build."""
+    events = (event for _, event in game_log.events(game_log.read(store, game.game_id)))
+    plays = seat_plays(events)
+    return replace(game, plays=tuple((p.needless, p.choices) for p in plays))

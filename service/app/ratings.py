@@ -25,4 +25,4 @@ class RatingBook:
     def rating(self, player_id: str) -> float | None:
         """The player's conservative rating (mu - 3 sigma); None while it has no rated game."""
         found = self.get(player_id)
-        return found.rating if found is not None else None
+        return found.rating if found is not None and found.games else None

@@ -72,6 +72,7 @@ from projections.stats import (
 )
 from service.store.archive import removed_key
 from service.store.event_store import RedisEventStore
+from service.store.fairplay import cleared_key, read_cleared
 
 # KEYS: 1 checkpoint, 2 retired marker, 3 stats, 4 rated games, then one key per game document,
 #       then one per recent-set
@@ -197,6 +198,7 @@ class _RatingsCache:
     game_ids: set[str]
     last: tuple[int, str]  # the order of the last game folded
     ratings: dict[str, PlayerRating]
+    cleared: dict[str, int]  # the operators' clearings folded with (service/store/fairplay.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,10 +457,15 @@ class ProjectionStore:
         pipe = self.redis.pipeline(transaction=False)
         for p in range(self.partitions):
             pipe.zcard(self.rated_key(generation, p))
-        counts = tuple(int(n) for n in pipe.execute())
+        pipe.hgetall(cleared_key(self.prefix))
+        *replies, raw_cleared = pipe.execute()
+        counts = tuple(int(n) for n in replies)
+        cleared = read_cleared(raw_cleared)
         with self._cache_lock:
             cached = self._ratings_cache
-        if cached is not None and cached.generation == generation and cached.counts == counts:
+        if cached is not None and (cached.generation, cached.cleared) != (generation, cleared):
+            cached = None  # another generation, or an operator cleared someone: fold it all
+        if cached is not None and cached.counts == counts:
             return cached.ratings
         pipe = self.redis.pipeline(transaction=False)
         for p in range(self.partitions):
@@ -472,15 +479,17 @@ class ProjectionStore:
         counts = tuple(len(reply) for reply in replies)
         new = games
         start: dict[str, PlayerRating] | None = None
-        if cached is not None and cached.generation == generation:
+        if cached is not None:
             new = [g for g in games if g.game_id not in cached.game_ids]
             if all(g.order > cached.last for g in new):
                 start = cached.ratings
             else:
                 new = games
-        ratings = fold(new, start)
+        ratings = fold(new, start, cleared)
         last = max((g.order for g in games), default=(0, ""))
-        found = _RatingsCache(generation, counts, {g.game_id for g in games}, last, ratings)
+        found = _RatingsCache(
+            generation, counts, {g.game_id for g in games}, last, ratings, cleared
+        )
         with self._cache_lock:
             self._ratings_cache = found
         return ratings

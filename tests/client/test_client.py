@@ -255,6 +255,25 @@ def test_a_registered_players_ratings(hearts):
     assert refused.value.code == "player-not-found"
 
 
+def test_a_groups_standings(hearts):
+    suffix = uuid.uuid4().hex[:8]
+    names = [f"{n}{suffix}" for n in ("Amy", "Ben", "Cal", "Dot")]
+    ids = {}
+    for name in names:
+        registered = hearts.http.post("/api/v1/players", json={"name": name})
+        assert registered.status_code == 201
+        ids[name] = registered.json()["id"]
+    body = hearts.standings(names)
+    assert body["games"] == 0
+    assert [row["name"] for row in body["players"]] == names  # no games: in the given order
+    for row in body["players"]:
+        assert row["player_id"] == ids[row["name"]] and row["games"] == row["wins"] == 0
+        assert row["average_points"] is None and row["rating"] is None and row["provisional"]
+    with pytest.raises(HeartsProblem) as refused:
+        hearts.standings(names[:1])
+    assert (refused.value.status, refused.value.code) == (400, "invalid-group")
+
+
 def test_a_player_joins_with_its_key_and_resumes_on_another_device(hearts, base_url):
     player = Player.register(hearts, f"Una{uuid.uuid4().hex[:8]}")
     assert player.key.startswith("hp_")

@@ -218,12 +218,13 @@ def test_ordering_best_first_by_default_names_break_ties_and_missing_values_go_l
 
 
 def _rated(players: list[PlayerStats]) -> list[PlayerStats]:
-    """The players, the first seven of them rated (a day apart, so no pair limit): twenty-four
-    games among the first six establish them, the seventh played one (provisional)."""
+    """The players, the first seven of them rated (a day apart, so no pair limit): forty games
+    among the first six establish them (newcomers' results weigh little at first), the seventh
+    played one (provisional)."""
     rng = random.Random(3)
     ids = [p.name for p in players[:7]]
     day = 24 * 3600 * 1_000_000
-    tables = [rng.sample(ids[:6], 4) for _ in range(24)] + [ids[3:7]]
+    tables = [rng.sample(ids[:6], 4) for _ in range(40)] + [ids[3:7]]
     games = [
         RatedGame(f"g{i}", i * day, f"t{i}", tuple((p, rng.randrange(90)) for p in table))
         for i, table in enumerate(tables)

@@ -10,6 +10,7 @@ import random
 import signal
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,10 +18,13 @@ from domain import RuleOptions
 from domain.events import SeatControlChanged, SeatTimedOut, event_decoder
 from projections.ratings import (
     MIN_RATED_SCORE_LIMIT,
+    NEW_WEIGHT,
     PAIR_LIMIT,
     PAIR_WINDOW_US,
     PROVISIONAL_GAMES,
     PROVISIONAL_OPPONENTS,
+    REPEAT_DECAY,
+    REPEAT_FREE,
     RatedGame,
     fold,
     places,
@@ -31,6 +35,7 @@ from service.app.projector import build_generation
 from service.store.read_models import ProjectionStore
 from tests.projections.games import append_all, play_game
 from tests.projections.helpers import caught_up, spawn_projector, stop, wait_until
+from tests.projections.rated_worlds import against_pool, established_pool
 
 PLAYERS = ("ann", "bob", "cy", "dee", "eve", "fay")
 IDS = {name: f"p{i:020x}" for i, name in enumerate(PLAYERS)}
@@ -224,8 +229,9 @@ def test_repeated_tables_stop_counting_after_the_pair_limit_within_a_day() -> No
     assert fold([later, fresh], fold(day_one)) == after
 
 
-def test_a_rating_is_provisional_until_enough_games_against_enough_opponents() -> None:
-    # Many games a day apart among the same four: never established (three opponents).
+def test_a_rating_is_provisional_until_enough_weighted_games_against_enough_opponents() -> None:
+    # Many games a day apart among the same four newcomers: never established (three
+    # opponents; and a newcomer's result weighs a quarter of a game at first).
     table = ("a", "b", "c", "d")
     four = [
         _game(f"g{i:02}", i * DAY, *((p, (i + j) % 4) for j, p in enumerate(table)))
@@ -233,16 +239,42 @@ def test_a_rating_is_provisional_until_enough_games_against_enough_opponents() -
     ]
     ratings = fold(four)
     assert ratings["a"].games == PROVISIONAL_GAMES + 2 and ratings["a"].opponents == 3
-    assert ratings["a"].provisional
-    # One more game against two new opponents: five distinct, established.
-    more = _game("more", 99 * DAY, ("a", 0), ("b", 1), ("e", 2), ("f", 3))
-    ratings = fold([*four, more])
-    assert ratings["a"].opponents == PROVISIONAL_OPPONENTS and not ratings["a"].provisional
-    assert ratings["e"].provisional  # one game
+    assert ratings["a"].provisional and ratings["a"].weight < PROVISIONAL_GAMES / 2
+    assert ratings["a"].history[0].weight == NEW_WEIGHT
+    # A newcomer against established players: each game weighs 1, so it is established at
+    # its PROVISIONAL_GAMES-th game (against PROVISIONAL_OPPONENTS or more distinct ones).
+    pool = established_pool()
+    start = pool[-1].finished_us + DAY
+    mine = against_pool("new", [2, 1, 3, 2, 4, 1, 2, 3, 1, 2], start)
+    assert len(mine) == PROVISIONAL_GAMES
+    before = fold([*pool, *mine[:-1]])["new"]
+    assert before.provisional and before.opponents >= PROVISIONAL_OPPONENTS
+    ratings = fold([*pool, *mine])
+    assert [p.weight for p in ratings["new"].history] == [1.0] * PROVISIONAL_GAMES
+    assert not ratings["new"].provisional
     # Opponents who left do not count as played against.
+    more = _game("more", 99 * DAY, ("a", 0), ("b", 1), ("e", 2), ("f", 3))
+    assert fold([*four, more])["a"].opponents == PROVISIONAL_OPPONENTS
     left = _game("left", 99 * DAY, ("a", 0), ("b", 1), ("e", 2), ("f", 3), left="ef")
     ratings = fold([*four, left])
     assert ratings["a"].games == PROVISIONAL_GAMES + 3 and ratings["a"].opponents == 3
+
+
+def test_results_against_a_player_beaten_again_and_again_weigh_less() -> None:
+    pool = established_pool()
+    start = pool[-1].finished_us + DAY
+    # Wins a day apart over the same three established players: the results weigh in full
+    # while each has lost to the winner at most REPEAT_FREE times that week, then each loss
+    # more halves what the next one is worth.
+    wins = [
+        _game(f"w{i}", start + i * DAY, ("new", 0), ("pool0", 9), ("pool1", 9), ("pool2", 9))
+        for i in range(REPEAT_FREE + 3)
+    ]
+    weights = [p.weight for p in fold([*pool, *wins])["new"].history]
+    assert weights == [1.0] * (REPEAT_FREE + 1) + [REPEAT_DECAY, REPEAT_DECAY**2]
+    # A week later they weigh in full again.
+    later = replace(wins[0], game_id="later", finished_us=start + 30 * DAY)
+    assert fold([*pool, *wins, later])["new"].history[-1].weight == 1.0
 
 
 def _handed(sources: list[SourceEvent], seats: dict[int, str | None]) -> list[SourceEvent]:
@@ -342,8 +374,9 @@ def test_the_fold_is_the_same_in_any_order_and_from_any_cached_prefix(tables, cu
     assert fold(ordered[cut:], fold(ordered[:cut])) == reference
     for rating in reference.values():
         assert rating.games == len(rating.history)
+        assert rating.weight == pytest.approx(sum(p.weight for p in rating.history))
         assert rating.provisional is (
-            rating.games < PROVISIONAL_GAMES or rating.opponents < PROVISIONAL_OPPONENTS
+            rating.weight < PROVISIONAL_GAMES - 1e-9 or rating.opponents < PROVISIONAL_OPPONENTS
         )
     # No two players share more than PAIR_LIMIT counted games within any window.
     counted = {g.order: g for g in games if any(g.game_id in _ids(r) for r in reference.values())}

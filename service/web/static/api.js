@@ -152,6 +152,7 @@ export const api = {
   tournamentPairings: (id) => call("GET", `/tournaments/${seg(id)}/pairings`),
   tournamentBoard: (id, round, board) =>
     call("GET", `/tournaments/${seg(id)}/rounds/${seg(round)}/boards/${seg(board)}`),
+  standings: (players) => call("GET", `/standings?players=${encodeURIComponent(players)}`),
 };
 
 // Seat tokens live in localStorage, one per game, so a reload or a closed tab resumes the game.

@@ -1,6 +1,7 @@
 // The page's router: #/ lobby, #/game/ID (play or watch), #/watch/ID, #/invite/ID/CODE (a
 // private table's invitation), #/replay/ID/N, #/scoreboard/ID, #/leaderboard, #/player/ID (a
-// registered player's ratings), #/tournament/ID. Each page module
+// registered player's ratings), #/tournament/ID, #/standings/NAMES (a group's standings: names
+// separated by commas). Each page module
 // renders into its own element in #page and returns a cleanup.
 
 import { ApiError } from "./api.js";
@@ -9,6 +10,7 @@ import { JOIN_CODE, showInvite } from "./invite.js";
 import { showLobby } from "./lobby.js";
 import { showPlayer } from "./ratings.js";
 import { showReplay } from "./replay.js";
+import { showStandings } from "./standings.js";
 import { showTable } from "./table.js";
 import { showTournament } from "./tournament.js";
 import { $, clearProblem, html, render, setConnection, showProblem } from "./ui.js";
@@ -74,6 +76,7 @@ function show(page, root, id, extra) {
     }
     return showTournament(root, id);
   }
+  if (page === "standings") return showStandings(root, id);
   return showLobby(root);
 }
 

@@ -107,6 +107,7 @@ export async function showLeaderboard(root) {
     root,
     html`<section class="panel"><h1>Leaderboard
     <select id="sort" aria-label="Rank by">${FIGURES.map(([k, t]) => html`<option value="${k}">${t}</option>`)}</select></h1>
+    <p class="muted">Ranked by rating, only established ratings are listed (enough games against enough players). Friends who play among themselves see their own standings on <a href="#/standings" id="group-link">a board of their group</a>.</p>
     <div id="board"><p class="muted">Loading…</p></div></section>`,
   );
   const select = $("#sort", root);
@@ -121,7 +122,7 @@ export async function showLeaderboard(root) {
       body.players.length
         ? html`<div class="scroll"><table class="points board"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
         : select.value === "rating"
-          ? html`<p class="muted" id="no-ratings">No established rating yet: a rating is listed here once it is no longer provisional (docs/projections.md). Rank by another figure to see every player.</p>`
+          ? html`<p class="muted" id="no-ratings">No established rating yet: a rating is listed here once it is no longer provisional. Rank by another figure to see every player.</p>`
           : html`<p class="muted">No finished games counted yet.</p>`,
     );
     // Names as DOM text (ratings.js): a player's links to its rating page.

@@ -199,6 +199,11 @@ class HeartsClient:
         """The log and every table game's export (``hearts-verify`` checks it)."""
         return self._call("GET", f"/tournaments/{tournament_id}/export")
 
+    def standings(self, players: Sequence[str]) -> dict[str, Any]:
+        """A group's standings over the games among those players only (2 to 8 names): each
+        one's games, wins, average points, and rating (``provisional`` while young)."""
+        return self._call("GET", "/standings", params={"players": ",".join(players)})
+
     # -- the log: events, hands, audit -------------------------------------------------------
 
     def events(

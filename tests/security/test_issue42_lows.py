@@ -29,3 +29,28 @@ def test_a_tile_index_of_more_than_4300_digits_is_the_tile_error_not_a_500(clien
     assert response.status_code == 404, response.get_data(as_text=True)[:200]
     assert response.mimetype == PROBLEM
     assert response.get_json()["code"] == "tile-not-found"
+
+
+@pytest.mark.parametrize(
+    "guest",
+    [
+        "Ma\u04cf\u04cfory610",  # Cyrillic small palochka: UTS #39's prototype is "i"
+        "M\u1ea1llory610",  # a with dot below (precomposed)
+        "Ma\u0323llory610",  # the same, decomposed
+        "MA\u04c0\u04c0ORY610",  # capital palochka, upper case
+    ],
+)
+def test_a_guest_may_not_sit_as_a_folded_lookalike_of_a_registered_name(client, guest):
+    registered = client.post("/api/v1/players", json={"name": "Mallory610"})
+    assert registered.status_code == 201, registered.get_json()
+    created = client.post("/api/v1/games", json={"seats": [None, None, None, {"bot": "random"}]})
+    game = created.get_json()["id"]
+    joined = client.post(f"/api/v1/games/{game}/seats", json={"name": guest})
+    assert joined.status_code == 409, joined.get_json()
+    assert joined.get_json()["code"] == "name-confusable"
+    # Nor register it: the account's folded skeletons are held too.
+    again = client.post("/api/v1/players", json={"name": guest})
+    assert again.status_code == 409 and again.get_json()["code"] == "name-confusable"
+    # A name that only shares letters is not refused.
+    other = client.post(f"/api/v1/games/{game}/seats", json={"name": "Malory610"})
+    assert other.status_code == 201, other.get_json()

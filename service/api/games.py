@@ -89,9 +89,10 @@ def list_games(query: dict[str, Any]):
     """Games, oldest first; filter by phase (``status``), by a player's name (games played
     here: an imported game is nobody's), by whether the creator chose the deals (``arranged``),
     by whether the game was imported from an export (``imported``) and by whether anyone still
-    plays (``active``)."""
+    plays (``active``). A game of the page that cannot be read (a damaged archived object) is
+    named in ``damaged`` (present only then), and the others are listed."""
     idle = current_app.extensions["hearts.settings"].lobby_idle_seconds
-    found, cursor = service().list_games(
+    found, cursor, damaged = service().list_games(
         status=query.get("status"),
         player=query.get("player"),
         arranged=query.get("arranged"),
@@ -100,9 +101,13 @@ def list_games(query: dict[str, Any]):
         cursor=query.get("cursor"),
         idle_after=idle if query.get("active") and idle else None,
     )
-    return json_response(
-        {"games": [snapshot_view(snap, None) for snap in found], "next_cursor": cursor}
-    )
+    body: dict[str, Any] = {
+        "games": [snapshot_view(snap, None) for snap in found],
+        "next_cursor": cursor,
+    }
+    if damaged:  # named, not served: GET /games/{id} answers its 409 corrupt-game
+        body["damaged"] = [{"id": game_id, "detail": why} for game_id, why in damaged]
+    return json_response(body)
 
 
 @blp.route("/<game_id>", methods=["GET"])

@@ -54,3 +54,30 @@ def test_a_guest_may_not_sit_as_a_folded_lookalike_of_a_registered_name(client, 
     # A name that only shares letters is not refused.
     other = client.post(f"/api/v1/games/{game}/seats", json={"name": "Malory610"})
     assert other.status_code == 201, other.get_json()
+
+
+def test_one_damaged_archived_object_does_not_hide_the_games_list(key_prefix, tmp_path):
+    """One archived object altered on disk made `GET /games?limit=100` a 409 for everyone: the
+    others are listed, and the damaged one is named."""
+    from tests.archive.helpers import world
+    from tests.blob_helpers import overwrite_object
+
+    hub = world(fakeredis.FakeRedis(), key_prefix, (tmp_path / "archive").as_uri())
+    try:
+        damaged, sound = hub.bot_game(), hub.bot_game()
+        hub.project()
+        assert sorted(hub.archiver().run_once().archived) == sorted([damaged, sound])
+        name = hub.archive.blob_name(damaged)
+        data = hub.archive.blobs.get(name)
+        overwrite_object(hub.archive.blobs, name, data[:-9] + b"123456789")
+        hub.archive._cache.clear()
+        hub.app.extensions["hearts"].cache.forget(damaged)
+        http = hub.app.test_client()
+        answer = http.get("/api/v1/games?limit=100")
+        assert answer.status_code == 200, answer.get_json()
+        body = answer.get_json()
+        assert [g["id"] for g in body["games"]] == [sound]
+        assert [d["id"] for d in body["damaged"]] == [damaged] and body["damaged"][0]["detail"]
+        assert http.get(f"/api/v1/games/{damaged}").status_code == 409
+    finally:
+        hub.app.extensions["hearts.stop"]()

@@ -81,3 +81,27 @@ def test_one_damaged_archived_object_does_not_hide_the_games_list(key_prefix, tm
         assert http.get(f"/api/v1/games/{damaged}").status_code == 409
     finally:
         hub.app.extensions["hearts.stop"]()
+
+
+def test_the_audit_reads_the_stored_object_not_a_copy_in_memory(key_prefix, tmp_path):
+    """An archived object altered on disk while its game sat decoded in the worker's memory: the
+    audit said it was sound. It reads the stored object again, and finds the damage."""
+    from tests.archive.helpers import world
+    from tests.blob_helpers import overwrite_object
+
+    hub = world(fakeredis.FakeRedis(), key_prefix, (tmp_path / "archive").as_uri())
+    try:
+        game = hub.bot_game()
+        hub.project()
+        assert hub.archiver().run_once().archived == [game]
+        http = hub.app.test_client()
+        assert http.get(f"/api/v1/games/{game}/audit").status_code == 200  # decoded, kept
+        assert http.get(f"/api/v1/games/{game}").status_code == 200
+        name = hub.archive.blob_name(game)
+        data = hub.archive.blobs.get(name)
+        overwrite_object(hub.archive.blobs, name, data[:-9] + b"123456789")
+        answer = http.get(f"/api/v1/games/{game}/audit")
+        assert answer.status_code == 409, answer.get_json()
+        assert answer.get_json()["code"] in ("corrupt-game", "corrupt-store")
+    finally:
+        hub.app.extensions["hearts.stop"]()

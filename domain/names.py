@@ -32,6 +32,7 @@ looks like "Aiice" to UTS #39, not like "Alice" (see docs/api.md).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from enum import StrEnum
 from functools import lru_cache
@@ -128,6 +129,28 @@ def skeletons(name: str) -> frozenset[str]:
     look alike (a name is compared ignoring case, and ICU's skeletons keep it)."""
     forms = {name, name_key(name), name.upper()}
     return frozenset(_SPOOF.getSkeleton(0, form) for form in forms)
+
+
+# The folding done before the skeletons of a name beside registered players' (issue 42): UTS
+# #39 alone lets "Mạllory" (a dot below) and "Maӏӏory" (Cyrillic palochka, whose prototype is
+# "i") pass beside "Mallory". NFD, then every combining mark dropped, then the palochkas (small
+# U+04CF, capital U+04C0) read as "l", which is what they look like.
+_AS_L = str.maketrans({"\u04cf": "l", "\u04c0": "l"})
+
+
+def folded(name: str) -> str:
+    """``name`` decomposed (NFD), its combining marks dropped, its palochkas read as "l"."""
+    decomposed = unicodedata.normalize("NFD", name)
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", bare.translate(_AS_L))
+
+
+@lru_cache(maxsize=4096)
+def account_skeletons(name: str) -> frozenset[str]:
+    """The skeletons a name is compared by against registered players' names: UTS #39's, and
+    those of its ``folded`` form. Only there: a table's own names (``clash``) keep UTS #39's
+    alone, as games were decided and are audited with them."""
+    return skeletons(name) | skeletons(folded(name))
 
 
 def lookalike(a: str, b: str) -> bool:

@@ -178,6 +178,11 @@ class Served:
         doc="The next hand's deal: the server's committed seed and the players' contributions "
         "so far (POST /games/{id}/contribution); null when the creator chose the deals"
     )
+    imported_from: str | None = wire(
+        default=None,
+        doc="For an imported game, the id of the game it was exported from (the original, if "
+        "that was played here: the lobby lists both); null otherwise",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return to_json(self)

@@ -62,7 +62,10 @@ class AnalysisStatusSchema(Schema):
     result = fields.Dict(
         metadata={
             "description": "The analysis (state done): per decision every option's value with "
-            "its 95% interval, the option played, its loss and mark; per seat its accuracy"
+            "its 95% interval, the option played, its loss and mark; per seat its decisions "
+            "with a real choice, those forced (one option: neither good nor bad), its marks, "
+            "total_loss (expected points its choices gave away) and accuracy (the share of its "
+            "real choices unmarked, in percent; 100 with none). docs/analysis.md"
         }
     )
 

@@ -133,6 +133,7 @@ def view_dict(snap_state: StoredGame, version: int, seat: int | None) -> dict[st
         # know every hand, so every viewer is told (the web table shows a badge).
         arranged=not snap_state.plan.empty,
         imported=snap_state.imported,
+        imported_from=snap_state.imported_from,
         # The turn clock (domain/clock.py): each seat's deadline and reserve, so a client
         # draws a countdown without asking again; null for a game without one.
         clock=clock_view(snap_state.clock, state),

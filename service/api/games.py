@@ -104,9 +104,10 @@ def list_games(query: dict[str, Any]):
     """Games, oldest first; filter by phase (``status``), by a player's name (games played
     here: an imported game is nobody's), by whether the creator chose the deals (``arranged``),
     by whether the game was imported from an export (``imported``) and by whether anyone still
-    plays (``active``)."""
+    plays (``active``). A game of the page that cannot be read (a damaged archived object) is
+    named in ``damaged`` (present only then), and the others are listed."""
     idle = current_app.extensions["hearts.settings"].lobby_idle_seconds
-    found, cursor = service().list_games(
+    found, cursor, damaged = service().list_games(
         status=query.get("status"),
         player=query.get("player"),
         arranged=query.get("arranged"),
@@ -119,10 +120,15 @@ def list_games(query: dict[str, Any]):
     hidden = current_app.extensions["hearts.tournaments"].hidden_games(
         [snap.state.state.game_id for snap in found]
     )
-    shown = [snap for snap in found if snap.state.state.game_id not in hidden]
-    return json_response(
-        {"games": [snapshot_view(snap, None) for snap in shown], "next_cursor": cursor}
-    )
+    body: dict[str, Any] = {
+        "games": [
+            snapshot_view(snap, None) for snap in found if snap.state.state.game_id not in hidden
+        ],
+        "next_cursor": cursor,
+    }
+    if damaged:  # named, not served: GET /games/{id} answers its 409 corrupt-game
+        body["damaged"] = [{"id": game_id, "detail": why} for game_id, why in damaged]
+    return json_response(body)
 
 
 @blp.route("/<game_id>", methods=["GET"])

@@ -19,7 +19,7 @@ from typing import Any
 import redis
 import redis.exceptions as redis_errors
 from flask import Flask, Response, has_request_context, json, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from bots import UnknownBot
 from domain.cards import InvalidCard
@@ -474,6 +474,16 @@ _HTTP_CODES = {
 }
 
 
+# Routing's own answers (no route; a route without that method) say where the paths are,
+# instead of Werkzeug's text for a person typing a URL; a view's own 404 keeps its detail.
+_ROUTING_DETAILS = {
+    NotFound.description: "No operation at this path: the API's paths are in "
+    "/api/v1/openapi.json (and shown at /api/v1/docs).",
+    MethodNotAllowed.description: "This path does not take that method: its methods are in "
+    "the Allow header.",
+}
+
+
 def to_problem(error: BaseException) -> Problem:
     """The problem answering ``error``."""
     if isinstance(error, Problem):
@@ -590,7 +600,8 @@ def _from_http(error: HTTPException) -> Problem:
             return Problem("malformed-json", "the body is not valid JSON", status=400)
         return Problem("validation-error", f"{_located(messages)} the schema", errors=errors)
     code = _HTTP_CODES.get(status, "internal-error" if status >= 500 else "bad-request")
-    detail = error.description or CATALOGUE[code].title
+    detail = _ROUTING_DETAILS.get(error.description or "", error.description)
+    detail = detail or CATALOGUE[code].title
     headers = {}
     if status == 405 and hasattr(error, "valid_methods") and error.valid_methods:
         headers["Allow"] = ", ".join(error.valid_methods)

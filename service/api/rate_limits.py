@@ -91,7 +91,9 @@ KINDS = {
         "rate_limit_bot_games", by_address, "games of bots only made per client address"
     ),
     "long_reads": Kind(
-        "rate_limit_long_reads", by_address, "audits, exports and group standings per client address"
+        "rate_limit_long_reads",
+        by_address,
+        "audits, exports and group standings per client address",
     ),
     "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
 }

@@ -462,9 +462,21 @@ class CommandResultSchema(Schema):
     events = fields.List(fields.Nested(EventSchema))
 
 
+class DamagedGameSchema(Schema):
+    id = fields.String()
+    detail = fields.String(metadata={"description": "What is wrong with its stored log"})
+
+
 class GameListSchema(Schema):
     games = fields.List(fields.Nested(PublicViewSchema))
     next_cursor = fields.String(allow_none=True)
+    damaged = fields.List(
+        fields.Nested(DamagedGameSchema),
+        metadata={
+            "description": "Present only if some game of the page could not be read (a damaged "
+            "archived object: GET /games/{id} answers 409 corrupt-game); the others are listed"
+        },
+    )
 
 
 class ProblemSchema(Schema):

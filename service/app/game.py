@@ -39,6 +39,9 @@ class StoredGame:
     clock: Clock | None = None
     # The server's seed committed for a hand still to be dealt (the latest SeedCommitted).
     committed: SeedCommitted | None = None
+    # The id of the game an imported one was exported from (its first event's command id), so
+    # a copy is told apart from its original where both are listed; None if not imported.
+    imported_from: str | None = None
 
     def after(self, events: Sequence[Event]) -> StoredGame:
         """This game after domain events just decided (its clock as it was: the events have no
@@ -119,7 +122,10 @@ def _fold(
     timed = clock is not None  # most games have no clock: their loads never parse a time
     game_id = events[0].game_id
     first = events[0]
-    imported = table.imported or (first.seq == 1 and first.command_id.startswith(game_log.IMPORTED))
+    imported_from = table.imported_from
+    if first.seq == 1 and first.command_id.startswith(game_log.IMPORTED):
+        imported_from = first.command_id.removeprefix(game_log.IMPORTED)
+    imported = table.imported or imported_from is not None
     try:
         for stored, record in game_log.typed(
             events, game_id, after, upcasters, superseded, consecutive
@@ -139,7 +145,7 @@ def _fold(
         raise
     except Exception as exc:  # the rules cannot apply it: the log was damaged
         raise CorruptGame(game_id, f"seq {stored.seq} does not apply: {exc!r}") from None
-    return StoredGame(state, plan, imported, clock, committed)
+    return StoredGame(state, plan, imported, clock, committed, imported_from)
 
 
 # The service's own records in a game's log (a frozenset: one lookup per event of every load).

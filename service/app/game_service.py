@@ -52,6 +52,7 @@ from service.app.bot_runner import BackgroundBots, BotRunner, bots_only
 from service.app.deal_plan import DealPlan, Hands, SeedCommitted, fresh_salt, plan_event
 from service.app.errors import (
     BotGamesFull,
+    CorruptGame,
     GameAlreadyExists,
     GameNotFound,
     GuessableIdempotencyKey,
@@ -72,7 +73,7 @@ from service.store.append import AppendResult, IdempotencyRecord
 from service.store.bot_games import BotGames
 from service.store.bot_queue import BotQueue
 from service.store.envelope import NewEvent, RecordedEvent
-from service.store.errors import ChainMismatch, ConcurrencyConflict, WritesRefused
+from service.store.errors import ChainMismatch, ConcurrencyConflict, CorruptStore, WritesRefused
 from service.store.event_store import RedisEventStore
 from service.store.invitations import Invitations
 
@@ -298,9 +299,12 @@ class GameService:
         arranged: bool | None = None,
         imported: bool | None = None,
         idle_after: float | None = None,
-    ) -> tuple[list[Snapshot[StoredGame]], str | None]:
+    ) -> tuple[list[Snapshot[StoredGame]], str | None, list[tuple[str, str]]]:
         """Games oldest first, filtered by phase, player name, arranged and imported; at most
-        ``limit``. An imported game is never listed under a player's name (see ``_matches``).
+        ``limit``; then the next cursor, and the games of the page that could not be read (id,
+        why: a damaged archived object, a corrupt log), whatever the filters, so one damaged
+        game does not hide the others (issue 42). An imported game is never listed under a
+        player's name (see ``_matches``).
         ``idle_after``: leave out games in play with no event for this many seconds (no one
         moved: their players left).
 
@@ -309,6 +313,7 @@ class GameService:
         next cursor.
         """
         found: list[Snapshot[StoredGame]] = []
+        damaged: list[tuple[str, str]] = []
         scanned = 0
         while len(found) < limit and scanned < scan_budget:
             # Never ask for more than can still be used: the store's cursor then always points
@@ -324,7 +329,11 @@ class GameService:
                 scanned += 1  # a private game counts against the budget too
                 if game_id in hidden:
                     continue
-                snap = self.cache.get(game_id)
+                try:
+                    snap = self.cache.get(game_id)
+                except (CorruptGame, CorruptStore) as error:
+                    damaged.append((game_id, str(error)))
+                    continue
                 if snap.version and _matches(snap.state, status, player, arranged, imported):
                     matched.append((game_id, snap))
             idle = self._idle([g for g, s in matched if _in_play(s.state)], idle_after)
@@ -332,7 +341,7 @@ class GameService:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return found, cursor
+        return found, cursor, damaged
 
     def _idle(self, game_ids: list[str], idle_after: float | None) -> set[str]:
         """Those of ``game_ids`` whose last event is older than ``idle_after`` seconds."""

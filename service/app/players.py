@@ -12,8 +12,9 @@ A player resumes a seat elsewhere with their key: a fresh seat token, and the ol
 working (``SeatResumed``: the domain checks the seat is the player's).
 
 Look-alikes (issue 32): a name registered now is in UTS #39's identifier profile, and a name
-sharing a confusable skeleton with a registered player's (``domain.names.skeletons``: "Вob" with
-a Cyrillic В, "Bob" with a Greek Β) is taken, for registering and for a guest's join alike: one
+sharing a confusable skeleton with a registered player's (``domain.names.account_skeletons``:
+"Вob" with a Cyrillic В, "Bob" with a Greek Β; "Mạllory" with a dot below, "Maӏӏory" with
+palochkas, after a documented folding) is taken, for registering and for a guest's join alike: one
 MGET of the account store's skeleton index (``NameConfusable``, 409 ``name-confusable``).
 """
 
@@ -29,12 +30,12 @@ from domain.commands import ResumeSeat
 from domain.errors import InvalidName, NameConfusable
 from domain.names import (
     InvalidNameText,
+    account_skeletons,
     display_name,
     identifier_name,
     name_key,
     resembles,
     same_name,
-    skeletons,
 )
 from domain.state import GameState
 from service.app import auth
@@ -106,7 +107,7 @@ class PlayerService:
         created = utc_now_iso()
         try:
             self.accounts.register(
-                player_id, name, name_key(name), key_hash, created, skeletons(name)
+                player_id, name, name_key(name), key_hash, created, account_skeletons(name)
             )
         except NameClaimed:
             raise PlayerNameTaken(f"{name!r} is a registered player's name") from None
@@ -191,7 +192,7 @@ class PlayerService:
             shown = display_name(name)
         except InvalidNameText:
             return  # the rules refuse it as they do any bad name (422 invalid-name)
-        holder, alike = self.accounts.holders(name_key(shown), skeletons(shown))
+        holder, alike = self.accounts.holders(name_key(shown), account_skeletons(shown))
         if holder is not None:
             raise PlayerNameTaken(f"{name.strip()!r} is a registered player's: join with its key")
         if alike is not None:
@@ -273,7 +274,7 @@ def collisions(players: Iterable[StoredPlayer]) -> list[Collision]:
     """The groups of accounts that look alike, each group once (by its oldest account)."""
     by_skeleton: dict[str, list[StoredPlayer]] = {}
     for player in players:
-        for skeleton in skeletons(player.name):
+        for skeleton in account_skeletons(player.name):
             by_skeleton.setdefault(skeleton, []).append(player)
     seen: set[tuple[str, ...]] = set()
     found = []
@@ -291,7 +292,7 @@ def index_names(accounts: AccountStore) -> int:
     first so the oldest keeps a skeleton two share; returns how many accounts were indexed."""
     players = sorted(accounts.all_players(), key=_age)
     for player in players:
-        accounts.index_skeletons(player.player_id, skeletons(player.name))
+        accounts.index_skeletons(player.player_id, account_skeletons(player.name))
     return len(players)
 
 

@@ -239,7 +239,11 @@ class Replay:
 
     def audit(self, game_id: str) -> AuditReport:
         """The audit of the log as stored. Never folds the game first: a damaged log is what
-        the audit is for."""
+        the audit is for. An archived game's object is read and checked again, not taken from
+        the copy this process decoded earlier: an object altered since is what it must find."""
+        archive = self.store.archive
+        if archive is not None:
+            archive.forget_decoded(game_id)
         return audit_events(self._stored(game_id), game_id, self.upcasters)
 
     def export(self, game_id: str, *, finished_only: bool = True) -> dict[str, Any]:

@@ -309,10 +309,13 @@ class TransparencyLog:
 
     def checkpoint(self, size: int | None = None) -> str:
         """The signed checkpoint of the tree at ``size`` (None: the one published now), with
-        the cosignatures witnesses posted for it."""
-        if size is None and self.publish_every > 0:
-            size = self.tree.published_size(int(self.publish_every * 1000))
+        the cosignatures witnesses posted for it. The published one (no ``size`` asked) is
+        mirrored to the blob store too; a size asked for is signed on request only."""
+        # Decided before ``size`` is filled in: under a checkpoint interval (hearts serve) the
+        # published size comes from published_size(), and that one is still the published one.
         published = size is None
+        if published and self.publish_every > 0:
+            size = self.tree.published_size(int(self.publish_every * 1000))
         size = self._size(size)
         self._await_replicas(size)
         self._cut_tiles(size)

@@ -225,6 +225,13 @@ class GameArchive:
                 self._cache.popitem(last=False)
         return game
 
+    def forget_decoded(self, game_id: str) -> None:
+        """Drop the game's decoded copy kept in memory: its next read checks the stored object
+        again (an audit must judge the bytes in the store, not a copy decoded before they were
+        altered: issue 42)."""
+        with self._lock:
+            self._cache.pop(game_id, None)
+
     def events(self, game_id: str) -> list[RecordedEvent] | None:
         """An archived game's events as the store returned them; None if not archived."""
         game = self.load(game_id)

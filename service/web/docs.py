@@ -29,6 +29,13 @@ def page() -> Response:
     return response
 
 
+@bp.route(f"{PREFIX}/", methods=["GET"])
+def page_with_slash() -> Response:
+    """The page's address as people type it: sent to the one without the slash (the page's
+    relative links are from there), with no body (werkzeug's redirect writes HTML)."""
+    return Response(status=308, headers={"Location": PREFIX, "Cache-Control": "no-cache"})
+
+
 @bp.route(f"{PREFIX}/swagger-ui/<path:filename>", methods=["GET"])
 def swagger_ui(filename: str) -> Response:
     return send_from_directory(SWAGGER_UI, filename)

@@ -164,6 +164,33 @@ def test_problem_types_are_described(client):
     assert_problem(client.get("/problems/no-such-thing"), 404, "not-found")
 
 
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_an_unknown_api_path_or_method_is_a_problem_that_says_where_the_paths_are(client):
+    """Issue 44: every path under /api/ a client may try, whatever it accepts, answers a
+    problem (never a page); a wrong method a 405 that names the right ones."""
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        for path in ("/api/v1/nope", "/api/nope", "/api", "/api/v1/games/x/y/z", "/api/v1/docs/x"):
+            for accept in ("application/json", "text/html", "*/*"):
+                response = client.open(path, method=method, headers={"Accept": accept})
+                body = assert_problem(response, 404, "not-found")
+                assert "/api/v1/openapi.json" in body["detail"] and body["instance"] == path
+    for method, path in (("DELETE", "/api/v1/games"), ("PUT", "/api/v1/leaderboard")):
+        response = client.open(path, method=method, headers={"Accept": "text/html"})
+        body = assert_problem(response, 405, "method-not-allowed")
+        assert "GET" in response.headers["Allow"] and "Allow" in body["detail"]
+    # A view's own 404 keeps its own detail.
+    assert "/api/v1/openapi.json" not in client.get("/problems/no-such").get_json()["detail"]
+
+
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_the_docs_page_with_a_trailing_slash_is_sent_to_the_page(client):
+    response = client.get("/api/v1/docs/")
+    assert response.status_code == 308 and response.headers["Location"] == "/api/v1/docs"
+    assert response.get_data() == b""
+    followed = client.get("/api/v1/docs/", follow_redirects=True)
+    assert followed.status_code == 200 and followed.mimetype == "text/html"
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner),

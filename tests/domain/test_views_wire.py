@@ -81,7 +81,7 @@ def test_the_json_names_are_the_declared_ones() -> None:
     assert to_json(ShotView("sun", 52)) == {"kind": "sun", "points": 52}
     names = [f.name for f in json_fields(*VIEWS["SeatView"])]
     assert names[0] == "id" and "public" not in names  # SeatView.public is flattened
-    assert names[-5:] == ["version", "arranged", "imported", "clock", "next_deal"]
+    assert names[-6:] == ["version", "arranged", "imported", "clock", "next_deal", "imported_from"]
 
 
 def test_a_name_declared_twice_in_one_json_object_is_refused() -> None:

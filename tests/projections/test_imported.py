@@ -30,6 +30,9 @@ def test_an_imported_game_is_marked_and_counted_once() -> None:
     assert hearts.view(copy)["imported"] is True and hearts.view(game)["imported"] is False
     listed = hearts.http.get("/api/v1/games?status=finished").get_json()["games"]
     assert {g["id"]: g["imported"] for g in listed} == {game: False, copy: True}
+    # The copy says of which game (issue 44: the lobby showed two identical rows).
+    assert {g["id"]: g["imported_from"] for g in listed} == {game: None, copy: game}
+    assert hearts.view(copy)["imported_from"] == game
 
     projections = ProjectionStore(app.extensions["hearts"].store)
     drain(Projector(projections, consumer="live", blocking=False))

@@ -247,5 +247,6 @@ def test_a_seat_handed_to_a_bot_audits_and_replays(hearts: Hearts, client):
     document = client.get(f"/api/v1/games/{game_id}/export").get_json()
     copy = client.post("/api/v1/games/import", json=document).get_json()
     original = client.get(f"/api/v1/games/{game_id}").get_json()
-    copied = {**original, "id": copy["id"], "imported": True}  # the copy says it is one
+    # The copy says it is one, and of which game.
+    copied = {**original, "id": copy["id"], "imported": True, "imported_from": game_id}
     assert client.get(f"/api/v1/games/{copy['id']}").get_json() == copied

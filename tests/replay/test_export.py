@@ -139,13 +139,14 @@ def test_export_and_import_over_http(key_prefix):
     new_id = body["id"]
     original = client.get(f"/api/v1/games/{game_id}").get_json()
     copied = client.get(f"/api/v1/games/{new_id}").get_json()
-    assert {**original, "id": new_id, "imported": True} == copied  # the copy says it is one
+    # The copy says it is one, and of which game.
+    assert {**original, "id": new_id, "imported": True, "imported_from": game_id} == copied
     assert original["imported"] is False
     assert client.get(f"/api/v1/games/{new_id}/audit").get_json()["ok"] is True
     for at in range(1, document["version"] + 1, 7):
         a = client.get(f"/api/v1/games/{game_id}/state?at={at}").get_json()
         b = client.get(f"/api/v1/games/{new_id}/state?at={at}").get_json()
-        assert {**a, "id": new_id, "imported": True} == b
+        assert {**a, "id": new_id, "imported": True, "imported_from": game_id} == b
     # The original's tokens do not act in the copy.
     assert client.get(f"/api/v1/games/{new_id}", headers=auth(tokens[0])).status_code == 401
 

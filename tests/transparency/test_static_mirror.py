@@ -16,9 +16,11 @@ from hearts_client.note import COSIGNATURE, Note, Signer, Verifier, open_checkpo
 from hearts_client.witness import witness_once
 
 from service.api.factory import create_app
+from service.app.transparency import DEFAULT_CHECKPOINT_INTERVAL
 from service.settings import Settings
-from service.store.blobs import BlobConflict, BlobStore
+from service.store.blobs import BlobConflict, BlobStore, blob_store_from_url
 from service.store.game_tree import GameTree
+from tests.blob_helpers import archive_url
 from tests.transparency.test_tiles import head
 from tests.transparency.test_witness import transport
 
@@ -272,3 +274,49 @@ def test_cosignatures_are_kept_for_the_newest_sizes_only(served, monkeypatch):
     assert sorted(k for k in redis.scan_iter(f"{log.tree.prefix}:{{tlog}}:cosig:*")) == sorted(
         log.tree.cosig_key(size).encode() for size in (4, 5, 6)
     )
+
+
+@pytest.mark.parametrize("kind", ["disk", "s3"])
+def test_hearts_serve_puts_its_published_checkpoint_and_tiles_in_the_store(
+    request, redis_client, key_prefix, tmp_path, kind
+):
+    """Issue 43: with `hearts serve`'s settings (a checkpoint published every
+    HEARTS_CHECKPOINT_INTERVAL seconds, not signed per request; the archiver in the worker,
+    whose pass publishes it) the store is the static mirror docs/verify.md promises: the
+    signed checkpoint and the tiles at their C2SP tlog-tiles paths, as the API serves them."""
+    settings = Settings(
+        key_prefix=key_prefix,
+        archive_url=archive_url(request, kind, tmp_path),
+        archiver=True,
+        checkpoint_interval=DEFAULT_CHECKPOINT_INTERVAL,
+    )
+    app = create_app(settings, redis=redis_client)
+    try:
+        log = app.extensions["hearts.log"]
+        assert log.publish_every > 0
+        archiver = app.extensions["hearts.archiver"]
+        assert archiver.public_log is log
+        # Its passes run here instead of in the background: else a pass while the tree grows
+        # publishes a smaller tree, and the next publication is 10 s later.
+        app.extensions["hearts.stop"]()
+        grow(log, 0, 300)
+        archiver.run_once()
+        store = blob_store_from_url(settings.archive_url)
+        assert sorted(name for name in store.names() if name.startswith("tile/")) == [
+            "tile/0/000",
+            "tile/0/001.p/44",
+            "tile/1/000.p/1",
+            "tile/entries/000",
+            "tile/entries/001.p/44",
+        ]
+        stored = store.get(tiles.CHECKPOINT)
+        assert stored is not None
+        _, checkpoint = open_checkpoint(stored.decode(), Verifier.parse(log.vkey))
+        assert checkpoint.size == 300
+        assert tiles.tree_root(tiles.tile_reader(store.get, 300), 300) == checkpoint.root
+        http = app.test_client()
+        assert http.get("/api/v1/log/checkpoint").get_data() == stored
+        for path in ("tile/0/000", "tile/0/001.p/44", "tile/entries/001.p/44"):
+            assert http.get(f"/api/v1/log/{path}").get_data() == store.get(path)
+    finally:
+        app.extensions["hearts.stop"]()

@@ -6,7 +6,13 @@ rewrite everything verifies clean."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from hearts_client import verify as hv
@@ -153,3 +159,59 @@ def test_json_that_readers_read_apart_is_refused(text):
     with pytest.raises(hv.AmbiguousJson):
         hv.read_json(text)
     assert hv.read_json('{"a": 1.5, "b": {"c": [1, "c"]}}') == {"a": 1.5, "b": {"c": [1, "c"]}}
+
+
+CLIENT_SOURCE = Path(__file__).resolve().parents[2] / "clients" / "python"
+
+
+def readme_command() -> str:
+    """The verification command exactly as clients/python/README.md gives it (one shell line)."""
+    text = (CLIENT_SOURCE / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```\n(hearts-verify .*?)\n```", text, re.S)
+    assert block is not None, "the README's hearts-verify example is gone"
+    return block.group(1).replace("\\\n", " ")
+
+
+def test_the_readme_command_runs_as_written_head_and_key_inline_or_in_files(
+    client, finished, tmp_path
+) -> None:
+    """Issue 44: `--head "$(cat head.txt)"` put the head itself where a file name was tried, and
+    the path check's ENAMETOOLONG ended the run (exit 2). The README's command, run by a shell
+    in the directory of the files it names, with the head and the log key each inline and in a
+    file; only the example key is replaced by the server's."""
+    game_id, heads, log_key = finished
+    export(client, game_id, tmp_path / "game.json")
+    (tmp_path / "head.txt").write_text(heads[-1] + "\n")
+    (tmp_path / "key.txt").write_text(log_key + "\n")
+    assert len(heads[-1]) > 255  # longer than a file name may be: the case that failed
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "hearts-verify"  # the console script, on this checkout's client code
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hearts_client.verify "$@"\n')
+    shim.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(CLIENT_SOURCE / "src"),
+    }
+    command = readme_command()
+    example_key = re.search(r"--log-key ('[^']*')", command)
+    assert example_key is not None and '--head "$(cat head.txt)"' in command
+    for key in (shlex.quote(log_key), "key.txt"):
+        for head in ('"$(cat head.txt)"', "head.txt"):
+            line = command.replace(example_key.group(1), key).replace('"$(cat head.txt)"', head)
+            done = subprocess.run(
+                ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, (line, done.stdout, done.stderr)
+            assert "ok   head" in done.stdout and "ok   log: the game is leaf" in done.stdout
+            assert "FAIL" not in done.stdout
+
+
+def test_a_value_that_is_no_file_name_is_the_value(tmp_path) -> None:
+    """Whatever the path check raises, a value that names no file is taken as it is."""
+    (tmp_path / "a-head").write_text("one\n\ntwo\n")
+    assert hv.value_or_file("x" * 5000) == "x" * 5000  # ENAMETOOLONG
+    assert hv.value_or_file("a\0b") == "a\0b"  # ValueError: embedded NUL
+    assert hv.value_or_file(str(tmp_path / "nothing" / "here")) == str(tmp_path / "nothing/here")
+    assert hv.value_or_file(str(tmp_path / "a-head")) == "one\n\ntwo\n"

@@ -53,4 +53,20 @@ def test_the_table_says_who_left_the_game(browser: Browser, impatient_server: st
     page.goto(f"{base}/#/game/{game['id']}")
     expect(page.locator(".banner.over")).to_contain_text("zed")
     expect(page.locator(".banner.over")).to_contain_text("left the game")
+    # The lobby says so too, not a plain "finished" (issue 44); and a copy imported from the
+    # game's export is marked as one, naming its original, not a second identical row.
+    status, _, export = call(base, "GET", f"/games/{game['id']}/export")
+    assert status == 200
+    status, _, copy = call(base, "POST", "/games/import", export)
+    assert status == 201, copy
+    page.goto(f"{base}/")
+    original = page.locator(f'li.game[data-game="{game["id"]}"]')
+    expect(original.locator(".phase")).to_have_text("abandoned")
+    expect(original.locator(".phase")).to_have_attribute(
+        "title", "zed left the game, which ended it"
+    )
+    expect(original.locator(".tag.imported")).to_have_count(0)
+    imported = page.locator(f'li.game[data-game="{copy["id"]}"]')
+    expect(imported.locator(".tag.imported")).to_have_text("imported")
+    expect(imported.locator(".from")).to_have_text(f"copy of {game['id']}")
     page.close()

@@ -63,6 +63,20 @@ def test_an_analysed_hand_shows_every_evaluation_and_the_marks(browser: Browser,
     ):
         expect(item).to_have_attribute("data-mark", decision["mark"])
 
+    # Each seat's line in plain words (issue 44): forced decisions only counted, the share and
+    # the points given away of real choices alone.
+    lines = page.locator(".analysis .accuracies li").all()
+    for line, seat in zip(lines, analysis["seats"], strict=True):
+        text = " ".join(line.inner_text().split())
+        assert "choice(s)" not in text and "forced" not in text and "loss" not in text, text
+        every = seat["decisions"] + seat["forced"]
+        if seat["decisions"]:
+            assert f"{seat['decisions']} of {every} decision" in text, text
+            assert f"{seat['accuracy']:.0f}% of choices unmarked" in text, text
+            assert f"about {seat['total_loss']:.1f} points given away" in text, text
+        else:
+            assert "no real choice this hand" in text, text
+
     # Every play step shows its play's evaluation; the pass step all four passes.
     plays = [d for d in analysis["decisions"] if d["kind"] == "play"]
     passes = [d for d in analysis["decisions"] if d["kind"] == "pass"]

@@ -46,12 +46,31 @@ function decisionHtml(seats, d) {
   return html`<li class="evaluation" data-kind="${d.kind}">${head}${value}${loss}${alternative}${note}</li>`;
 }
 
+// One plain line per seat (issue 44: "accuracy 100.0% · 7 choice(s), 7 forced ... loss 0.38"
+// read wrong). A forced decision (one option, or options that play alike) is neither good nor
+// bad, so it is only counted; the share unmarked and the points given away are of real choices.
+function plural(count, one, many) {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
 function accuracyHtml(seats, analysis) {
-  const rows = analysis.seats.map(
-    (s) => html`<li class="accuracy" data-seat="${s.seat}"><b>${seatName(seats, s.seat)}</b>: accuracy ${s.accuracy.toFixed(1)}%
-      · ${s.decisions} choice(s), ${s.forced} forced · ${s.inaccuracies} inaccuracy, ${s.mistakes} mistake, ${s.blunders} blunder
-      · loss ${s.total_loss.toFixed(2)}</li>`,
-  );
+  const rows = analysis.seats.map((s) => {
+    const who = seatName(seats, s.seat);
+    const all = s.decisions + s.forced;
+    if (!s.decisions) {
+      return html`<li class="accuracy" data-seat="${s.seat}"><b>${who}</b>: no real choice this hand
+        (${plural(all, "decision", "decisions")}, each with one option or options that play alike)</li>`;
+    }
+    const marks = [
+      [s.inaccuracies, "inaccuracy", "inaccuracies"],
+      [s.mistakes, "mistake", "mistakes"],
+      [s.blunders, "blunder", "blunders"],
+    ].filter(([count]) => count > 0);
+    const marked = marks.length ? marks.map(([count, one, many]) => plural(count, one, many)).join(", ") : "no move marked";
+    return html`<li class="accuracy" data-seat="${s.seat}"><b>${who}</b>: ${s.decisions} of ${plural(all, "decision", "decisions")} a real choice
+      (the others had one option) · ${marked}, ${s.accuracy.toFixed(0)}% of choices unmarked
+      · about ${s.total_loss.toFixed(1)} points given away by its choices, against the best option</li>`;
+  });
   return html`<ul class="accuracies">${rows}</ul>`;
 }
 

@@ -66,7 +66,7 @@ export async function showScoreboard(root, gameId) {
   });
   // The list numbers the standings itself, each at its rank (value: tied seats share one).
   const standings = board.standings.map(
-    (s) => html`<li value="${s.rank}">${nameHtml(seats, s.seat)} ${s.total}${s.winner ? " 🏆" : ""}</li>`,
+    (s) => html`<li value="${s.rank}">${nameHtml(seats, s.seat)} ${s.total}${s.winner ? TROPHY : ""}</li>`,
   );
   render(
     root,
@@ -97,6 +97,15 @@ const FIGURES = [
   ["longest_clean_streak", "clean streak"],
 ];
 
+// The winner's mark: an image of our own, not an emoji a system without an emoji font draws as
+// a box (issue 44); its alt text is what a screen reader says.
+const TROPHY = html` <img class="trophy" src="/web/trophy.svg" alt="winner" width="16" height="16">`;
+// What makes a rating established and a game rated (projections/ratings.py: PROVISIONAL_GAMES,
+// PROVISIONAL_OPPONENTS, MIN_RATED_SCORE_LIMIT; docs/projections.md): said on the page in words.
+const PROVISIONAL_GAMES = 10;
+const PROVISIONAL_OPPONENTS = 5;
+const MIN_RATED_SCORE_LIMIT = 50;
+
 function figure(value) {
   if (value == null) return "–";
   return Number.isInteger(value) ? String(value) : value.toFixed(2);
@@ -122,8 +131,8 @@ export async function showLeaderboard(root) {
       body.players.length
         ? html`<div class="scroll"><table class="points board"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
         : select.value === "rating"
-          ? html`<p class="muted" id="no-ratings">No established rating yet: a rating is listed here once it is no longer provisional. Rank by another figure to see every player.</p>`
-          : html`<p class="muted">No finished games counted yet.</p>`,
+          ? html`<p class="muted" id="no-ratings">No established rating yet. A player is listed here after ${PROVISIONAL_GAMES} rated games against at least ${PROVISIONAL_OPPONENTS} different opponents (a game against players who are new themselves counts for less). A game is rated when every seat is a different registered player (joined with their key), it has a turn clock, it plays to at least ${MIN_RATED_SCORE_LIMIT} points and nobody chose its deals. Rank by another figure to see every player, or see your group's own standings.</p>`
+          : html`<p class="muted" id="no-players">No finished games counted yet. Every name that sat in a game finished here appears once the game ends; imported games and games whose creator chose the deals are not counted.</p>`,
     );
     // Names as DOM text (ratings.js): a player's links to its rating page.
     $("#board", root)

@@ -22,6 +22,23 @@ function seatChoice(seat) {
   return html`<label>Seat ${seat} <select name="seat${seat}">${options}<option value="">open (a person)</option></select></label>`;
 }
 
+// A game a silent player left ends "finished" like any other: the lobby says it was abandoned
+// and by whom (the API's abandoned_by), as the table does.
+function phaseLabel(game) {
+  if (game.phase === "finished" && game.abandoned_by != null) {
+    const who = seatName(game.seats, game.abandoned_by);
+    return html`<span class="phase abandoned" title="${who} left the game, which ended it">abandoned</span>`;
+  }
+  return html`<span class="phase">${game.phase}</span>`;
+}
+
+// An imported game replays its original exactly: without a sign, the two rows look the same.
+function importedBadge(game) {
+  if (game.imported !== true) return "";
+  const from = game.imported_from ? html` <span class="from">copy of <code>${game.imported_from}</code></span>` : "";
+  return html` <span class="tag imported" title="Imported from an export: not played here, not counted in the statistics">imported</span>${from}`;
+}
+
 function gameRow(game) {
   const open = game.seats.filter((s) => s.name == null && s.bot == null).length;
   const mine = savedSeat(game.id);
@@ -39,7 +56,7 @@ function gameRow(game) {
     game.hand_number >= 1 ? html`<a class="button" href="#/scoreboard/${id}">Scores</a>` : "",
   ];
   return html`<li class="game" data-game="${game.id}">
-    <div class="meta"><code>${game.id}</code> <span class="phase">${game.phase}</span>${arrangedBadge(game)}
+    <div class="meta"><code>${game.id}</code> ${phaseLabel(game)}${arrangedBadge(game)}${importedBadge(game)}
       ${game.hand_number ? html`<span class="handno">hand ${game.hand_number}</span>` : ""}</div>
     <div class="seats">${seats}</div><div class="actions">${actions}</div></li>`;
 }

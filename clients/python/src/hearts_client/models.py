@@ -124,6 +124,7 @@ class PublicView(TypedDict):
     abandoned_by: int | None  # the seat that left, ending the game (GameAbandoned)
     clock: Clock | None  # the turn clock; None for a game without one
     next_deal: NextDeal | None  # None when the creator chose the deals (Seat.contribute())
+    imported_from: str | None  # an imported game's original id (the export's); else None
 
 
 class SeatView(PublicView):

@@ -69,6 +69,10 @@ def tile_path(level: int | str, index: int, width: int | None = None) -> str:
     return f"{path}.p/{width}"
 
 
+# A tree's size is a uint64 (c2sp.org/tlog-tiles): no tile index has more digits than 2**64.
+MAX_INDEX_DIGITS = len(str(2**64))
+
+
 def parse_tile_path(path: str) -> tuple[int | str, int, int | None]:
     """(level or ``ENTRIES``, index, width or None) of ``tile/<L>/<N>[.p/<W>]``; TileError
     unless the path is one exactly as the spec writes it (no leading zeros, no other form)."""
@@ -90,7 +94,10 @@ def parse_tile_path(path: str) -> tuple[int | str, int, int | None]:
         rest = [*rest[:-2], rest[-2][: -len(".p")]]
     if not _LAST.fullmatch(rest[-1]) or not all(_ELEMENT.fullmatch(e) for e in rest[:-1]):
         raise TileError(f"not a tile index: {'/'.join(rest)[:80]!r}")
-    index = int("".join(e.lstrip("x") for e in rest))
+    digits = "".join(e.lstrip("x") for e in rest)
+    if len(digits) > MAX_INDEX_DIGITS:  # before int(): it refuses over 4,300 digits (ValueError)
+        raise TileError(f"a tile index past any tree: {len(digits)} digits")
+    index = int(digits)
     if index_path(index) != "/".join(rest):  # x000/123: the same index, not its path
         raise TileError(f"not a tile index: {'/'.join(rest)[:80]!r}")
     return level, index, width

@@ -335,14 +335,24 @@ def verify(
     return findings
 
 
+def value_or_file(value: str) -> str:
+    """The text of the file ``value`` names, else ``value`` itself: an option given either way
+    (``--head "$(cat head.txt)"`` or ``--head head.txt``). A value is no file name whatever the
+    check of it as a path raises (a head is longer than a file name may be: ENAMETOOLONG; a NUL
+    is a ValueError), so only a file that exists is read, and one that cannot be read is an
+    error, not a value."""
+    try:
+        is_file = Path(value).is_file()
+    except (OSError, ValueError):
+        is_file = False
+    return Path(value).read_text(encoding="utf-8") if is_file else value
+
+
 def _heads(values: Sequence[str]) -> list[str]:
+    """The heads given, one a line (a file or an inline value may hold several)."""
     out = []
     for value in values:
-        path = Path(value)
-        if len(value) < 4096 and path.is_file():
-            out += [line.strip() for line in path.read_text().splitlines() if line.strip()]
-        else:
-            out.append(value)
+        out += [line.strip() for line in value_or_file(value).splitlines() if line.strip()]
     return out
 
 
@@ -352,11 +362,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("export", type=Path, help="the export (GET /api/v1/games/{id}/export)")
     parser.add_argument(
-        "--log-key", help="the server's log key (vkey); not needed for a tournament's export"
+        "--log-key",
+        help="the server's log key (vkey), or a file holding it; not for a tournament's export",
     )
     parser.add_argument("--head", action="append", default=[], help="a kept head, or a file")
     parser.add_argument("--proof", type=Path, help="GET /api/v1/log/games/{id}'s answer (JSON)")
-    parser.add_argument("--witness", action="append", default=[], help="a witness's vkey")
+    parser.add_argument(
+        "--witness", action="append", default=[], help="a witness's vkey, or a file"
+    )
     parser.add_argument("--min-witnesses", type=int, default=0)
     parser.add_argument("--salt", help="the game's head salt (else the --proof's head_salt)")
     args = parser.parse_args(argv)
@@ -373,8 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.log_key is None:
             raise ValueError("--log-key is needed for a game's export")
         proof = read_json(args.proof.read_text(encoding="utf-8")) if args.proof else None
-        log_key = Verifier.parse(args.log_key)
-        witnesses = [Verifier.parse(w) for w in args.witness]
+        log_key = Verifier.parse(value_or_file(args.log_key).strip())
+        witnesses = [Verifier.parse(value_or_file(w).strip()) for w in args.witness]
         heads = _heads(args.head)
     except (OSError, ValueError) as error:
         print(f"hearts-verify: {error}", file=sys.stderr)

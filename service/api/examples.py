@@ -319,6 +319,7 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getPlayer", "GET", "/api/v1/players/Kit?recent=2")
     r.call("getPlayerRatings", "GET", f"/api/v1/ratings/{rated_player}")
     _public_log(r, game, token, witness)
+    _challenges(r)  # last: its random ids come after every other example's
     return dict(sorted(r.examples.items()))
 
 
@@ -450,6 +451,37 @@ def _seeks(r: _Recorder) -> None:
         "/api/v1/seeks", json=body, headers={"Authorization": f"Bearer {keys[3]}"}
     ).json
     r.call("cancelSeek", "DELETE", f"/api/v1/seeks/{waiting['id']}", token=keys[3])
+
+
+def _challenges(r: _Recorder) -> None:
+    """Sid challenges Tam, who lists it and accepts; Sid reads it; a second is declined and
+    a third cancelled."""
+    sid, tam = (
+        r.client.post("/api/v1/players", json={"name": name}).json["key"] for name in ("Sid", "Tam")
+    )
+    body = {"to": "Tam", "rules": {"players": 4, "score_limit": 50}}
+    sent = r.call("createChallenge", "POST", "/api/v1/challenges", body=body, token=sid, status=201)
+    r.call("listChallenges", "GET", "/api/v1/challenges", token=tam)
+    path = f"/api/v1/challenges/{sent['id']}"
+    r.call("acceptChallenge", "POST", f"{path}/accept", body={}, token=tam)
+    r.call("getChallenge", "GET", path, token=sid)
+    headers = {"Authorization": f"Bearer {sid}"}
+    declined = r.client.post("/api/v1/challenges", json={"to": "Tam"}, headers=headers).json
+    r.call(
+        "declineChallenge",
+        "POST",
+        f"/api/v1/challenges/{declined['id']}/decline",
+        body={},
+        token=tam,
+    )
+    withdrawn = r.client.post("/api/v1/challenges", json={"to": "Tam"}, headers=headers).json
+    r.call(
+        "cancelChallenge",
+        "POST",
+        f"/api/v1/challenges/{withdrawn['id']}/cancel",
+        body={},
+        token=sid,
+    )
 
 
 def _moon(r: _Recorder) -> None:

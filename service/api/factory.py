@@ -27,6 +27,7 @@ from service.api.security_headers import add_security_headers
 from service.app.abandonment import start_abandonment
 from service.app.archiver import Archiver, start_archiver
 from service.app.bot_runner import start_sweep
+from service.app.challenges import Challenges
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
@@ -40,6 +41,7 @@ from service.settings import Settings
 from service.store import redis_server
 from service.store.accounts import AccountStore
 from service.store.append import writes_refused
+from service.store.challenges import ChallengeStore
 from service.store.event_store import RedisEventStore
 from service.store.layout import LayoutMismatch, check_layout
 from service.store.live import READ_BLOCK_MS, LiveHub, PlayerHub
@@ -175,6 +177,14 @@ def create_app(
         ratings.rating,
         ttl_seconds=settings.seek_ttl,
         per_address=settings.seeks_per_address,
+    )
+    # Challenges to a named player (issue 44, service/app/challenges.py).
+    app.extensions["hearts.challenges"] = Challenges(
+        ChallengeStore(service.store.redis, service.store.prefix),
+        service,
+        players,
+        ttl_seconds=settings.challenge_ttl,
+        open_per_player=settings.challenges_open,
     )
     # Audits, exports and imports: in a low-priority child process when we have the URL.
     long_work.install(app, settings, service.store, url)

@@ -4,6 +4,7 @@ Per client address: creating a game, joining one, importing one, opening a live 
 registering a player, a request made with a player's key (each checks a key: no address may try
 keys at speed), asking for a hand's analysis, and (besides the create limit) creating a game with
 every seat a bot (issue 33: a whole game of moves and log that no person plays).
+Per player key: challenges sent (issue 44), keyed by the key's SHA-256 as a token's are.
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
 credential the game stores), never by the token itself; a request without a usable token counts
 against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
@@ -89,6 +90,8 @@ KINDS = {
     "bot_games": Kind(
         "rate_limit_bot_games", by_address, "games of bots only created per client address"
     ),
+    # Keyed by the bearer's credential: a player's key, however many addresses it is used from.
+    "challenge": Kind("rate_limit_challenge", by_token, "challenges sent per player key"),
 }
 
 # endpoint -> its limits, each (kind, when the request is exempt): filled as the blueprints are

@@ -76,6 +76,8 @@ class Settings:
     rate_limit_bot_games: str = "3/minute;20/hour"
     # Per player key: tournaments created (each seats its players in many games).
     rate_limit_tournament: str = "5/hour;20/day"
+    # Per player key (issue 44): challenges sent, on top of rate_limit_account (per address).
+    rate_limit_challenge: str = "10/minute;60/hour"
     # How many proxies in front of the service append to X-Forwarded-For: the client address is
     # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
     trusted_proxies: int = 0
@@ -153,6 +155,10 @@ class Settings:
     # Seeks one client address (its rate-limit key) may have waiting at once (issue 32: a pool
     # jammed with seeks nobody can accept).
     seeks_per_address: int = 8
+    # A challenge to a named player not answered within this many seconds expires (issue 44).
+    challenge_ttl: int = 600
+    # Challenges one player may have waiting for an answer at once.
+    challenges_open: int = 5
     # A live event stream (SSE) sends a keep-alive comment this often (seconds).
     sse_keepalive_seconds: float = 15.0
     # A live event stream ends after this long; the client reconnects with Last-Event-ID.
@@ -404,6 +410,7 @@ _VARIABLES = (
     ("rate_limit_bot_games", "HEARTS_RATE_LIMIT_BOT_GAMES", rate),
     ("rate_limit_long_reads", "HEARTS_RATE_LIMIT_LONG_READS", rate),
     ("rate_limit_tournament", "HEARTS_RATE_LIMIT_TOURNAMENT", rate),
+    ("rate_limit_challenge", "HEARTS_RATE_LIMIT_CHALLENGE", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
@@ -431,6 +438,8 @@ _VARIABLES = (
     ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
     ("seek_ttl", "HEARTS_SEEK_TTL", positive),
     ("seeks_per_address", "HEARTS_SEEKS_PER_ADDRESS", positive),
+    ("challenge_ttl", "HEARTS_CHALLENGE_TTL", positive),
+    ("challenges_open", "HEARTS_CHALLENGES_OPEN", positive),
     ("sse_keepalive_seconds", "HEARTS_SSE_KEEPALIVE", seconds),
     ("sse_max_seconds", "HEARTS_SSE_MAX_SECONDS", seconds),
     ("sse_max_streams", "HEARTS_SSE_MAX_STREAMS", positive),

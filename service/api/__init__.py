@@ -7,6 +7,7 @@ from flask_smorest import Api
 
 from . import (
     analysis,
+    challenges,
     commands,
     games,
     health,
@@ -27,6 +28,7 @@ def register(app: Flask, api: Api) -> None:
         commands,
         players,
         seeks,
+        challenges,
         projections,
         replay,
         analysis,

@@ -282,7 +282,12 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getHand", "GET", f"{game}/hands/1", token=token)
     r.call("getStateAt", "GET", f"{game}/state?at=6", token=token)
     r.call("resumeGame", "GET", f"{game}/resume", token=token)
+    # Bots standing in for every person play at a person's pace (issue 42), in the background,
+    # which a recording runs without: this hand-over is played out in its request instead.
+    background = r.client.application.extensions["hearts"].background
+    pace, background.away_pace_seconds = background.away_pace_seconds, 0.0
     r.call("setSeatBot", "POST", f"{game}/seats/0/bot", body={"bot": "random"}, token=token)
+    background.away_pace_seconds = pace
     r.call("listGames", "GET", "/api/v1/games?limit=2")
     _finished(r, game)  # four bots now: the background runner plays it out
     r.call("auditGame", "GET", f"{game}/audit")
@@ -321,6 +326,7 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getGroupStandings", "GET", "/api/v1/standings?players=Kit,Lou,Max,Ned")
     _public_log(r, game, token, witness)
     _tournament(r)  # last: its games change nothing recorded before
+    _challenges(r)  # last: its random ids come after every other example's
     return dict(sorted(r.examples.items()))
 
 
@@ -486,6 +492,37 @@ def _seeks(r: _Recorder) -> None:
         "/api/v1/seeks", json=body, headers={"Authorization": f"Bearer {keys[3]}"}
     ).json
     r.call("cancelSeek", "DELETE", f"/api/v1/seeks/{waiting['id']}", token=keys[3])
+
+
+def _challenges(r: _Recorder) -> None:
+    """Sid challenges Tam, who lists it and accepts; Sid reads it; a second is declined and
+    a third cancelled."""
+    sid, tam = (
+        r.client.post("/api/v1/players", json={"name": name}).json["key"] for name in ("Sid", "Tam")
+    )
+    body = {"to": "Tam", "rules": {"players": 4, "score_limit": 50}}
+    sent = r.call("createChallenge", "POST", "/api/v1/challenges", body=body, token=sid, status=201)
+    r.call("listChallenges", "GET", "/api/v1/challenges", token=tam)
+    path = f"/api/v1/challenges/{sent['id']}"
+    r.call("acceptChallenge", "POST", f"{path}/accept", body={}, token=tam)
+    r.call("getChallenge", "GET", path, token=sid)
+    headers = {"Authorization": f"Bearer {sid}"}
+    declined = r.client.post("/api/v1/challenges", json={"to": "Tam"}, headers=headers).json
+    r.call(
+        "declineChallenge",
+        "POST",
+        f"/api/v1/challenges/{declined['id']}/decline",
+        body={},
+        token=tam,
+    )
+    withdrawn = r.client.post("/api/v1/challenges", json={"to": "Tam"}, headers=headers).json
+    r.call(
+        "cancelChallenge",
+        "POST",
+        f"/api/v1/challenges/{withdrawn['id']}/cancel",
+        body={},
+        token=sid,
+    )
 
 
 def _moon(r: _Recorder) -> None:

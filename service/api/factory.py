@@ -28,6 +28,7 @@ from service.api.security_headers import add_security_headers
 from service.app.abandonment import start_abandonment
 from service.app.archiver import Archiver, start_archiver
 from service.app.bot_runner import start_sweep
+from service.app.challenges import Challenges
 from service.app.expiry import start_expiry
 from service.app.game_service import GameService
 from service.app.live import StreamSlots
@@ -42,6 +43,7 @@ from service.settings import Settings
 from service.store import redis_server
 from service.store.accounts import AccountStore
 from service.store.append import writes_refused
+from service.store.challenges import ChallengeStore
 from service.store.event_store import RedisEventStore
 from service.store.layout import LayoutMismatch, check_layout
 from service.store.live import READ_BLOCK_MS, LiveHub, PlayerHub
@@ -180,6 +182,14 @@ def create_app(
         ttl_seconds=settings.seek_ttl,
         per_address=settings.seeks_per_address,
     )
+    # Challenges to a named player (issue 44, service/app/challenges.py).
+    app.extensions["hearts.challenges"] = Challenges(
+        ChallengeStore(service.store.redis, service.store.prefix),
+        service,
+        players,
+        ttl_seconds=settings.challenge_ttl,
+        open_per_player=settings.challenges_open,
+    )
     # Audits, exports and imports: in a low-priority child process when we have the URL.
     long_work.install(app, settings, service.store, url)
     # Live event streams wait in the hub (its readers start with the first stream) and are
@@ -202,9 +212,11 @@ def create_app(
     problems.register(app)
     api_package.register(app, api)
     # Tournaments (docs/tournaments.md): their logs beside the games', moved on by game ends.
-    tournament_service = TournamentService(
-        TournamentStore(service.store.redis, service.store.keys), service
-    )
+    tournament_store = TournamentStore(service.store.redis, service.store.keys)
+    tournament_service = TournamentService(tournament_store, service)
+    # A tournament's tables are budgeted by the tournament's own limits: its bot accounts play
+    # at a bot's speed, uncounted among the games of bots only a client makes (issue 42).
+    service.budgeted_elsewhere = service.background.unpaced = tournament_store.is_table
     service.on_appended.append(tournament_service.game_appended)
     app.register_blueprint(web_table)  # the browser client at / (service/web)
     add_security_headers(app)  # CSP, nosniff, no-referrer on every answer (issue 22)

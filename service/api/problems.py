@@ -253,6 +253,45 @@ _HTTP = [
         "matched game is rated, and a rated game always has a clock).",
     ),
     ProblemType(
+        "challenge-not-found",
+        404,
+        "No such challenge",
+        "No challenge to or from you has this id (a challenge is shown only to its two "
+        "players), or it ended over an hour ago.",
+    ),
+    ProblemType(
+        "challenge-not-yours",
+        403,
+        "Not your answer",
+        "Only the challenged player accepts or declines a challenge; only its challenger "
+        "cancels it.",
+    ),
+    ProblemType(
+        "challenge-expired",
+        409,
+        "Challenge expired",
+        "The challenge was not answered in time (HEARTS_CHALLENGE_TTL): send a new one.",
+    ),
+    ProblemType(
+        "challenge-answered",
+        409,
+        "Challenge answered",
+        "The challenge was accepted, declined or cancelled already: it is answered once.",
+    ),
+    ProblemType(
+        "too-many-challenges",
+        429,
+        "Too many challenges",
+        "So many of your challenges wait for an answer (HEARTS_CHALLENGES_OPEN): cancel one, "
+        "or wait for it to be answered or to expire.",
+    ),
+    ProblemType(
+        "invalid-challenge",
+        422,
+        "Invalid challenge",
+        "A challenge goes to another registered player: not to yourself, not to a bot.",
+    ),
+    ProblemType(
         "idempotency-key-reused",
         422,
         "Idempotency key reused",
@@ -437,6 +476,13 @@ SERVICE_STATUS: dict[type[app_errors.ServiceError], int] = {
     app_errors.AlreadySeeking: 409,
     app_errors.TooManySeeks: 429,
     app_errors.InvalidSeek: 422,
+    app_errors.ChallengeNotFound: 404,
+    app_errors.ChallengedPlayerNotFound: 404,
+    app_errors.ChallengeNotYours: 403,
+    app_errors.ChallengeExpired: 409,
+    app_errors.ChallengeAnswered: 409,
+    app_errors.TooManyChallenges: 429,
+    app_errors.InvalidChallenge: 422,
     ImportRefused: 422,
     TooManyTournaments: 409,  # service/app/tournaments.py
     BoardsHidden: 403,

@@ -5,6 +5,8 @@ registering a player, a request made with a player's key (each checks a key: no 
 keys at speed), asking for a hand's analysis, asking for an audit or an export (issue 42: long
 work), and (besides the create limit) making a game with every seat a bot (issue 33: a whole game
 of moves and log that no person plays; issue 42: by a create or a hand-over).
+Per player key: challenges sent (issue 44) and tournaments created, keyed by the key's
+SHA-256 as a token's are.
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
 credential the game stores), never by the token itself; a request without a usable token counts
 against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
@@ -96,6 +98,8 @@ KINDS = {
         "audits, exports and group standings per client address",
     ),
     "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
+    # Keyed by the bearer's credential: a player's key, however many addresses it is used from.
+    "challenge": Kind("rate_limit_challenge", by_token, "challenges sent per player key"),
 }
 
 # endpoint -> its limits, each (kind, when the request is exempt): filled as the blueprints are

@@ -1053,6 +1053,65 @@ class SeekAnswerSchema(Schema):
     seat = fields.Integer(allow_none=True)
 
 
+class ChallengeSchema(Schema):
+    to = fields.String(
+        required=True,
+        validate=validate.Length(1, MAX_NAME),
+        metadata={
+            "description": "The registered player challenged, by name (404 "
+            "player-not-found if nobody holds it)"
+        },
+    )
+    rules = CreateGameSchema._declared_fields["rules"]
+
+
+class ChallengeSeatSchema(Schema):
+    seat = fields.Integer()
+    name = fields.String(metadata={"description": "The player's name, or the bot's"})
+    bot = fields.Boolean()
+
+
+class ChallengeAnswerSchema(Schema):
+    id = fields.String()
+    state = fields.String(
+        validate=validate.OneOf(["open", "accepted", "declined", "cancelled", "expired"])
+    )
+    challenger = fields.String()
+    challenged = fields.String()
+    direction = fields.String(
+        validate=validate.OneOf(["incoming", "outgoing"]),
+        metadata={"description": "incoming: you are challenged; outgoing: you challenged"},
+    )
+    rules = fields.Dict(metadata={"description": "The rule options asked for, as sent"})
+    seats = fields.List(
+        fields.Nested(ChallengeSeatSchema),
+        metadata={"description": "Who sits where once accepted (dealt at random)"},
+    )
+    your_seat = fields.Integer()
+    created = fields.String()
+    expires = fields.String()
+    answered = fields.String(allow_none=True)
+    game_id = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Once accepted: the private game; take your seat's token with POST "
+            "/games/{game_id}/seats/{your_seat}/resume (your key)"
+        },
+    )
+
+
+class ChallengeListSchema(Schema):
+    challenges = fields.List(fields.Nested(ChallengeAnswerSchema))
+
+
+class AcceptedChallengeSchema(Schema):
+    challenge = fields.Nested(ChallengeAnswerSchema)
+    seat = fields.Integer()
+    token = fields.String(metadata={"description": "Bearer token for your seat; shown once"})
+    version = fields.Integer()
+    view = fields.Nested(SeatViewSchema)
+
+
 class PlayerEventsQuery(Schema):
     after = NoticeIdParameter(
         load_default=None,

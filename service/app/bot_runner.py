@@ -243,6 +243,7 @@ class BackgroundBots:
         self.poll_seconds = poll_seconds
         self.away_pace_seconds = away_pace_seconds
         self.think_seconds = think_seconds
+        self.unpaced: Callable[[str], bool] = lambda _game_id: False  # set by its service
         self.owner = uuid.uuid4().hex[:12]
         self.turns = 0
         self._wake = threading.Event()
@@ -250,9 +251,15 @@ class BackgroundBots:
         # Redis lost (the master that ran it gone, say): said once, not once per game and turn.
         self.outage = Outage(log, "bots")
 
-    def pace(self, state: GameState) -> float:
-        """Seconds before each bot move of this game (``table_pace``)."""
-        return table_pace(state, self.away_pace_seconds, self.think_seconds)
+    def pace(self, state: GameState, unpaced: Callable[[str], bool] | None = None) -> float:
+        """Seconds before each bot move of this game (``table_pace``); no pace for bots that
+        stand in for everyone in a game ``unpaced`` names (a tournament's table of bot
+        accounts: ``GameService.budgeted_elsewhere``)."""
+        unpaced = unpaced or self.unpaced
+        pace = table_pace(state, self.away_pace_seconds, self.think_seconds)
+        if pace and unpaced(state.game_id):
+            return table_pace(state, 0.0, self.think_seconds)
+        return pace
 
     def hand_over(self, game_id: str, delay_seconds: float = 0.0) -> None:
         """Queue the game for bot moves, due after ``delay_seconds`` (kept if already queued

@@ -368,3 +368,51 @@ class DealsArranged(ServiceError):
     shuffle would not count, so none is taken."""
 
     code = "deals-arranged"
+
+
+class ChallengeNotFound(ServiceError):
+    """No challenge to or from the calling player has this id (another's is not told apart)."""
+
+    code = "challenge-not-found"
+
+    def __init__(self, challenge_id: str) -> None:
+        super().__init__(f"you have no challenge {challenge_id!r}")
+
+
+class ChallengeNotYours(ServiceError):
+    """The challenge is yours, but this answer is the other player's: only the challenged
+    player accepts or declines, only the challenger cancels."""
+
+    code = "challenge-not-yours"
+
+
+class ChallengeExpired(ServiceError):
+    """The challenge was not answered in time (``HEARTS_CHALLENGE_TTL``): it can no longer be
+    accepted, declined or cancelled."""
+
+    code = "challenge-expired"
+
+
+class ChallengeAnswered(ServiceError):
+    """The challenge was accepted, declined or cancelled already: it is answered once."""
+
+    code = "challenge-answered"
+
+
+class TooManyChallenges(ServiceError):
+    """So many of the player's challenges wait for an answer (``HEARTS_CHALLENGES_OPEN``):
+    cancel one, or wait for it to be answered or to expire."""
+
+    code = "too-many-challenges"
+
+
+class InvalidChallenge(ServiceError):
+    """A challenge that makes no sense: to yourself, or to a bot's or reserved name."""
+
+    code = "invalid-challenge"
+
+
+class ChallengedPlayerNotFound(ServiceError):
+    """No registered player holds the name a challenge is sent to."""
+
+    code = "player-not-found"

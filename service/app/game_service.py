@@ -238,6 +238,10 @@ class GameService:
         self._handed_over: dict[str, float] = {}  # game -> when this process last handed it
         # Called after every append with (game id, version, state before, state after).
         self.on_appended: list[Callable[[str, int, GameState, GameState], None]] = []
+        # Games whose cost a budget of their own bounds (a tournament's tables: its creation is
+        # limited per account, its size by its rules): a hand-over to bots there is neither
+        # counted among the stranger's games of bots only nor paced (issue 42 vs issue 40).
+        self.budgeted_elsewhere: Callable[[str], bool] = lambda _game_id: False
 
     # -- reading --------------------------------------------------------------------------
 
@@ -626,7 +630,12 @@ class GameService:
         # A game that becomes one of bots only by a hand-over counts as one from then on
         # (issue 42: else three bots and a guest who hands over are an uncapped game of bots).
         was, becomes = bots_only(snap.state.state), bots_only(table.state)
-        claimed = not was and becomes and self._claim_handed_over(game_id, records)
+        claimed = (
+            not was
+            and becomes
+            and not self.budgeted_elsewhere(game_id)
+            and self._claim_handed_over(game_id, records)
+        )
         result: AppendResult | None = None
         try:
             result = self.store.append(
@@ -772,7 +781,7 @@ class GameService:
         if self.bots.must_act(final.state.state):
             # Bots that wait before each move (a person's table, or bots standing in for
             # everyone): all in the background, the first one too.
-            pace = self.background.pace(final.state.state)
+            pace = self.background.pace(final.state.state, self.budgeted_elsewhere)
             if bot_moves and not pace:
                 deadline = time.monotonic() + self.bot_request_seconds
                 # Appended one after another from this append's version, up to the first

@@ -104,6 +104,10 @@ class TournamentStore:
         )
         self.redis.hset(self.keys.tournament_games_key(), game_id, value)
 
+    def is_table(self, game_id: str) -> bool:
+        """Whether the game is a table of a tournament (linked before it is created)."""
+        return bool(self.redis.hexists(self.keys.tournament_games_key(), game_id))
+
     def game_link(self, game_id: str) -> TableLink | None:
         raw = self.redis.hget(self.keys.tournament_games_key(), game_id)
         if raw is None:

@@ -146,6 +146,29 @@ def test_a_private_table_is_joined_with_its_invitations_code(hearts):
     assert bob.view["phase"] == "passing"
 
 
+def test_a_challenge_is_sent_accepted_declined_and_cancelled_by_name(hearts):
+    sid = Player.register(hearts, f"sid{uuid.uuid4().hex[:8]}")
+    tam = Player.register(hearts, f"tam{uuid.uuid4().hex[:8]}")
+    sent = sid.challenge(tam.name, {"score_limit": 50})
+    assert sent["state"] == "open" and sent["challenged"] == tam.name
+    assert [c["id"] for c in tam.challenges() if c["direction"] == "incoming"] == [sent["id"]]
+    with pytest.raises(HeartsProblem) as refused:
+        sid.accept_challenge(sent["id"])
+    assert (refused.value.status, refused.value.code) == (403, "challenge-not-yours")
+    seat = tam.accept_challenge(sent["id"])
+    assert seat.view["hand"] and seat.refresh()["rules"]["score_limit"] == 50
+    accepted = sid.challenge_status(sent["id"])
+    assert accepted["state"] == "accepted" and accepted["game_id"] == seat.game_id
+    mine = sid.resume(accepted["game_id"], accepted["your_seat"])  # the challenger's token
+    assert mine.view["hand"] and mine.seat != seat.seat
+    declined = tam.decline_challenge(sid.challenge(tam.name)["id"])
+    cancelled = sid.cancel_challenge(sid.challenge(tam.name)["id"])
+    assert (declined["state"], cancelled["state"]) == ("declined", "cancelled")
+    with pytest.raises(HeartsProblem) as unknown:
+        sid.challenge(f"nobody{uuid.uuid4().hex[:8]}")
+    assert (unknown.value.status, unknown.value.code) == (404, "player-not-found")
+
+
 def test_refusals_are_problems_with_stable_codes(hearts):
     game = hearts.create_game(seats=[None, *BOTS], seed=chosen_seed("client-problems"))
     me = hearts.join(game["id"], "dora")

@@ -674,6 +674,35 @@ class Player:
     def cancel_seek(self, seek_id: str) -> dict[str, Any]:
         return self.client._call("DELETE", f"/seeks/{seek_id}", token=self.key)
 
+    # -- challenges (docs/challenges.md) ------------------------------------------------------
+
+    def challenge(self, to: str, rules: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Challenge the registered player named ``to`` to a private game of ``rules`` (404
+        ``player-not-found`` if nobody holds the name; 429 ``too-many-challenges`` with too
+        many waiting). The challenge: ``id``, ``state`` open, ``expires``."""
+        return self.client._call("POST", "/challenges", {"to": to, "rules": rules}, token=self.key)
+
+    def challenges(self) -> list[dict[str, Any]]:
+        """This player's challenges, ``incoming`` and ``outgoing`` (``direction``), newest first."""
+        return self.client._call("GET", "/challenges", token=self.key)["challenges"]
+
+    def challenge_status(self, challenge_id: str) -> dict[str, Any]:
+        """One challenge as it is now: once ``accepted``, ``game_id`` and ``your_seat``
+        (``resume`` takes the seat: how the challenger gets its token)."""
+        return self.client._call("GET", f"/challenges/{challenge_id}", token=self.key)
+
+    def accept_challenge(self, challenge_id: str) -> Seat:
+        """Accept a challenge to this player: its game is created, and this is your seat."""
+        path = f"/challenges/{challenge_id}/accept"
+        answer = self.client._call("POST", path, {}, token=self.key)
+        return Seat(self.client, answer["challenge"]["game_id"], cast(Joined, answer))
+
+    def decline_challenge(self, challenge_id: str) -> dict[str, Any]:
+        return self.client._call("POST", f"/challenges/{challenge_id}/decline", {}, token=self.key)
+
+    def cancel_challenge(self, challenge_id: str) -> dict[str, Any]:
+        return self.client._call("POST", f"/challenges/{challenge_id}/cancel", {}, token=self.key)
+
     def events(self, *, retries: int = 5) -> Iterator[dict[str, Any]]:
         """The player's notices across all its games, for as long as you read: ``gameStart``,
         ``yourTurn`` (with the seat's ``view``) and ``gameFinish``, each with ``game_id``,

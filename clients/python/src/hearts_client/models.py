@@ -161,6 +161,13 @@ class CommandResult(TypedDict):
     events: list[Event]
 
 
+class DamagedGame(TypedDict):
+    id: str
+    detail: str
+
+
 class GameList(TypedDict):
     games: list[PublicView]
     next_cursor: str | None
+    # Only when some game of the page could not be read (a damaged archived object).
+    damaged: NotRequired[list[DamagedGame]]

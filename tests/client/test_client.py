@@ -410,6 +410,8 @@ def test_bot_accounts_play_a_tournament_and_hearts_verify_checks_it(hearts, tmp_
     assert len(hearts.tournament_board(tid, 1, 1)["tables"]) == 2
     findings = verify_tournament(hearts.tournament_export(tid))
     assert findings and all(f.ok for f in findings), [str(f) for f in findings]
+
+
 def test_the_main_readme_shows_the_example_tested_here() -> None:
     """The top-level README's Python example is this one, so it runs as written too."""
     text = (CLIENT.parents[1] / "README.md").read_text()

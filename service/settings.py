@@ -68,9 +68,11 @@ class Settings:
     rate_limit_register: str = "5/minute;30/hour"
     rate_limit_account: str = "10/second;600/minute"
     rate_limit_analysis: str = "10/minute;60/hour"
-    # Per client address: audits and exports asked for (issue 42: each may be seconds of a
-    # worker's long-work slot; an ended game's audit is kept, but each request still counts).
-    rate_limit_long_reads: str = "20/minute;200/hour"
+    # Per client address: audits, exports and group standings asked for (issue 42: each may be
+    # seconds of a worker's long-work slot; an ended game's audit is kept, but each request
+    # still counts). A person browsing replays opens an audit a page: 20 a minute was met by
+    # the web table's own monkey test, so 60.
+    rate_limit_long_reads: str = "60/minute;600/hour"
     # Per client address: games created with every seat a bot (issue 33: each is a whole game
     # of moves and log that nobody plays), counted on top of rate_limit_create.
     rate_limit_bot_games: str = "3/minute;20/hour"

@@ -50,6 +50,7 @@ from service.api.schemas import (
     ScoreboardSchema,
 )
 from service.app.archiver import archived_scoreboard
+from service.app.errors import CorruptGame
 from service.app.players import PlayerService
 from service.app.projector import Projector
 from service.app.ratings import RatingBook
@@ -415,9 +416,12 @@ def _recent_limit(raw: str | None) -> int:
 def _archived_board(store: ProjectionStore, game_id: str) -> Scoreboard | None:
     """An archived game's board (its read model left Redis with it), folded from the archive
     as ``GET /games/{id}/scoreboard`` folds it; None if it is not archived, or if the archive
-    store cannot be reached now (the game is then listed by its id alone, not failed whole)."""
+    store cannot be reached now, or its archived object is damaged (the game is then listed by
+    its id alone, not the page failed whole: as GET /games lists what it can)."""
     try:
         return archived_scoreboard(store, game_id)
+    except CorruptGame:  # its own GET /games/{id} answers the 409 corrupt-game
+        return None
     except BlobStoreError:  # the store's guard logs the outage, once
         return None
 

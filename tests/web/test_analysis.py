@@ -8,6 +8,7 @@ the analysis's own."""
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from urllib.parse import urlsplit
@@ -72,7 +73,8 @@ def test_an_analysed_hand_shows_every_evaluation_and_the_marks(browser: Browser,
         every = seat["decisions"] + seat["forced"]
         if seat["decisions"]:
             assert f"{seat['decisions']} of {every} decision" in text, text
-            assert f"{seat['accuracy']:.0f}% of choices unmarked" in text, text
+            shown = math.floor(seat["accuracy"] + 0.5)  # as JS's toFixed(0): half up, not even
+            assert f"{shown}% of choices unmarked" in text, text
             assert f"about {seat['total_loss']:.1f} points given away" in text, text
         else:
             assert "no real choice this hand" in text, text

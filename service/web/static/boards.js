@@ -131,7 +131,7 @@ export async function showLeaderboard(root) {
       body.players.length
         ? html`<div class="scroll"><table class="points board"><thead><tr><th>#</th><th>player</th>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
         : select.value === "rating"
-          ? html`<p class="muted" id="no-ratings">No established rating yet. A player is listed here after ${PROVISIONAL_GAMES} rated games against at least ${PROVISIONAL_OPPONENTS} different opponents (a game against players who are new themselves counts for less). A game is rated when every seat is a different registered player (joined with their key), it has a turn clock, it plays to at least ${MIN_RATED_SCORE_LIMIT} points and nobody chose its deals. Rank by another figure to see every player, or see your group's own standings.</p>`
+          ? html`<p class="muted" id="no-ratings">No established rating yet: a rating stays provisional, and off this list, until it is established. A player is listed here after ${PROVISIONAL_GAMES} rated games against at least ${PROVISIONAL_OPPONENTS} different opponents (a game against players who are new themselves counts for less). A game is rated when every seat is a different registered player (joined with their key), it has a turn clock, it plays to at least ${MIN_RATED_SCORE_LIMIT} points and nobody chose its deals. Rank by another figure to see every player, or see your group's own standings.</p>`
           : html`<p class="muted" id="no-players">No finished games counted yet. Every name that sat in a game finished here appears once the game ends; imported games and games whose creator chose the deals are not counted.</p>`,
     );
     // Names as DOM text (ratings.js): a player's links to its rating page.

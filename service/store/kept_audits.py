@@ -12,6 +12,11 @@ with (the chain's head: the whole log it audited), in the blob store of the arch
 the archive does and is kept as long (a few kilobytes a game, beside its object). A log that
 ends elsewhere (restored, rewritten) names another object, so a report is never served for a log
 it did not audit; reports with faults are not kept (a damaged log is audited afresh each time).
+
+A kept report answers for an archived game only after its stored object is read again and its
+chain recomputed to the same head (``GameArchive.check``): the report stands for that log, and
+an object altered since (issue 42) fails the check and is audited again, where the damage shows.
+A game still in Redis is its stream, whose last hash the name already holds.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import logging
 from typing import Any
 
 from service.store.blobs import BlobStoreError
+from service.store.errors import CorruptStore
 from service.store.event_store import RedisEventStore
 
 log = logging.getLogger(__name__)
@@ -53,7 +59,25 @@ class KeptAudits:
             log.warning("kept audit %s unreadable: %s", name, error)
             return None
         ok = isinstance(report, dict) and report.get("ok") is True
-        return report if ok and report.get("game_id") == game_id else None
+        if not ok or report.get("game_id") != game_id:
+            return None
+        return report if self._stored_log_ends_at(game_id, head) else None
+
+    def _stored_log_ends_at(self, game_id: str, head: str) -> bool:
+        """Whether the game's stored log is still the one ``head`` names. An archived game's
+        object is read from the store again (not the copy decoded in memory) and its chain
+        recomputed: cheap beside an audit, and what makes a report valid only for the log it
+        audited."""
+        archive = self.store.archive
+        try:
+            record = archive.record_of(game_id)
+            if record is None:
+                return True  # in Redis only: the head came from its stream
+            archive.forget_decoded(game_id)
+            return record.head == head and archive.load(game_id, record) is not None
+        except (CorruptStore, BlobStoreError) as error:  # the audit says what is wrong
+            log.warning("kept audit of %s not used: %s", game_id, error)
+            return False
 
     def put(self, game_id: str, head: str, report: dict[str, Any]) -> None:
         name = self.name(game_id, head)

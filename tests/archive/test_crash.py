@@ -108,7 +108,10 @@ def test_a_crash_at_any_step_loses_nothing_and_moves_each_game_once(
         "ended_hot": 0,
         "removed_log_entries": sum(len(before[0]) for before in games.values()),
     }
-    assert sorted(hub.archive.blobs.names()) == sorted(
+    # One object per game; beside them only the kept audit reports of these games.
+    assert sorted(hub.archive.blobs.names("games/")) == sorted(
         hub.archive.blob_name(game_id) for game_id in games
     )
+    kept = [name.split("/")[2] for name in hub.archive.blobs.names("audits/")]
+    assert set(kept) <= set(games)
     assert hub.projections.as_of().lag == 0

@@ -109,10 +109,6 @@ def in_play(hub: World) -> str:
     return game_id
 
 
-@pytest.mark.unlimited(
-    "reads each game's audit and export three times from one client (30 long reads; the "
-    "default lets a client make 20 a minute)"
-)
 def test_a_deployment_restored_from_its_backup_reads_and_rebuilds_the_same(
     tmp_path, key_prefix, monkeypatch, capsys
 ):

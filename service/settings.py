@@ -88,6 +88,10 @@ class Settings:
     ipv6_prefix: int = 64
     # A game with an open seat expires this long after it was created (seconds); 0: never.
     waiting_game_ttl: int = 24 * 60 * 60
+    # ... and this soon when its creator sent no player's key (seconds; at most the above):
+    # a stranger's waiting games, preset deals and all, are not kept a day (issue 42). 0: the
+    # waiting_game_ttl.
+    anonymous_waiting_game_ttl: int = 60 * 60
     # A game in play without a turn clock whose awaited player has been silent this long
     # (seconds) ends as abandoned (GameAbandoned: service/app/abandonment.py); 0: never.
     abandon_after: int = 10 * 60
@@ -416,6 +420,7 @@ _VARIABLES = (
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
+    ("anonymous_waiting_game_ttl", "HEARTS_ANONYMOUS_WAITING_GAME_TTL", non_negative),
     ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
     ("lobby_idle_seconds", "HEARTS_LOBBY_IDLE", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),

@@ -8,6 +8,7 @@ from flask import current_app, request
 from flask_smorest import Blueprint
 
 from domain.cards import InvalidCard
+from domain.state import Phase
 from service.api.common import (
     HEAD_DOC,
     IDEMPOTENCY_DOC,
@@ -34,7 +35,9 @@ from service.api.schemas import (
 )
 from service.app.auth import join_code
 from service.app.deal_plan import DealPlan
+from service.app.expiry import anonymous_head_start
 from service.app.game_service import game_id_for_key, new_game_id, parse_deals
+from service.app.players import is_player_key
 
 blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Create and view games")
 
@@ -43,7 +46,8 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 @blp.doc(operationId="createGame")
 @blp.arguments(CreateGameSchema())
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
-@documented(blp, *BODY, 409, 503)
+@documented(blp, *BODY, 401, 409, 503)
+@blp.doc(security=OPTIONAL_BEARER_DOC)
 @rate_limited(blp, "bot_games", unless=lambda: not all_bots())
 @rate_limited(blp, "create")
 @blp.doc(parameters=[IDEMPOTENCY_DOC], responses={201: {"links": AFTER_CREATE}})
@@ -64,6 +68,13 @@ def create_game(body: dict[str, Any]):
     except InvalidCard as error:
         raise Problem("invalid-card", f"deals: {error}") from None
     plan = DealPlan(body["seed"], deals)
+    # A creator known by a player's key keeps its waiting game HEARTS_WAITING_GAME_TTL; an
+    # anonymous one's expires after HEARTS_ANONYMOUS_WAITING_GAME_TTL (issue 42). A key that
+    # no longer works is 401 before anything is stored, rather than a silently shorter wait.
+    creator_key = token()
+    keyed = creator_key is not None and is_player_key(creator_key)
+    if keyed:
+        current_app.extensions["hearts.players"].authenticate(creator_key)
     key = request.headers.get("Idempotency-Key")
     # A created game's id comes from the key, so a retry lands on the same game and record.
     game_id = game_id_for_key(key) if key is not None else new_game_id()
@@ -78,6 +89,12 @@ def create_game(body: dict[str, Any]):
         join_code=code,
     )
     state = outcome.state
+    if not keyed and not outcome.replayed and state.phase is Phase.WAITING:
+        settings = current_app.extensions["hearts.settings"]
+        service().wait_earlier(
+            outcome.game_id,
+            anonymous_head_start(settings.waiting_game_ttl, settings.anonymous_waiting_game_ttl),
+        )
     created = {
         "id": outcome.game_id,
         "version": outcome.version,

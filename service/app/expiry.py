@@ -69,6 +69,16 @@ def _expire(service: GameService, game_id: str, now: datetime) -> bool:
     return False
 
 
+def anonymous_head_start(ttl_seconds: int, anonymous_ttl_seconds: int) -> int:
+    """How much earlier the wait of a game created without a player's key counts from, so that
+    the one sweep (``ttl_seconds``) expires it ``anonymous_ttl_seconds`` after its creation
+    (issue 42: a stranger's waiting games are not kept a day). 0: no head start (either is 0,
+    or the anonymous ttl is not the shorter)."""
+    if not ttl_seconds or not anonymous_ttl_seconds:
+        return 0
+    return max(ttl_seconds - anonymous_ttl_seconds, 0)
+
+
 def start_expiry(
     service: GameService,
     ttl_seconds: float,

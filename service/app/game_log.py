@@ -260,13 +260,15 @@ def sources(
             out.append(SourceEvent(entry.game_id, entry.seq, None, "", entry.id))
             continue
         r = entry.event
+        if entry.type == DEAL_PLAN:  # written only when the creator chose the deals
+            # Its payload is in the game's stream only (service.store.append's
+            # STREAM_ONLY_PAYLOADS): its being there is all the projections use.
+            out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id, True))
+            continue
         try:
             record = decode(r, upcasters)
         except Undecodable as exc:
             raise CorruptGame(entry.game_id, f"seq {entry.seq}: {exc}") from None
-        if isinstance(record, DealPlan):  # written only when the creator chose the deals
-            out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id, True))
-            continue
         if isinstance(record, SeedCommitted):  # a service record no read model uses
             out.append(SourceEvent(entry.game_id, entry.seq, None, r.time, entry.id))
             continue

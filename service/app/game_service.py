@@ -471,6 +471,12 @@ class GameService:
             self.bot_games.release(game_id)  # a retry of a create whose game has ended since
         return outcome
 
+    def wait_earlier(self, game_id: str, seconds: float) -> None:
+        """A waiting game's wait counts from ``seconds`` earlier: it expires that much sooner
+        (an anonymous creator's: service/app/expiry.py ``anonymous_head_start``)."""
+        if seconds > 0:
+            self.store.wait_earlier(game_id, seconds)
+
     def _claim_bot_game(self, game_id: str, seats: Sequence[str | None] | None) -> bool:
         """Count a game of bots only (every seat a bot) among those in play, or BotGamesFull
         if the cap is reached; False for any other game."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis.exceptions as redis_errors
@@ -37,6 +37,13 @@ from service.store.stream_entries import field, text
 
 DEFAULT_IDEMPOTENCY_TTL = 86400
 
+# Stored types whose payload is kept once, in the game's stream: their partition-log entry holds
+# the same envelope with an empty payload. A creator's preset deals (``DealPlan``: up to a 32 KB
+# request) were stored twice, and the log readers use only such a record's type, seq and time
+# (service.app.game_log.sources marks the game arranged). The log's copy is no link of the hash
+# chain (its hash is the stored event's): chains are checked on the game's stream, never on a log.
+STREAM_ONLY_PAYLOADS = frozenset({"DealPlan"})
+
 APPEND_LUA = r"""
 -- KEYS, all in the game's slot:
 local game = KEYS[1]       -- the game's stream
@@ -51,7 +58,7 @@ local receipt = KEYS[8]    -- the idempotency receipt, when the append has one
 -- ARGV[1], the append (built by _payload): what Redis stores goes as strings, as stored.
 --   game_id, expected (the version the caller decided on: a number), prev_hash (its chain
 --   head), created (the games-index score of a game this append creates),
---   events: [{seq, hash, envelope}],
+--   events: [{seq, hash, envelope, logged?}],
 --   idempotency: {fingerprint, response, ttl}            (absent: no receipt)
 --   waiting: 'add' | 'remove'                            (absent: unchanged)
 --   deadline, silent: a score | 'clear'                  (absent: unchanged)
@@ -127,10 +134,12 @@ if last_hash ~= append.prev_hash then return {'prev_hash_mismatch', version, las
 
 -- Writes. Each event goes to the partition log, then to the game's stream with its log entry's
 -- id, so the archiver can remove the game's log entries (and a rebuild merge them back in
--- order) without a scan of the log.
+-- order) without a scan of the log. An event with a 'logged' envelope (its payload left in the
+-- game's stream: STREAM_ONLY_PAYLOADS) puts that one in the log.
 for _, event in ipairs(append.events) do
   local seq, envelope = event.seq, event.envelope
-  local at = redis.call('XADD', log, '*', 'game_id', id, 'seq', seq, 'event', envelope)
+  local at = redis.call('XADD', log, '*', 'game_id', id, 'seq', seq, 'event',
+    event.logged or envelope)
   redis.call('XADD', game, seq .. '-0', 'hash', event.hash, 'event', envelope, 'log', at)
 end
 
@@ -446,10 +455,7 @@ def _payload(
         "expected": expected_version,
         "prev_hash": prev_hash,
         "created": str(created),
-        "events": [
-            {"seq": str(event.seq), "hash": event.hash, "envelope": envelope_json(event)}
-            for event in paced(recorded)
-        ],
+        "events": [_entry(event) for event in paced(recorded)],
     }
     if idempotency is not None:
         payload["idempotency"] = {
@@ -460,3 +466,11 @@ def _payload(
     if waiting is not None:
         payload["waiting"] = "add" if waiting else "remove"
     return payload
+
+
+def _entry(event: RecordedEvent) -> dict[str, str]:
+    """One event of the append script's argument (``logged``: see STREAM_ONLY_PAYLOADS)."""
+    entry = {"seq": str(event.seq), "hash": event.hash, "envelope": envelope_json(event)}
+    if event.type in STREAM_ONLY_PAYLOADS:
+        entry["logged"] = envelope_json(replace(event, payload={}))
+    return entry

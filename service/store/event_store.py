@@ -145,6 +145,11 @@ class RedisEventStore:
         """Take a game out of the waiting index (one found there that no longer waits)."""
         self._indexes.forget_waiting(game_id)
 
+    def wait_earlier(self, game_id: str, seconds: float) -> None:
+        """Count a waiting game's wait as begun ``seconds`` earlier (the expiry sweep takes it
+        that much sooner); a game not in the waiting index stays out of it."""
+        self._indexes.wait_earlier(game_id, seconds)
+
     def deadlines_due(
         self, time: str, limit: int = 100, partitions: Iterable[int] | None = None
     ) -> list[str]:

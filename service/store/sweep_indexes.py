@@ -34,6 +34,13 @@ class SweepIndexes:
     def forget_waiting(self, game_id: str) -> None:
         self.redis.zrem(self.keys.waiting_key(self.keys.partition_of(game_id)), game_id)
 
+    def wait_earlier(self, game_id: str, seconds: float) -> None:
+        key = self.keys.waiting_key(self.keys.partition_of(game_id))
+        score = self.redis.zscore(key, game_id)
+        if score is not None:
+            # XX: a game that left the index meanwhile (its seats taken) is not put back.
+            self.redis.zadd(key, {game_id: int(score) - int(seconds * 1_000_000)}, xx=True)
+
     def deadlines_due(
         self, time: str, limit: int = 100, partitions: Iterable[int] | None = None
     ) -> list[str]:

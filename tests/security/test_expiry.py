@@ -46,7 +46,7 @@ def redis():
 def build(redis, key_prefix: str, clock: Clock):
     store = RedisEventStore(redis, prefix=key_prefix, now=clock)
     service = GameService(store)
-    app = create_app(Settings(key_prefix=key_prefix), service=service)
+    app = create_app(Settings(key_prefix=key_prefix, waiting_game_ttl=TTL), service=service)
     return app, service
 
 

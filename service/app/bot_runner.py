@@ -251,13 +251,12 @@ class BackgroundBots:
         # Redis lost (the master that ran it gone, say): said once, not once per game and turn.
         self.outage = Outage(log, "bots")
 
-    def pace(self, state: GameState, unpaced: Callable[[str], bool] | None = None) -> float:
+    def pace(self, state: GameState) -> float:
         """Seconds before each bot move of this game (``table_pace``); no pace for bots that
-        stand in for everyone in a game ``unpaced`` names (a tournament's table of bot
+        stand in for everyone in a game ``self.unpaced`` names (a tournament's table of bot
         accounts: ``GameService.budgeted_elsewhere``)."""
-        unpaced = unpaced or self.unpaced
         pace = table_pace(state, self.away_pace_seconds, self.think_seconds)
-        if pace and unpaced(state.game_id):
+        if pace and self.unpaced(state.game_id):
             return table_pace(state, 0.0, self.think_seconds)
         return pace
 

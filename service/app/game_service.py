@@ -787,7 +787,7 @@ class GameService:
         if self.bots.must_act(final.state.state):
             # Bots that wait before each move (a person's table, or bots standing in for
             # everyone): all in the background, the first one too.
-            pace = self.background.pace(final.state.state, self.budgeted_elsewhere)
+            pace = self.background.pace(final.state.state)
             if bot_moves and not pace:
                 deadline = time.monotonic() + self.bot_request_seconds
                 # Appended one after another from this append's version, up to the first

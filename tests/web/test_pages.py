@@ -345,8 +345,14 @@ def test_a_whole_hand_is_played_with_the_keyboard_alone(context: BrowserContext,
     expect(hand).to_have_attribute("role", "toolbar")
 
     # Every card is a button named as it is spoken; the hand is one Tab stop (roving tabindex).
-    snapshot = hand.aria_snapshot()
-    names = re.findall(r'button "([^"]+)"', snapshot)
+    # The hand may be re-rendered as the seat's view arrives (a busy machine): read it once settled.
+    deadline = time.monotonic() + 15
+    while True:
+        snapshot = hand.aria_snapshot()
+        names = re.findall(r'button "([^"]+)"', snapshot)
+        if len(names) == 13 or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(100)
     assert len(names) == 13 and all(CARD_NAME.fullmatch(name) for name in names), snapshot
     for name in names:
         expect(page.get_by_role("button", name=name, exact=True)).to_have_count(1)

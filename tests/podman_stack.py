@@ -79,11 +79,39 @@ def teardown(project: str) -> None:
         podman("network", "rm", "--force", *networks, check=False)
 
 
+PREFIX = "hearts-test-"
+
+
+def sweep() -> None:
+    """Takes down the stacks of test processes that are gone (a run killed with SIGKILL, which
+    leaves its reaper no time): a stack's project name carries its test process's pid."""
+    label = f'{{{{index .Labels "{LABEL}"}}}}'
+    projects = set(podman("ps", "--all", "--format", label, check=False).split())
+    projects |= set(podman("volume", "ls", "--format", label, check=False).split())
+    for network in podman("network", "ls", "--format", "{{.Name}}", check=False).split():
+        projects.add(network.removesuffix("_default"))
+    for project in projects:
+        pid = project.removeprefix(PREFIX).split("-")[0]
+        if project.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            teardown(project)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Stack:
     """docker-compose.yml's default services, up under a project name of its own."""
 
     def __init__(self) -> None:
-        self.project = f"hearts-test-{uuid.uuid4().hex[:10]}"
+        sweep()
+        self.project = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {

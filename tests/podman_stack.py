@@ -157,6 +157,23 @@ class Stack:
                 raise AssertionError(f"the API was not ready in {timeout} s:\n{self.logs('api')}")
             time.sleep(0.2)
 
+    def wait_healthy(self, service: str, timeout: float = 60) -> None:
+        """Until the service's health check (the compose file's) passes, run by hand."""
+        deadline = time.monotonic() + timeout
+        while True:
+            done = subprocess.run(
+                ["podman", "healthcheck", "run", self.container(service)],
+                env=self.env, capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            if done.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{service}'s health check failed for {timeout} s: {done.stdout}"
+                    f"{done.stderr}\n{self.logs(service)}"
+                )
+            time.sleep(1)
+
     def logs(self, service: str) -> str:
         done = subprocess.run(
             ["podman", "logs", "--tail", "40", self.container(service)],

@@ -84,6 +84,10 @@ def test_a_game_survives_the_api_and_redis_containers_killed(stack):
     )
     assert f"{stack.project}_redis-data:/data" in mounts.split()
 
+    # The compose file's health checks pass (podman schedules none without systemd: run here).
+    for service in ("redis", "api", "projector"):
+        stack.wait_healthy(service)
+
     with HeartsClient(stack.url, retries=10) as hearts:
         # One open seat and three bots; a score limit of 1 ends the game after the first hand.
         game = hearts.create_game(

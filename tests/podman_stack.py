@@ -157,7 +157,7 @@ class Stack:
                 raise AssertionError(f"the API was not ready in {timeout} s:\n{self.logs('api')}")
             time.sleep(0.2)
 
-    def wait_healthy(self, service: str, timeout: float = 60) -> None:
+    def wait_healthy(self, service: str, timeout: float = 120) -> None:
         """Until the service's health check (the compose file's) passes, run by hand."""
         deadline = time.monotonic() + timeout
         while True:

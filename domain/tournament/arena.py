@@ -64,6 +64,7 @@ MAX_SECONDS = 24 * 3600
 DEFAULT_GRACE_SECONDS = 300
 MAX_GRACE_SECONDS = 3600
 MAX_HANDS = 4  # "one-hand or short games"
+MAX_PLAYERS = 256  # an arena's tables are formed as players wait: no movement to search
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,9 +261,10 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
         ) from None
     if not isinstance(command.name, str) or not NAME.fullmatch(command.name):
         raise TournamentInvalid("a name is 1 to 80 characters, no control characters")
+    most = arena.MAX_PLAYERS if fmt is Format.ARENA else MAX_PLAYERS
     ranges = [
-        ("min_players", command.min_players, MIN_PLAYERS, MAX_PLAYERS),
-        ("max_players", command.max_players, MIN_PLAYERS, MAX_PLAYERS),
+        ("min_players", command.min_players, MIN_PLAYERS, most),
+        ("max_players", command.max_players, MIN_PLAYERS, most),
     ]
     if fmt is Format.DUPLICATE:
         ranges += [

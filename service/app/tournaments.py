@@ -34,7 +34,7 @@ import hashlib
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,12 +56,13 @@ from domain.tournament.commands import (
 from domain.tournament.decider import RoundState, Status, Tournament, decide, fold, table_rules
 from domain.tournament.events import (
     SECRET_UNTIL_ROUND_ENDS,
+    Format,
     TournamentEvent,
     event_from_dict,
     event_to_dict,
 )
 from domain.tournament.matchpoints import BoardResult, standings
-from service.app import auth, game_log
+from service.app import arena, auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
 from service.app.errors import GameAlreadyExists, ServiceError, TooManyConflicts
 from service.app.expiry import start_sweeping
@@ -140,6 +141,8 @@ def ended_results(state: Tournament) -> list[BoardResult]:
 
 def standings_rows(state: Tournament) -> list[dict[str, Any]]:
     """The standings over the rounds that have ended, as the API and the export give them."""
+    if state.arena is not None:
+        return arena.standings_rows(state)
     roster = state.roster or tuple(e.player_id for e in state.active)
     return [
         {
@@ -175,12 +178,14 @@ class TournamentService:
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
         fresh_salt: Callable[[], str] = fresh_salt,
         retries: int = 8,
+        ratings: Callable[[], Mapping[str, float]] | None = None,
     ) -> None:
         self.store = store
         self.games = games
         self.fresh_seed = fresh_seed
         self.fresh_salt = fresh_salt
         self.retries = retries
+        self.arena = arena.ArenaProgress(self, ratings)  # the arena format's steps
 
     # -- reading ------------------------------------------------------------------------
 
@@ -232,6 +237,9 @@ class TournamentService:
         loaded = self.get(tournament_id)
         replay = Replay(self.games.store)
         games = {}
+        for game in loaded.state.arena.games if loaded.state.arena else ():
+            if game.recorded:  # an arena's games once recorded (each is its own deals)
+                games[game.game_id] = replay.export(game.game_id)
         for rnd in loaded.state.rounds:
             if rnd.ended:
                 for game_id in rnd.games:
@@ -249,8 +257,8 @@ class TournamentService:
         """Whether a read of this game must be refused: a table game of a round not ended yet,
         read by anyone but one of its own seats."""
         link = self.store.game_link(game_id)
-        if link is None:
-            return False
+        if link is None or link.round == arena.ARENA_ROUND:
+            return False  # an arena's games are each on their own deals: read as any game
         try:
             state = self.load(link.tournament_id).state
         except Exception:
@@ -268,6 +276,8 @@ class TournamentService:
         out = set()
         states: dict[str, Tournament | None] = {}
         for game_id, link in links.items():
+            if link.round == arena.ARENA_ROUND:
+                continue
             if link.tournament_id not in states:
                 try:
                     states[link.tournament_id] = self.load(link.tournament_id).state
@@ -315,6 +325,10 @@ class TournamentService:
         max_players: int,
         house_bot: str = "heuristic",
         tournament_id: str | None = None,
+        format: str = "duplicate",
+        duration_seconds: int = 0,
+        grace_seconds: int = 0,
+        rated: bool = False,
     ) -> Loaded:
         get_bot(house_bot)  # bots.UnknownBot names the strategy the server lacks
         mine = 0
@@ -339,6 +353,10 @@ class TournamentService:
             max_players,
             house_bot,
             at,
+            format,
+            duration_seconds,
+            grace_seconds,
+            rated,
         )
         # Listed first: a crash before the append leaves an id the listing skips (it has no
         # log), never a tournament that nobody can find.
@@ -350,6 +368,8 @@ class TournamentService:
         if stand_in is not None:
             get_bot(stand_in)
         self._execute(tournament_id, Enter(player.player_id, player.name, stand_in))
+        if self.load(tournament_id).state.status is Status.RUNNING:
+            self.advance(tournament_id)  # an arena's late entrant waits to be paired
         return self.load(tournament_id)
 
     def withdraw(self, tournament_id: str, player: Player) -> Loaded:
@@ -357,8 +377,13 @@ class TournamentService:
         return self.get(tournament_id)
 
     def start(self, tournament_id: str, player: Player) -> Loaded:
-        seed, salt = self.fresh_seed(), self.fresh_salt()
-        self._execute(tournament_id, Start(player.player_id, seed, salt))
+        created = self.load(tournament_id).state.created
+        command: TournamentCommand
+        if created is not None and created.format is Format.ARENA:
+            command = self.arena.start_command(player.player_id)
+        else:
+            command = Start(player.player_id, self.fresh_seed(), self.fresh_salt())
+        self._execute(tournament_id, command)
         self.advance(tournament_id)
         return self.load(tournament_id)
 
@@ -397,6 +422,8 @@ class TournamentService:
         """Take every step due, each decided from the log (see the module docstring)."""
         for step in range(64):  # a step per round at most, and a tournament has at most 8
             state = self.load(tournament_id).state
+            if state.created is not None and state.created.format is Format.ARENA:
+                return self.arena.progress(tournament_id)  # service/app/arena.py
             if step == 0:  # the sweep's set: a crash anywhere else is caught up here
                 self.store.running(tournament_id, state.status is Status.RUNNING)
             if state.status is not Status.RUNNING:

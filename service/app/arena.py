@@ -1,0 +1,182 @@
+"""An arena's progress: pair whoever waits, create the games, record them, finish on time.
+
+The rules are ``domain/tournament/arena.py``'s; this is the service side of them, run by
+``TournamentService.progress`` for a tournament of format ``arena`` (after the start, on every
+read, when one of its games ends, on an entry, and by the 5-second sweep). Each step is decided
+from the log as just read and appended at that version (``TournamentService._execute``), and is
+idempotent, so a crash (a SIGKILL of any process) between two steps loses nothing and doubles
+nothing:
+
+1. **every game paired and not yet recorded exists**: its id is in its ``ArenaPaired`` event,
+   so a creation lost to a crash is made again under the same id (a second try finds the game
+   and checks it seats the pairing), linked first in the tournament's game index (its end
+   then moves the arena on, and it is budgeted as a tournament table);
+2. **every such game that has ended is recorded** (``RecordArenaGame``; once: a second record
+   decides nothing), with the time it ended by its own log, so a record delayed by a crash
+   counts exactly as it would have (the grace is judged on the game's end, not the record's);
+3. **whoever waits is paired** (``PairArena``; the service supplies the time, ratings and fresh
+   unguessable game ids): a player in a game not recorded is busy in the log itself, so a
+   pairing decided on an old version loses the append and is decided again;
+4. **the arena finishes** when it is due (``FinishArena``).
+
+Games: a rated arena's games are ordinary games on the service's deals (rated like a matched
+game: they have a clock); an unrated arena's are arranged games dealt from a fresh secret seed
+each (never rated, as every arranged game).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from domain.events import GameAbandoned, GameEnded, GameExpired
+from domain.state import Phase
+from domain.tournament.arena import ArenaGame, standings, waiting
+from domain.tournament.arena_events import FinishArena, PairArena, RecordArenaGame, StartArena
+from domain.tournament.decider import Status, Tournament, table_rules
+from service.app import game_log
+from service.app.deal_plan import DealPlan
+from service.app.errors import GameAlreadyExists, GameNotFound
+from service.store.tournaments import TableLink
+
+if TYPE_CHECKING:
+    from service.app.tournaments import TournamentService
+
+_OVER = (Phase.FINISHED, Phase.EXPIRED)
+_ENDS = (GameEnded, GameExpired, GameAbandoned)
+ARENA_ROUND = 0  # an arena game's "round" in the tournament's game index: it has none
+
+
+def new_game_id() -> str:
+    """A fresh game id, unguessable (nobody can make a game under it first), of the usual form."""
+    return "g" + secrets.token_hex(10)
+
+
+def standings_rows(state: Tournament) -> list[dict[str, Any]]:
+    """The arena's standings as the API and the export give them (counted games only)."""
+    return [
+        {
+            "place": s.place,
+            "player": s.player,
+            "points": s.points,
+            "games": s.games,
+            "firsts": s.firsts,
+        }
+        for s in standings(state)
+    ]
+
+
+def games_rows(state: Tournament) -> list[dict[str, Any]]:
+    """Every game paired: its seats, game id and (once recorded) its result."""
+    arena = state.arena
+    return [
+        {
+            "game": g.number,
+            "game_id": g.game_id,
+            "seats": list(g.seats),
+            "paired_at": g.paired_at,
+            "scores": list(g.scores) if g.scores is not None else None,
+            "points": list(g.points) if g.points is not None else None,
+            "finished_at": g.finished_at,
+            "counted": g.counted,
+        }
+        for g in (arena.games if arena else ())
+    ]
+
+
+class ArenaProgress:
+    def __init__(
+        self,
+        tournaments: TournamentService,
+        ratings: Callable[[], Mapping[str, float]] | None = None,
+    ) -> None:
+        self.tournaments = tournaments
+        self.games = tournaments.games
+        self.ratings = ratings or dict
+
+    def start_command(self, by: str) -> StartArena:
+        return StartArena(by, self.games.store.now())
+
+    def progress(self, tournament_id: str) -> None:
+        """Take every step due (the module docstring), each decided from the log."""
+        service = self.tournaments
+        state = service.load(tournament_id).state
+        service.store.running(tournament_id, state.status is Status.RUNNING)
+        if state.status is not Status.RUNNING:
+            return
+        for _ in range(8):  # each pass pairs whoever waits; more only while games keep ending
+            for game in state.arena.in_play:  # type: ignore[union-attr]
+                self._ensure(tournament_id, state, game)
+                self._record_if_over(tournament_id, state, game)
+            state = service.load(tournament_id).state
+            if len(waiting(state)) < 4:
+                break
+            now = self.games.store.now()
+            tables = len(waiting(state)) // 4
+            ratings = tuple(sorted(self.ratings().items()))
+            ids = tuple(new_game_id() for _ in range(tables))
+            after = service._execute(tournament_id, PairArena(now, ratings, ids))
+            if after.arena is None or not after.arena.in_play:
+                break
+            state = after
+        state = service.load(tournament_id).state
+        for game in state.arena.in_play:  # type: ignore[union-attr]
+            self._ensure(tournament_id, state, game)
+        service._execute(tournament_id, FinishArena(self.games.store.now()))
+        if service.load(tournament_id).state.status is not Status.RUNNING:
+            service.store.running(tournament_id, False)
+
+    def _ensure(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
+        """The paired game exists (created now if a crash lost its creation)."""
+        try:
+            self.games.snapshot(game.game_id)
+            return
+        except GameNotFound:
+            pass
+        created = state.created
+        assert created is not None
+        # The link first: the game is the tournament's (and budgeted so) from its first moment.
+        link = TableLink(tournament_id, ARENA_ROUND, game.number)
+        self.tournaments.store.link_game(game.game_id, link)
+        names = {e.player_id: e for e in state.entrants}
+        players = {s: (p, names[p].name) for s, p in enumerate(game.seats)}
+        # Unrated: an arranged game on a fresh secret seed (never rated); rated: the service's.
+        plan = DealPlan() if created.rated else DealPlan(seed=secrets.token_hex(16))
+        try:
+            self.games.create(
+                game.game_id,
+                rules=table_rules(created.rules, created.boards),
+                seats=[None] * len(game.seats),
+                plan=plan,
+                idempotency=None,
+                players=players,
+            )
+        except GameAlreadyExists:
+            table = self.games.snapshot(game.game_id).state.state
+            seated = tuple(s.player_id for s in table.seats)
+            if seated != game.seats:  # not ours: never count a game seated otherwise
+                raise
+        for seat, player_id in enumerate(game.seats):
+            stand_in = names[player_id].stand_in
+            if stand_in is not None:
+                self.tournaments._stand_in(game.game_id, seat, stand_in)
+
+    def _record_if_over(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
+        with contextlib.suppress(GameNotFound):
+            snap = self.games.snapshot(game.game_id)
+            if snap.state.state.phase not in _OVER:
+                return
+            created = state.created
+            assert created is not None
+            entrants = {e.player_id: e for e in state.entrants}
+            stand_ins = [entrants[p].stand_in if p in entrants else None for p in game.seats]
+            entries = game_log.read(self.games.store, game.game_id)
+            from service.app.tournaments import table_result
+
+            boards = table_result(entries, created.boards, stand_ins)
+            scores = tuple(sum(b[s] for b in boards) for s in range(len(game.seats)))
+            ended = next((e.time for e in entries if isinstance(e.event, _ENDS)), entries[-1].time)
+            command = RecordArenaGame(game.number, game.game_id, scores, ended)
+            self.tournaments._execute(tournament_id, command)

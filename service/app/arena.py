@@ -165,7 +165,9 @@ class ArenaProgress:
 
     def _record_if_over(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
         with contextlib.suppress(GameNotFound):
-            snap = self.games.snapshot(game.game_id)
+            # A load, not a snapshot: a game whose bots a crash (or a lost race) stopped is
+            # handed to the background runner again, so no game in play waits for nobody.
+            snap = self.games.load(game.game_id)
             if snap.state.state.phase not in _OVER:
                 return
             created = state.created

@@ -6,10 +6,12 @@ tests/tournaments/test_arena_serve.py.)"""
 
 from __future__ import annotations
 
+import copy
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hearts_client.verify_tournament import verify_tournament
 
 from service.app.tournaments import TournamentService
 from tests.tournaments.arena_checks import check_arena_export
@@ -83,6 +85,29 @@ def test_an_arena_pairs_as_players_wait_and_counts_each_game_once(app, client, m
     assert [g["game_id"] for g in pairings["games"]] == list(games)
     # An arena's games are each on their own deals: anyone reads them, like any game.
     assert client.get(f"{API}/games/{next(iter(games))}").status_code == 200
+    _hearts_verify_checks(export)
+
+
+def _hearts_verify_checks(export: dict) -> None:
+    """hearts-verify passes the export, and fails it tampered with in each of its checks."""
+    findings = verify_tournament(export)
+    assert [f.check for f in findings] == ["games", "pairing", "results", "standings"]
+    assert all(f.ok for f in findings), [str(f) for f in findings if not f.ok]
+
+    def failed(document: dict) -> set[str]:
+        return {f.check for f in verify_tournament(document) if not f.ok}
+
+    points = copy.deepcopy(export)
+    points["standings"][0]["points"] += 2
+    assert failed(points) == {"standings"}
+    score = copy.deepcopy(export)
+    recorded = next(e for e in score["log"] if e["type"] == "ArenaGameRecorded")
+    recorded["data"]["scores"][0] += 1
+    assert "results" in failed(score)
+    twice = copy.deepcopy(export)
+    paired = [e for e in twice["log"] if e["type"] == "ArenaPaired"]
+    paired[1]["data"]["seats"][0] = paired[0]["data"]["seats"][0]  # one player, two tables
+    assert "pairing" in failed(twice)
 
 
 def export_points(export: dict) -> dict[str, int]:

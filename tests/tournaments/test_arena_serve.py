@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hearts_client.verify_tournament import verify_tournament
 
 from tests import children
 from tests.integration.http import HttpClient
@@ -148,6 +149,8 @@ def test_an_arena_of_twelve_bots_survives_a_sigkill_of_serve(tmp_path, redis_url
 
         export = _ok(client.get(f"{API}/tournaments/{tid}/export"))
         games = check_arena_export(export)
+        findings = verify_tournament(export)  # hearts-verify agrees
+        assert all(f.ok for f in findings), [str(f) for f in findings if not f.ok]
         arena = body["arena"]
         assert arena["games_in_play"] == 0 and arena["games_paired"] > before["games_paired"]
         assert len(games) == arena["games_paired"]  # every game paired ended and was recorded

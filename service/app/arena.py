@@ -129,12 +129,24 @@ class ArenaProgress:
             service.store.running(tournament_id, False)
 
     def _ensure(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
-        """The paired game exists (created now if a crash lost its creation)."""
+        """The paired game exists (created now if a crash lost its creation), and each bot
+        account's seat is its stand-in's (handed over now if a crash came between)."""
+        created = state.created
+        assert created is not None
+        names = {e.player_id: e for e in state.entrants}
         try:
-            self.games.snapshot(game.game_id)
-            return
+            table = self.games.snapshot(game.game_id).state.state
         except GameNotFound:
-            pass
+            self._create(tournament_id, state, game)
+            table = self.games.snapshot(game.game_id).state.state
+        if table.phase in _OVER:
+            return
+        for seat, player_id in enumerate(game.seats):
+            stand_in = names[player_id].stand_in
+            if stand_in is not None and table.seats[seat].bot is None:
+                self.tournaments._stand_in(game.game_id, seat, stand_in)
+
+    def _create(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
         created = state.created
         assert created is not None
         # The link first: the game is the tournament's (and budgeted so) from its first moment.
@@ -158,10 +170,6 @@ class ArenaProgress:
             seated = tuple(s.player_id for s in table.seats)
             if seated != game.seats:  # not ours: never count a game seated otherwise
                 raise
-        for seat, player_id in enumerate(game.seats):
-            stand_in = names[player_id].stand_in
-            if stand_in is not None:
-                self.tournaments._stand_in(game.game_id, seat, stand_in)
 
     def _record_if_over(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
         with contextlib.suppress(GameNotFound):

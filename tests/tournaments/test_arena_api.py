@@ -143,6 +143,33 @@ def test_a_crash_between_pairing_and_creating_the_game_creates_that_game_once(
 
 @pytest.mark.unlimited("registers 4 players")
 @pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_a_crash_before_the_stand_ins_took_their_seats_hands_them_over_later(
+    app, client, monkeypatch
+):
+    service: TournamentService = app.extensions["hearts.tournaments"]
+    tid, keys = _arena(client, 4)
+    real = service._stand_in
+    crashed: list[int] = []
+
+    def die_at_the_first(game_id, seat, bot):
+        if not crashed:
+            crashed.append(seat)
+            raise RuntimeError("killed after the game was created, before its stand-ins")
+        return real(game_id, seat, bot)
+
+    monkeypatch.setattr(service, "_stand_in", die_at_the_first)
+    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=auth(keys[0]))
+    first = service.load(tid).state.arena.games[0].game_id
+    seats = service.games.snapshot(first).state.state.seats
+    assert crashed and all(s.bot is None for s in seats)  # nobody plays: it would wait forever
+    client.get(f"{API}/tournaments/{tid}")  # a read takes the step again
+    seats = service.games.snapshot(first).state.state.seats
+    assert all(s.bot == "random" for s in seats)
+    _until(client, tid, lambda b: b["arena"]["games_paired"] >= 2)  # played out, paired again
+
+
+@pytest.mark.unlimited("registers 4 players")
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
 def test_a_game_end_whose_step_was_lost_is_recorded_once_by_the_sweep(app, client):
     service: TournamentService = app.extensions["hearts.tournaments"]
     service.games.on_appended.remove(service.game_appended)  # every game end's step lost

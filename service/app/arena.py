@@ -27,13 +27,15 @@ each (never rated, as every arranged game).
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from domain.events import GameAbandoned, GameEnded, GameExpired
 from domain.state import Phase
-from domain.tournament.arena import ArenaGame, standings, waiting
+from domain.tournament.arena import ArenaGame, instant, standings, waiting
 from domain.tournament.arena_events import FinishArena, PairArena, RecordArenaGame, StartArena
 from domain.tournament.decider import Status, Tournament, table_rules
 from service.app import game_log
@@ -44,8 +46,10 @@ from service.store.tournaments import TableLink
 if TYPE_CHECKING:
     from service.app.tournaments import TournamentService
 
+log = logging.getLogger(__name__)
 _OVER = (Phase.FINISHED, Phase.EXPIRED)
 _ENDS = (GameEnded, GameExpired, GameAbandoned)
+RATINGS_EVERY = 10.0  # seconds
 ARENA_ROUND = 0  # an arena game's "round" in the tournament's game index: it has none
 
 
@@ -95,38 +99,57 @@ class ArenaProgress:
         self.tournaments = tournaments
         self.games = tournaments.games
         self.ratings = ratings or dict
+        self._rated: tuple[float, Mapping[str, float]] | None = None
+
+    def _ratings(self) -> Mapping[str, float]:
+        """The players' ratings, read again at most every RATINGS_EVERY seconds: a pairing
+        follows every game's end, and a rating moves only as the projector folds games."""
+        now = time.monotonic()
+        if self._rated is None or now - self._rated[0] > RATINGS_EVERY:
+            self._rated = (now, dict(self.ratings()))
+        return self._rated[1]
 
     def start_command(self, by: str) -> StartArena:
         return StartArena(by, self.games.store.now())
 
     def progress(self, tournament_id: str) -> None:
-        """Take every step due (the module docstring), each decided from the log."""
+        """Take every step due (the module docstring), each decided from the log: every game
+        in play checked, whoever waits paired, the end."""
+        self._step(tournament_id, None)
+
+    def game_ended(self, tournament_id: str, game_id: str) -> None:
+        """One of the arena's games ended (a ``GameService.on_appended`` hook): record it,
+        pair its players again. Never fails its caller: the sweep takes a step lost here."""
+        try:
+            self._step(tournament_id, (game_id,))
+        except Exception:
+            log.exception("arena %s: game %s ended", tournament_id, game_id)
+
+    def _step(self, tournament_id: str, only: tuple[str, ...] | None) -> None:
+        """``only``: the games in play to look at (None: all of them)."""
         service = self.tournaments
         state = service.load(tournament_id).state
         service.store.running(tournament_id, state.status is Status.RUNNING)
-        if state.status is not Status.RUNNING:
+        if state.status is not Status.RUNNING or state.arena is None:
             return
-        for _ in range(8):  # each pass pairs whoever waits; more only while games keep ending
-            for game in state.arena.in_play:  # type: ignore[union-attr]
+        for game in state.arena.in_play:
+            if only is None or game.game_id in only:
                 self._ensure(tournament_id, state, game)
                 self._record_if_over(tournament_id, state, game)
+        for _ in range(4):  # a pairing lost to another process's append is decided again
             state = service.load(tournament_id).state
-            if len(waiting(state)) < 4:
-                break
+            arena = state.arena
+            assert arena is not None
             now = self.games.store.now()
+            if len(waiting(state)) < 4 or instant(now) >= instant(arena.ends_at):
+                break
             tables = len(waiting(state)) // 4
-            ratings = tuple(sorted(self.ratings().items()))
+            ratings = tuple(sorted(self._ratings().items()))
             ids = tuple(new_game_id() for _ in range(tables))
             after = service._execute(tournament_id, PairArena(now, ratings, ids))
-            if after.arena is None or not after.arena.in_play:
-                break
-            state = after
-        state = service.load(tournament_id).state
-        for game in state.arena.in_play:  # type: ignore[union-attr]
-            self._ensure(tournament_id, state, game)
+            for game in after.arena.games[len(arena.games) :] if after.arena else ():
+                self._ensure(tournament_id, after, game)  # the games just paired, created
         service._execute(tournament_id, FinishArena(self.games.store.now()))
-        if service.load(tournament_id).state.status is not Status.RUNNING:
-            service.store.running(tournament_id, False)
 
     def _ensure(self, tournament_id: str, state: Tournament, game: ArenaGame) -> None:
         """The paired game exists (created now if a crash lost its creation), and each bot

@@ -34,6 +34,7 @@ import hashlib
 import logging
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,9 @@ log = logging.getLogger(__name__)
 UNPLAYED = 100
 # Tournaments one player may have upcoming or running at once (as organiser).
 OPEN_PER_ORGANISER = 3
+# Tournaments whose folded log a process keeps (the most recently read), so that a step reads
+# only what was appended since.
+FOLDS_KEPT = 64
 
 
 def start_tournament_sweep(service: TournamentService, every: float = 5.0) -> threading.Event:
@@ -186,18 +190,42 @@ class TournamentService:
         self.fresh_salt = fresh_salt
         self.retries = retries
         self.arena = arena.ArenaProgress(self, ratings)  # the arena format's steps
+        self._folds: OrderedDict[str, Loaded] = OrderedDict()  # the last fold of each log
+        self._folds_lock = threading.Lock()
 
     # -- reading ------------------------------------------------------------------------
 
+    def _fold_log(self, tournament_id: str) -> Loaded:
+        """The log folded, from this process's last fold of it on: only the entries appended
+        since are read (a log only grows), so a step's reads cost what is new, not the whole
+        log again (an arena's log grows by two entries a game: bench.tournament, arena)."""
+        with self._folds_lock:
+            cached = self._folds.get(tournament_id)
+        after = cached.version if cached is not None else 0
+        entries = self.store.read(tournament_id, after=after)
+        if cached is not None and entries and entries[0].seq != after + 1:
+            cached, after, entries = None, 0, self.store.read(tournament_id)  # not its log
+        if cached is not None and not entries:
+            return cached
+        events = tuple((event_from_dict(e.event), e.at) for e in entries)
+        state = fold((e for e, _ in events), cached.state if cached else None)
+        loaded = Loaded(after + len(events), state, (cached.entries if cached else ()) + events)
+        if state.created is not None:
+            with self._folds_lock:
+                self._folds[tournament_id] = loaded
+                self._folds.move_to_end(tournament_id)
+                while len(self._folds) > FOLDS_KEPT:
+                    self._folds.popitem(last=False)
+        return loaded
+
     def load(self, tournament_id: str) -> Loaded:
-        entries = self.store.read(tournament_id)
-        events = [(event_from_dict(e.event), e.at) for e in entries]
-        state = fold(e for e, _ in events)
+        loaded = self._fold_log(tournament_id)
+        state = loaded.state
         if state.created is None:
             from domain.tournament.errors import TournamentNotFound
 
             raise TournamentNotFound(f"no tournament {tournament_id!r}")
-        return Loaded(len(entries), state, tuple(events))
+        return loaded
 
     def get(self, tournament_id: str) -> Loaded:
         """The tournament, after taking any progress step due (a crash may have left one)."""
@@ -296,15 +324,15 @@ class TournamentService:
 
     def _execute(self, tournament_id: str, command: TournamentCommand) -> Tournament:
         for _ in range(self.retries + 1):
-            entries = self.store.read(tournament_id)
-            state = fold(event_from_dict(e.event) for e in entries)
+            loaded = self._fold_log(tournament_id)
+            state = loaded.state
             events = decide(command, state)
             if not events:
                 return state
             try:
                 self.store.append(
                     tournament_id,
-                    len(entries),
+                    loaded.version,
                     [event_to_dict(e) for e in events],
                     self.games.store.now(),
                 )
@@ -407,7 +435,9 @@ class TournamentService:
         except Exception:
             log.exception("tournament of game %s", game_id)
             return
-        if link is not None:
+        if link is not None and link.round == arena.ARENA_ROUND:
+            self.arena.game_ended(link.tournament_id, game_id)  # that game, not every one
+        elif link is not None:
             self.advance(link.tournament_id)
 
     def advance(self, tournament_id: str) -> None:

@@ -207,3 +207,8 @@ def test_an_arena_is_refused_without_its_clock_or_rated_without_a_turn_clock(cli
     assert rated.get_json()["rules"]["seconds_per_decision"] == 15
     too_long = client.post(f"{API}/tournaments", json={**base, "hands": 5}, headers=auth(key))
     assert too_long.status_code == 422
+    # A duplicate still needs its rounds and boards (optional in the schema for an arena).
+    duplicate = client.post(
+        f"{API}/tournaments", json={"name": "D", "boards": 2}, headers=auth(key)
+    )
+    assert duplicate.status_code == 422 and "rounds" in duplicate.get_json()["detail"]

@@ -2,6 +2,11 @@
 games created and played by themselves, the standings' latency, and Redis memory.
 
     python -m bench.tournament [--players 64] [--rounds 3] [--boards 2] [--json]
+    python -m bench.tournament --format arena [--players 200] [--seconds 60] [--hands 1]
+
+An arena (``arena_main``): its games per second against a baseline of as many games of four
+bots at a time alone, how long a game's end takes to be recorded and its players to be paired
+again, the standings' read time, its log and Redis memory.
 
 In one process (the app in memory, its background bot runner playing every seat: each player
 is a bot account, ``stand_in: random``) on a private redis-server. The baseline, in the same
@@ -111,7 +116,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--players", type=int, default=64)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--boards", type=int, default=2)
+    add_arena_arguments(p)
     args = p.parse_args(argv)
+    if args.format == "arena":
+        return arena_main(args)
     tables = -(-args.players // 4)
     report = Report("tournament")
     with RedisServer() as server:
@@ -143,6 +151,150 @@ def main(argv: list[str] | None = None) -> None:
     report.add("tournament log entries", result["log_entries"])
     report.add("Redis used_memory growth (baseline games + tournament)", after - before, "bytes")
     report.note("table games are not archived here (no archiver): memory is before archiving")
+    report.emit(args.json)
+
+
+# -- the arena (issue 40): python -m bench.tournament --format arena --players 200 ------------
+
+
+def add_arena_arguments(p: Any) -> None:
+    p.add_argument("--format", choices=["duplicate", "arena"], default="duplicate")
+    p.add_argument("--seconds", type=int, default=60, help="an arena's duration")
+    p.add_argument("--hands", type=int, default=1, help="an arena's hands per game")
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def _arena(client: Any, players: int, seconds: int, hands: int) -> dict[str, Any]:
+    """An arena of ``players`` bot accounts for ``seconds``; its figures from its export."""
+    keys = []
+    for i in range(players):
+        answer = client.post(f"{API}/players", json={"name": f"Arena{i:03d}"})
+        keys.append(answer.get_json()["key"])
+    bearer = {"Authorization": f"Bearer {keys[0]}"}
+    body = {
+        "name": "bench arena",
+        "format": "arena",
+        "duration_seconds": seconds,
+        "grace_seconds": 60,
+        "hands": hands,
+        "min_players": players,
+        "max_players": players,
+    }
+    tid = client.post(f"{API}/tournaments", json=body, headers=bearer).get_json()["id"]
+    for key in keys:
+        headers = {"Authorization": f"Bearer {key}"}
+        client.post(
+            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=headers
+        )
+    t0 = time.monotonic()
+    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=bearer)
+    start_ms = (time.monotonic() - t0) * 1000
+    standings_ms: list[float] = []
+
+    def done() -> bool:
+        t = time.perf_counter()
+        client.get(f"{API}/tournaments/{tid}/standings")
+        standings_ms.append((time.perf_counter() - t) * 1000)
+        time.sleep(0.5)
+        return client.get(f"{API}/tournaments/{tid}").get_json()["status"] == "finished"
+
+    _wait(done, timeout=seconds + 600)
+    export = client.get(f"{API}/tournaments/{tid}/export").get_json()
+    log = export["log"]
+    (clock,) = [e["data"] for e in log if e["type"] == "ArenaStarted"]
+    recorded = [e for e in log if e["type"] == "ArenaGameRecorded"]
+    paired = [e for e in log if e["type"] == "ArenaPaired"]
+    record_lag = [_moment(e["at"]) - _moment(e["data"]["finished_at"]) for e in recorded]
+    # A player's wait: from their game's record to their next pairing.
+    seats = {e["data"]["game"]: e["data"]["seats"] for e in paired}
+    freed: dict[str, float] = {}
+    waits = []
+    for e in log:
+        if e["type"] == "ArenaGameRecorded":
+            for p in seats[e["data"]["game"]]:
+                freed[p] = _moment(e["at"])
+        elif e["type"] == "ArenaPaired":
+            for p in e["data"]["seats"]:
+                if p in freed:
+                    waits.append(_moment(e["at"]) - freed.pop(p))
+    played = _moment(clock["ends_at"]) - _moment(clock["starts_at"])
+    return {
+        "id": tid,
+        "start_ms": start_ms,
+        "games": len(paired),
+        "counted": sum(1 for e in recorded if e["data"]["counted"]),
+        "games_per_second": len(paired) / played,
+        "record_lag": record_lag,
+        "waits": waits,
+        "standings_ms": standings_ms,
+        "log_entries": len(log),
+    }
+
+
+def _arena_baseline(client: Any, tables: int, hands: int, seconds: float) -> float:
+    """Games of four ``random`` bots, ``tables`` at a time (a new one as each ends), for
+    ``seconds``: games per second with no tournament around them."""
+    rules = {"hand_limit": hands, "score_limit": 500}
+
+    def new() -> str:
+        answer = client.post(
+            f"{API}/games", json={"rules": rules, "seats": [{"bot": "random"}] * 4}
+        )
+        return answer.get_json()["id"]
+
+    live = [new() for _ in range(tables)]
+    finished = 0
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        time.sleep(0.2)
+        for i, game in enumerate(live):
+            if client.get(f"{API}/games/{game}").get_json()["phase"] == "finished":
+                finished += 1
+                live[i] = new()
+    return finished / (time.monotonic() - started)
+
+
+def arena_main(args: Any) -> None:
+    tables = args.players // 4
+    report = Report("tournament-arena")
+    with RedisServer() as server:
+        r = redis.Redis.from_url(server.url)
+        settings = Settings(
+            key_prefix="bench", rate_limits=False, bot_poll_seconds=0.02, max_bot_games=0
+        )
+        app = create_app(settings, redis=r)
+        client = app.test_client()
+        baseline = _arena_baseline(client, tables, args.hands, min(args.seconds, 60))
+        before = int(r.info("memory")["used_memory"])
+        result = _arena(client, args.players, args.seconds, args.hands)
+        after = int(r.info("memory")["used_memory"])
+        log_key = app.extensions["hearts.tournaments"].store.keys.tournament_key(result["id"])
+        log_bytes = int(r.memory_usage(log_key) or 0)
+        app.extensions["hearts.stop"]()
+        r.close()
+    report.add("players", args.players)
+    report.add("arena", args.seconds, "s")
+    report.add("hands per game", args.hands)
+    report.add("start (the first pairing, its games)", round(result["start_ms"], 1), "ms")
+    report.add("games paired", result["games"])
+    report.add("games counted", result["counted"])
+    report.add("games per second, arena", round(result["games_per_second"], 2))
+    report.add(f"games per second, baseline ({tables} at a time alone)", round(baseline, 2))
+    report.add("ratio arena / baseline", round(result["games_per_second"] / baseline, 2))
+    report.add("game end -> recorded, median", round(_quantile(result["record_lag"], 0.5), 3), "s")
+    report.add("game end -> recorded, p95", round(_quantile(result["record_lag"], 0.95), 3), "s")
+    report.add("recorded -> paired again, median", round(_quantile(result["waits"], 0.5), 3), "s")
+    report.add("recorded -> paired again, p95", round(_quantile(result["waits"], 0.95), 3), "s")
+    report.add("standings read, median", round(_quantile(result["standings_ms"], 0.5), 1), "ms")
+    report.add("standings read, slowest", round(max(result["standings_ms"]), 1), "ms")
+    report.add("arena log", log_bytes, "bytes")
+    report.add("arena log entries", result["log_entries"])
+    report.add("Redis used_memory growth (the arena)", after - before, "bytes")
+    report.note("games not archived here (no archiver): memory is before archiving")
     report.emit(args.json)
 
 

@@ -20,6 +20,10 @@ class CreateTournament:
     house_bot: str
     at: str
     format: str = "duplicate"
+    # An arena's (domain/tournament/arena.py): its clock, and whether its games are rated.
+    duration_seconds: int = 0
+    grace_seconds: int = 0
+    rated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,9 @@ from domain.errors import InvalidRules
 from domain.rules import MAX_SCORE_LIMIT, RuleOptions
 from domain.shuffle import seed_commitment
 
+from . import arena
+from .arena import ArenaState
+from .arena_events import ARENA_EVENTS, FinishArena, PairArena, RecordArenaGame, StartArena
 from .commands import (
     Cancel,
     CreateTournament,
@@ -114,6 +117,7 @@ class Tournament:
     rounds: tuple[RoundState, ...] = ()
     status: Status = Status.UPCOMING
     movement: tuple[tuple[tuple[int | None, ...], ...], ...] = ()
+    arena: ArenaState | None = None  # an arena's games and clock (domain/tournament/arena.py)
 
     @property
     def active(self) -> tuple[Entrant, ...]:
@@ -165,8 +169,14 @@ def decide(command: TournamentCommand, state: Tournament) -> list[TournamentEven
     created = state.created
     if created is None:
         raise TournamentNotFound("no such tournament")
+    if isinstance(command, StartArena | PairArena | RecordArenaGame | FinishArena):
+        return arena.decide(command, state)  # type: ignore[return-value]
+    is_arena = created.format is Format.ARENA
     if isinstance(command, Enter):
-        if state.status is not Status.UPCOMING:
+        # An arena takes entries while it runs: a player who joins is paired as others are.
+        if state.status is not Status.UPCOMING and not (
+            is_arena and state.arena is not None and state.status is Status.RUNNING
+        ):
             raise TournamentClosed("entries are closed: the tournament has started or ended")
         entrant = state.entrant(command.player_id)
         if entrant is not None and entrant.active:
@@ -180,9 +190,13 @@ def decide(command: TournamentCommand, state: Tournament) -> list[TournamentEven
             raise NotEntered("you are not entered in this tournament")
         if state.status not in (Status.UPCOMING, Status.RUNNING):
             raise TournamentClosed("the tournament is over")
+        if is_arena:
+            return [arena.withdrawal(state, command.player_id)]
         current = state.current
         return [PlayerWithdrew(command.player_id, current.number if current else 0)]
     if isinstance(command, Start):
+        if is_arena:
+            raise TournamentStepRefused("an arena starts with its clock (StartArena)")
         if command.by != created.organiser:
             raise NotOrganiser("only the tournament's organiser may start it")
         if state.status is not Status.UPCOMING:
@@ -242,15 +256,22 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
     try:
         fmt = Format(command.format)
     except ValueError:
-        raise TournamentInvalid(f"unknown format {command.format!r}: 'duplicate'") from None
+        raise TournamentInvalid(
+            f"unknown format {command.format!r}: 'duplicate' or 'arena'"
+        ) from None
     if not isinstance(command.name, str) or not NAME.fullmatch(command.name):
         raise TournamentInvalid("a name is 1 to 80 characters, no control characters")
-    for what, value, low, high in (
-        ("rounds", command.rounds, 1, MAX_ROUNDS),
-        ("boards", command.boards, 1, MAX_BOARDS),
-        ("min_players", command.min_players, MIN_PLAYERS, MAX_PLAYERS),
-        ("max_players", command.max_players, MIN_PLAYERS, MAX_PLAYERS),
-    ):
+    most = arena.MAX_PLAYERS if fmt is Format.ARENA else MAX_PLAYERS
+    ranges = [
+        ("min_players", command.min_players, MIN_PLAYERS, most),
+        ("max_players", command.max_players, MIN_PLAYERS, most),
+    ]
+    if fmt is Format.DUPLICATE:
+        ranges += [
+            ("rounds", command.rounds, 1, MAX_ROUNDS),
+            ("boards", command.boards, 1, MAX_BOARDS),
+        ]
+    for what, value, low, high in ranges:
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise TournamentInvalid(f"{what} must be from {low} to {high}")
     if command.min_players > command.max_players:
@@ -260,6 +281,8 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
     for fixed in ("players", "hand_limit", "score_limit"):
         if command.rules and fixed in command.rules:
             raise TournamentInvalid(f"{fixed!r} is the tournament's to set (boards per round)")
+    if fmt is Format.ARENA:
+        return arena.create(command, table_rules(command.rules, command.boards))  # type: ignore[return-value]
     try:
         options = RuleOptions.from_dict(table_rules(command.rules, command.boards))
     except (InvalidRules, TypeError, ValueError) as error:
@@ -313,6 +336,8 @@ def _table(rnd: RoundState, table: int) -> int:
 
 
 def evolve(state: Tournament, event: TournamentEvent) -> Tournament:
+    if isinstance(event, ARENA_EVENTS):
+        return arena.evolve(state, event)
     if isinstance(event, TournamentCreated):
         return replace(state, created=event)
     if isinstance(event, PlayerEntered):

@@ -9,13 +9,16 @@ table was dealt (``domain.shuffle.seed_commitment``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
+
+from .arena_events import ARENA_EVENTS
 
 
 class Format(StrEnum):
     DUPLICATE = "duplicate"
+    ARENA = "arena"
 
 
 Seating = tuple[tuple[str | None, ...], ...]  # per table, per seat: a player's id or a house bot
@@ -35,6 +38,10 @@ class TournamentCreated:
     max_players: int
     house_bot: str  # the strategy that fills short tables and stands in
     at: str  # ISO-8601 UTC
+    # An arena's (rounds 0, boards the hands per game): absent from a duplicate's log.
+    duration_seconds: int = 0
+    grace_seconds: int = 0
+    rated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +143,9 @@ EVENT_TYPES: dict[str, type] = {
     )
 }
 
+# An arena's events (domain/tournament/arena_events.py) are read and written the same way.
+EVENT_TYPES.update({cls.__name__: cls for cls in ARENA_EVENTS})
+
 # Fields no reader sees before the round named by the event's ``round`` has ended.
 SECRET_UNTIL_ROUND_ENDS: dict[type, tuple[str, ...]] = {RoundStarted: ("seed", "salt")}
 
@@ -164,6 +174,8 @@ def event_from_dict(data: dict[str, Any]) -> TournamentEvent:
     payload = data["data"]
     values = {}
     for f in fields(cls):
+        if f.name not in payload and f.default is not MISSING:
+            continue  # a field added since the event was written: its default
         value = payload[f.name]
         if f.name == "format":
             value = Format(value)

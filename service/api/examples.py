@@ -76,19 +76,36 @@ class ExamplesPlugin(BasePlugin):
         for operation in (operations or {}).values():
             if not isinstance(operation, dict):
                 continue
-            example = self.examples.get(operation.get("operationId", ""))
+            name = operation.get("operationId", "")
+            example = self.examples.get(name)
             if example is None:
                 continue
+            # Named alternatives ("createTournament#arena"): then every example of the
+            # operation is one of the content's ``examples`` (OpenAPI allows one form or the
+            # other), the main one named "default".
+            others = {
+                key.split("#", 1)[1]: value
+                for key, value in self.examples.items()
+                if key.startswith(f"{name}#")
+            }
             body = operation.get("requestBody", {}).get("content", {}).get(JSON)
             if body is not None and "request" in example:
-                body["example"] = example["request"]
+                _put(body, example["request"], others, "request")
             responses = operation.get("responses", {})
             response = responses.get(example["status"]) or responses.get(str(example["status"]))
             contents = (response or {}).get("content", {})
             # A JSON body where the answer has one; else its one other form (a text answer).
             content = contents.get(JSON) or next(iter(contents.values()), None)
             if content is not None and "response" in example:
-                content["example"] = example["response"]
+                _put(content, example["response"], others, "response")
+
+
+def _put(content: dict, value: Any, others: dict[str, dict[str, Any]], part: str) -> None:
+    named = {k: {"value": v[part]} for k, v in sorted(others.items()) if part in v}
+    if not named:
+        content["example"] = value
+    else:
+        content["examples"] = {"default": {"value": value}, **named}
 
 
 # -- recording --------------------------------------------------------------------------------
@@ -186,7 +203,10 @@ class _Recorder:
         token: str | None = None,
         status: int = 200,
         key: str | None = None,
+        named: str | None = None,
     ) -> Any:
+        """Make the request; its example is the operation's first (or, ``named``, its
+        alternative of that name: ``operationId#named``)."""
         headers = {}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
@@ -199,7 +219,7 @@ class _Recorder:
         example: dict[str, Any] = {"status": status, "response": _trim(answer)}
         if body is not None:
             example["request"] = _trim(body)
-        self.examples.setdefault(operation_id, example)
+        self.examples.setdefault(f"{operation_id}#{named}" if named else operation_id, example)
         return answer
 
 
@@ -326,6 +346,7 @@ def _record(directory: Path) -> dict[str, dict[str, Any]]:
     r.call("getGroupStandings", "GET", "/api/v1/standings?players=Kit,Lou,Max,Ned")
     _public_log(r, game, token, witness)
     _tournament(r)  # last: its games change nothing recorded before
+    _arena(r)
     _challenges(r)  # last: its random ids come after every other example's
     return dict(sorted(r.examples.items()))
 
@@ -457,6 +478,41 @@ def _tournament(r: _Recorder) -> None:
         body={},
         token=keys[0],
     )
+
+
+def _arena(r: _Recorder) -> None:
+    """An arena of eight players (one-hand games): created, started (two tables paired at
+    once), read. Its examples are the tournament operations' alternatives named "arena"."""
+    keys = [
+        r.client.post("/api/v1/players", json={"name": f"Arena{i}"}).json["key"] for i in range(8)
+    ]
+    body = {
+        "name": "Saturday arena",
+        "format": "arena",
+        "duration_seconds": 1800,
+        "grace_seconds": 300,
+        "hands": 1,
+        "min_players": 8,
+        "max_players": 32,
+    }
+    created = r.call(
+        "createTournament",
+        "POST",
+        "/api/v1/tournaments",
+        body=body,
+        token=keys[0],
+        status=201,
+        named="arena",
+    )
+    url = f"/api/v1/tournaments/{created['id']}"
+    # People (no stand-in): bots would play game after game inside the start's request, the
+    # recording's clock never ending the arena. Its two games wait for their players.
+    for key in keys:
+        r.client.post(f"{url}/entries", json={}, headers={"Authorization": f"Bearer {key}"})
+    r.call("startTournament", "POST", f"{url}/start", body={}, token=keys[0], named="arena")
+    r.call("getTournament", "GET", url, named="arena")
+    r.call("getTournamentPairings", "GET", f"{url}/pairings", named="arena")
+    r.call("getTournamentStandings", "GET", f"{url}/standings", named="arena")
 
 
 def _back(r: _Recorder) -> None:

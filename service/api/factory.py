@@ -213,7 +213,12 @@ def create_app(
     api_package.register(app, api)
     # Tournaments (docs/tournaments.md): their logs beside the games', moved on by game ends.
     tournament_store = TournamentStore(service.store.redis, service.store.keys)
-    tournament_service = TournamentService(tournament_store, service)
+    tournament_service = TournamentService(
+        tournament_store,
+        service,
+        # An arena pairs by score, then rating (service/app/arena.py).
+        ratings=lambda: {p: r.rating for p, r in ratings.ratings().items() if r.games},
+    )
     # A tournament's tables are budgeted by the tournament's own limits: its bot accounts play
     # at a bot's speed, uncounted among the games of bots only a client makes (issue 42).
     service.budgeted_elsewhere = service.background.unpaced = tournament_store.is_table

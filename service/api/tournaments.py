@@ -16,20 +16,24 @@ from flask import Flask, current_app, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
+from domain.tournament import arena as arena_rules
 from domain.tournament.decider import (
     MAX_BOARDS,
     MAX_PLAYERS,
     MAX_ROUNDS,
     MIN_PLAYERS,
     Status,
+    Tournament,
 )
 from domain.tournament.errors import TournamentStepRefused
+from domain.tournament.events import Format
 from domain.tournament.matchpoints import half_matchpoints
 from service.api.common import BEARER_DOC, json_response, token
 from service.api.players import players
 from service.api.problems import BODY, Problem, documented
 from service.api.rate_limits import rate_limited
 from service.api.schemas import EmptySchema
+from service.app.arena import games_rows
 from service.app.auth import bearer_token
 from service.app.tournaments import (
     BoardsHidden,
@@ -53,15 +57,59 @@ def tournaments() -> TournamentService:
 
 class CreateTournamentSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(1, 80))
-    format = fields.String(load_default="duplicate", validate=validate.OneOf(["duplicate"]))
-    rounds = fields.Integer(required=True, validate=validate.Range(1, MAX_ROUNDS))
-    boards = fields.Integer(
-        required=True,
-        validate=validate.Range(1, MAX_BOARDS),
-        metadata={"description": "Boards (hands) per round: every table plays the same ones"},
+    format = fields.String(
+        load_default="duplicate", validate=validate.OneOf([f.value for f in Format])
     )
-    min_players = fields.Integer(load_default=8, validate=validate.Range(MIN_PLAYERS, MAX_PLAYERS))
-    max_players = fields.Integer(load_default=16, validate=validate.Range(MIN_PLAYERS, MAX_PLAYERS))
+    rounds = fields.Integer(
+        load_default=None,
+        validate=validate.Range(1, MAX_ROUNDS),
+        metadata={"description": "A duplicate's rounds (required for it)"},
+    )
+    boards = fields.Integer(
+        load_default=None,
+        validate=validate.Range(1, MAX_BOARDS),
+        metadata={
+            "description": "A duplicate's boards (hands) per round, required for it: every "
+            "table plays the same ones"
+        },
+    )
+    min_players = fields.Integer(
+        load_default=8, validate=validate.Range(MIN_PLAYERS, arena_rules.MAX_PLAYERS)
+    )
+    max_players = fields.Integer(
+        load_default=16,
+        validate=validate.Range(MIN_PLAYERS, arena_rules.MAX_PLAYERS),
+        metadata={
+            "description": f"At most {MAX_PLAYERS} (a duplicate), "
+            f"{arena_rules.MAX_PLAYERS} (an arena)"
+        },
+    )
+    # An arena's (docs/tournaments.md, "Arena").
+    duration_seconds = fields.Integer(
+        load_default=None,
+        validate=validate.Range(arena_rules.MIN_SECONDS, arena_rules.MAX_SECONDS),
+        metadata={"description": "An arena's length: pairing stops after it (required for it)"},
+    )
+    grace_seconds = fields.Integer(
+        load_default=arena_rules.DEFAULT_GRACE_SECONDS,
+        validate=validate.Range(0, arena_rules.MAX_GRACE_SECONDS),
+        metadata={
+            "description": "An arena's grace: a game in play at its end counts if it finishes "
+            "within this"
+        },
+    )
+    hands = fields.Integer(
+        load_default=1,
+        validate=validate.Range(1, arena_rules.MAX_HANDS),
+        metadata={"description": "An arena's hands per game: 1 (one-hand games) or a few"},
+    )
+    rated = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "An arena's games rated (they then need a turn clock in rules: "
+            "time_control)"
+        },
+    )
     rules = fields.Dict(
         load_default=None,
         allow_none=True,
@@ -105,6 +153,10 @@ class TournamentSchema(Schema):
     current_round = fields.Integer(allow_none=True)
     version = fields.Integer()
     players = fields.List(fields.Dict())
+    arena = fields.Dict(
+        allow_none=True,
+        metadata={"description": "An arena's clock and games (null for a duplicate)"},
+    )
 
 
 class TournamentListSchema(Schema):
@@ -113,11 +165,14 @@ class TournamentListSchema(Schema):
 
 class PairingsSchema(Schema):
     rounds = fields.List(fields.Dict())
+    games = fields.List(fields.Dict(), metadata={"description": "An arena's games, paired"})
 
 
 class StandingsSchema(Schema):
     rounds_counted = fields.Integer()
     standings = fields.List(fields.Dict())
+    games_counted = fields.Integer(metadata={"description": "An arena's games counted"})
+    frozen = fields.Boolean(metadata={"description": "An arena's standings are final"})
 
 
 class BoardSchema(Schema):
@@ -155,6 +210,7 @@ def _summary(loaded: Loaded) -> dict[str, Any]:
         "house_bot": created.house_bot,
         "created": created.at,
         "current_round": state.current.number if state.current else None,
+        "arena": arena_summary(state),
         "version": loaded.version,
         "players": [
             {
@@ -168,6 +224,24 @@ def _summary(loaded: Loaded) -> dict[str, Any]:
     }
 
 
+def arena_summary(state: Tournament) -> dict[str, Any] | None:
+    created, arena = state.created, state.arena
+    if created is None or created.format is not Format.ARENA:
+        return None
+    return {
+        "hands": created.boards,
+        "duration_seconds": created.duration_seconds,
+        "grace_seconds": created.grace_seconds,
+        "rated": created.rated,
+        "starts_at": arena.starts_at if arena else None,
+        "ends_at": arena.ends_at if arena else None,
+        "closes_at": arena.closes_at if arena else None,
+        "games_paired": len(arena.games) if arena else 0,
+        "games_in_play": len(arena.in_play) if arena else 0,
+        "waiting": len(arena_rules.waiting(state)) if arena else 0,
+    }
+
+
 @blp.route("", methods=["POST"])
 @blp.doc(operationId="createTournament", security=BEARER_DOC)
 @blp.arguments(CreateTournamentSchema)
@@ -175,10 +249,15 @@ def _summary(loaded: Loaded) -> dict[str, Any]:
 @documented(blp, *BODY, 401, 403, 404, 409)
 @rate_limited(blp, "tournament")
 def create(body: dict[str, Any]):
-    """Create a duplicate tournament (registered players only); you are its organiser, and
-    start or cancel it. At most a few of yours may be upcoming or running at once."""
+    """Create a tournament (registered players only): ``format`` duplicate (``rounds`` and
+    ``boards``) or arena (``duration_seconds``, ``hands``, ``grace_seconds``, ``rated``). You
+    are its organiser, and start or cancel it. At most a few of yours may be upcoming or
+    running at once."""
     player = players().authenticate(token())
-    loaded = tournaments().create(player, **{k: v for k, v in body.items() if k != "format"})
+    hands = body.pop("hands")
+    if body["format"] == Format.ARENA:
+        body.update(boards=hands, rounds=0)
+    loaded = tournaments().create(player, **body)
     headers = {"Location": f"/api/v1/tournaments/{loaded.state.created.tournament_id}"}  # type: ignore[union-attr]
     return json_response(_summary(loaded), 201, headers=headers)
 
@@ -258,9 +337,12 @@ def cancel(body: dict[str, Any], tournament_id: str):
 @blp.response(200, PairingsSchema)
 @documented(blp, 404)
 def pairings(tournament_id: str):
-    """Every round started: its seed commitment, and per table the players by seat (null: a
-    house bot) and the table's game; a round's seed once it has ended."""
+    """A duplicate's rounds started: its seed commitment, and per table the players by seat
+    (null: a house bot) and the table's game; a round's seed once it has ended. An arena's
+    ``games``: each game paired, its seats, and its result once recorded."""
     state = tournaments().get(tournament_id).state
+    if state.arena is not None:
+        return json_response({"rounds": [], "games": games_rows(state)})
     rounds = []
     for rnd in state.rounds:
         rounds.append(
@@ -284,9 +366,22 @@ def pairings(tournament_id: str):
 @blp.response(200, StandingsSchema)
 @documented(blp, 404)
 def get_standings(tournament_id: str):
-    """Standings by matchpoint percentage over the rounds that have ended (docs/tournaments.md
-    says how ties are broken): a round in play counts only once every table has finished it."""
+    """A duplicate's standings by matchpoint percentage over the rounds that have ended
+    (docs/tournaments.md says how ties are broken): a round in play counts only once every
+    table has finished it. An arena's by points per finishing place over its games counted
+    (``frozen`` once it is over)."""
     state = tournaments().get(tournament_id).state
+    if state.arena is not None:
+        counted = sum(1 for g in state.arena.games if g.counted)
+        frozen = state.status in (Status.FINISHED, Status.CANCELLED)
+        return json_response(
+            {
+                "rounds_counted": 0,
+                "games_counted": counted,
+                "frozen": frozen,
+                "standings": standings_rows(state),
+            }
+        )
     ended = sum(1 for r in state.rounds if r.ended)
     body = {"rounds_counted": ended, "standings": standings_rows(state)}
     return json_response(body)

@@ -34,7 +34,8 @@ import hashlib
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,12 +57,13 @@ from domain.tournament.commands import (
 from domain.tournament.decider import RoundState, Status, Tournament, decide, fold, table_rules
 from domain.tournament.events import (
     SECRET_UNTIL_ROUND_ENDS,
+    Format,
     TournamentEvent,
     event_from_dict,
     event_to_dict,
 )
 from domain.tournament.matchpoints import BoardResult, standings
-from service.app import auth, game_log
+from service.app import arena, auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
 from service.app.errors import GameAlreadyExists, ServiceError, TooManyConflicts
 from service.app.expiry import start_sweeping
@@ -77,6 +79,9 @@ log = logging.getLogger(__name__)
 UNPLAYED = 100
 # Tournaments one player may have upcoming or running at once (as organiser).
 OPEN_PER_ORGANISER = 3
+# Tournaments whose folded log a process keeps (the most recently read), so that a step reads
+# only what was appended since.
+FOLDS_KEPT = 64
 
 
 def start_tournament_sweep(service: TournamentService, every: float = 5.0) -> threading.Event:
@@ -140,6 +145,8 @@ def ended_results(state: Tournament) -> list[BoardResult]:
 
 def standings_rows(state: Tournament) -> list[dict[str, Any]]:
     """The standings over the rounds that have ended, as the API and the export give them."""
+    if state.arena is not None:
+        return arena.standings_rows(state)
     roster = state.roster or tuple(e.player_id for e in state.active)
     return [
         {
@@ -175,24 +182,50 @@ class TournamentService:
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
         fresh_salt: Callable[[], str] = fresh_salt,
         retries: int = 8,
+        ratings: Callable[[], Mapping[str, float]] | None = None,
     ) -> None:
         self.store = store
         self.games = games
         self.fresh_seed = fresh_seed
         self.fresh_salt = fresh_salt
         self.retries = retries
+        self.arena = arena.ArenaProgress(self, ratings)  # the arena format's steps
+        self._folds: OrderedDict[str, Loaded] = OrderedDict()  # the last fold of each log
+        self._folds_lock = threading.Lock()
 
     # -- reading ------------------------------------------------------------------------
 
+    def _fold_log(self, tournament_id: str) -> Loaded:
+        """The log folded, from this process's last fold of it on: only the entries appended
+        since are read (a log only grows), so a step's reads cost what is new, not the whole
+        log again (an arena's log grows by two entries a game: bench.tournament, arena)."""
+        with self._folds_lock:
+            cached = self._folds.get(tournament_id)
+        after = cached.version if cached is not None else 0
+        entries = self.store.read(tournament_id, after=after)
+        if cached is not None and entries and entries[0].seq != after + 1:
+            cached, after, entries = None, 0, self.store.read(tournament_id)  # not its log
+        if cached is not None and not entries:
+            return cached
+        events = tuple((event_from_dict(e.event), e.at) for e in entries)
+        state = fold((e for e, _ in events), cached.state if cached else None)
+        loaded = Loaded(after + len(events), state, (cached.entries if cached else ()) + events)
+        if state.created is not None:
+            with self._folds_lock:
+                self._folds[tournament_id] = loaded
+                self._folds.move_to_end(tournament_id)
+                while len(self._folds) > FOLDS_KEPT:
+                    self._folds.popitem(last=False)
+        return loaded
+
     def load(self, tournament_id: str) -> Loaded:
-        entries = self.store.read(tournament_id)
-        events = [(event_from_dict(e.event), e.at) for e in entries]
-        state = fold(e for e, _ in events)
+        loaded = self._fold_log(tournament_id)
+        state = loaded.state
         if state.created is None:
             from domain.tournament.errors import TournamentNotFound
 
             raise TournamentNotFound(f"no tournament {tournament_id!r}")
-        return Loaded(len(entries), state, tuple(events))
+        return loaded
 
     def get(self, tournament_id: str) -> Loaded:
         """The tournament, after taking any progress step due (a crash may have left one)."""
@@ -232,6 +265,9 @@ class TournamentService:
         loaded = self.get(tournament_id)
         replay = Replay(self.games.store)
         games = {}
+        for game in loaded.state.arena.games if loaded.state.arena else ():
+            if game.recorded:  # an arena's games once recorded (each is its own deals)
+                games[game.game_id] = replay.export(game.game_id)
         for rnd in loaded.state.rounds:
             if rnd.ended:
                 for game_id in rnd.games:
@@ -249,8 +285,8 @@ class TournamentService:
         """Whether a read of this game must be refused: a table game of a round not ended yet,
         read by anyone but one of its own seats."""
         link = self.store.game_link(game_id)
-        if link is None:
-            return False
+        if link is None or link.round == arena.ARENA_ROUND:
+            return False  # an arena's games are each on their own deals: read as any game
         try:
             state = self.load(link.tournament_id).state
         except Exception:
@@ -268,6 +304,8 @@ class TournamentService:
         out = set()
         states: dict[str, Tournament | None] = {}
         for game_id, link in links.items():
+            if link.round == arena.ARENA_ROUND:
+                continue
             if link.tournament_id not in states:
                 try:
                     states[link.tournament_id] = self.load(link.tournament_id).state
@@ -286,15 +324,15 @@ class TournamentService:
 
     def _execute(self, tournament_id: str, command: TournamentCommand) -> Tournament:
         for _ in range(self.retries + 1):
-            entries = self.store.read(tournament_id)
-            state = fold(event_from_dict(e.event) for e in entries)
+            loaded = self._fold_log(tournament_id)
+            state = loaded.state
             events = decide(command, state)
             if not events:
                 return state
             try:
                 self.store.append(
                     tournament_id,
-                    len(entries),
+                    loaded.version,
                     [event_to_dict(e) for e in events],
                     self.games.store.now(),
                 )
@@ -315,6 +353,10 @@ class TournamentService:
         max_players: int,
         house_bot: str = "heuristic",
         tournament_id: str | None = None,
+        format: str = "duplicate",
+        duration_seconds: int = 0,
+        grace_seconds: int = 0,
+        rated: bool = False,
     ) -> Loaded:
         get_bot(house_bot)  # bots.UnknownBot names the strategy the server lacks
         mine = 0
@@ -339,6 +381,10 @@ class TournamentService:
             max_players,
             house_bot,
             at,
+            format,
+            duration_seconds,
+            grace_seconds,
+            rated,
         )
         # Listed first: a crash before the append leaves an id the listing skips (it has no
         # log), never a tournament that nobody can find.
@@ -350,6 +396,8 @@ class TournamentService:
         if stand_in is not None:
             get_bot(stand_in)
         self._execute(tournament_id, Enter(player.player_id, player.name, stand_in))
+        if self.load(tournament_id).state.status is Status.RUNNING:
+            self.advance(tournament_id)  # an arena's late entrant waits to be paired
         return self.load(tournament_id)
 
     def withdraw(self, tournament_id: str, player: Player) -> Loaded:
@@ -357,8 +405,13 @@ class TournamentService:
         return self.get(tournament_id)
 
     def start(self, tournament_id: str, player: Player) -> Loaded:
-        seed, salt = self.fresh_seed(), self.fresh_salt()
-        self._execute(tournament_id, Start(player.player_id, seed, salt))
+        created = self.load(tournament_id).state.created
+        command: TournamentCommand
+        if created is not None and created.format is Format.ARENA:
+            command = self.arena.start_command(player.player_id)
+        else:
+            command = Start(player.player_id, self.fresh_seed(), self.fresh_salt())
+        self._execute(tournament_id, command)
         self.advance(tournament_id)
         return self.load(tournament_id)
 
@@ -382,7 +435,9 @@ class TournamentService:
         except Exception:
             log.exception("tournament of game %s", game_id)
             return
-        if link is not None:
+        if link is not None and link.round == arena.ARENA_ROUND:
+            self.arena.game_ended(link.tournament_id, game_id)  # that game, not every one
+        elif link is not None:
             self.advance(link.tournament_id)
 
     def advance(self, tournament_id: str) -> None:
@@ -397,6 +452,8 @@ class TournamentService:
         """Take every step due, each decided from the log (see the module docstring)."""
         for step in range(64):  # a step per round at most, and a tournament has at most 8
             state = self.load(tournament_id).state
+            if state.created is not None and state.created.format is Format.ARENA:
+                return self.arena.progress(tournament_id)  # service/app/arena.py
             if step == 0:  # the sweep's set: a crash anywhere else is caught up here
                 self.store.running(tournament_id, state.status is Status.RUNNING)
             if state.status is not Status.RUNNING:

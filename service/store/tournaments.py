@@ -57,8 +57,10 @@ class TournamentStore:
         self.keys = keys
         self._append = redis.register_script(_APPEND_LUA)
 
-    def read(self, tournament_id: str) -> list[StoredEntry]:
-        entries = self.redis.xrange(self.keys.tournament_key(tournament_id))
+    def read(self, tournament_id: str, after: int = 0) -> list[StoredEntry]:
+        """The log's entries after the first ``after`` (all of them by default)."""
+        start = f"{after + 1}-0" if after else "-"
+        entries = self.redis.xrange(self.keys.tournament_key(tournament_id), min=start)
         out = []
         for entry_id, fields in entries:
             seq = int(_text(entry_id).split("-")[0])

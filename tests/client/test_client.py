@@ -412,6 +412,25 @@ def test_bot_accounts_play_a_tournament_and_hearts_verify_checks_it(hearts, tmp_
     assert findings and all(f.ok for f in findings), [str(f) for f in findings]
 
 
+def test_bot_accounts_play_an_arena_through_the_client(hearts):
+    players = [Player.register(hearts, f"A{uuid.uuid4().hex[:8]}") for _ in range(4)]
+    created = players[0].create_arena("Client arena", duration_seconds=60, min_players=4)
+    tid = created["id"]
+    assert created["format"] == "arena" and created["arena"]["hands"] == 1
+    for player in players:
+        player.enter_tournament(tid, stand_in="random")
+    assert players[0].start_tournament(tid)["arena"]["games_paired"] == 1
+    deadline = time.monotonic() + 60
+    while sum(g["scores"] is not None for g in hearts.arena_games(tid)) < 2:
+        assert time.monotonic() < deadline, "the arena's bots did not finish two games"
+        time.sleep(0.2)
+    standings = hearts.tournament_standings(tid)
+    assert standings["frozen"] is False and standings["games_counted"] >= 2
+    assert {row["player"] for row in standings["standings"]} == {p.id for p in players}
+    assert sum(row["points"] for row in standings["standings"]) == 12 * standings["games_counted"]
+    players[0].cancel_tournament(tid)
+
+
 def test_the_main_readme_shows_the_example_tested_here() -> None:
     """The top-level README's Python example is this one, so it runs as written too."""
     text = (CLIENT.parents[1] / "README.md").read_text()

@@ -30,6 +30,18 @@ def _operations(document: dict):
                 yield f"{method.upper()} {path}", operation
 
 
+def _has_example(content: dict) -> bool:
+    return "example" in content or bool(content.get("examples"))
+
+
+def _examples(content: dict) -> list[Any]:
+    """The content's example, or each of its named ``examples`` (an arena's beside a
+    duplicate's, for the tournament operations)."""
+    if "example" in content:
+        return [content["example"]]
+    return [e["value"] for e in content.get("examples", {}).values()]
+
+
 def _valid(document: dict, value: Any, schema: dict) -> None:
     # The schema's $refs point into the document's components: give them to the validator.
     validate(value, {"components": document["components"], **schema}, cls=OAS30Validator)
@@ -39,14 +51,14 @@ def test_every_operation_has_a_request_and_a_response_example(document) -> None:
     missing = []
     for where, operation in _operations(document):
         body = operation.get("requestBody", {}).get("content", {}).get(JSON)
-        if body is not None and "example" not in body:
+        if body is not None and not _has_example(body):
             missing.append(f"{where}: request")
         success = [r for s, r in operation["responses"].items() if s.startswith("2")]
         contents = [r.get("content", {}) for r in success]
         if all(set(c) == {"application/octet-stream"} for c in contents):
             continue  # bytes (the public log's tiles): no example a document can show
         answers = [c for content in contents for c in content.values()]
-        if not any("example" in c for c in answers):  # JSON, or the text form of a text answer
+        if not any(_has_example(c) for c in answers):  # JSON, or the text form of a text answer
             missing.append(f"{where}: response")
     assert not missing, "no example (python -m service.api.examples records them): " + str(missing)
 
@@ -57,8 +69,8 @@ def test_the_examples_match_the_documents_schemas(document) -> None:
         contents = [operation.get("requestBody", {}).get("content", {}).get(JSON, {})]
         contents += [r.get("content", {}).get(JSON, {}) for r in operation["responses"].values()]
         for content in contents:
-            if "example" in content:
-                _valid(document, content["example"], content["schema"])
+            for example in _examples(content):
+                _valid(document, example, content["schema"])
                 checked += 1
     assert checked >= 2 * 7 + 11  # 7 operations with a body, 18 responses
     # The validator does read the referenced schemas: a created game whose id is a number fails.

@@ -73,3 +73,37 @@ def test_a_link_to_no_tournament_is_refused_before_any_request(
     page = browser.new_page()
     page.goto(f"{web_server}/#/tournament/%3Cimg%3E")
     expect(page.locator("#problem")).to_contain_text("tournament id")
+
+
+@pytest.fixture(scope="module")
+def arena(web_server: str):
+    keys = [
+        _call(web_server, "POST", "/players", {"name": f"A{secrets.token_hex(4)}"})["key"]
+        for _ in range(4)
+    ]
+    body = {"name": NAME, "format": "arena", "duration_seconds": 120, "min_players": 4}
+    tid = _call(web_server, "POST", "/tournaments", body, keys[0])["id"]
+    for key in keys:
+        _call(web_server, "POST", f"/tournaments/{tid}/entries", {"stand_in": "random"}, key)
+    _call(web_server, "POST", f"/tournaments/{tid}/start", {}, keys[0])
+    deadline = time.monotonic() + 120
+    while _call(web_server, "GET", f"/tournaments/{tid}/standings")["games_counted"] < 2:
+        assert time.monotonic() < deadline, "the arena's bots did not finish two games"
+        time.sleep(0.2)
+    yield tid
+    _call(web_server, "POST", f"/tournaments/{tid}/cancel", {}, keys[0])  # no more pairing
+
+
+def test_the_arena_page_shows_its_standings_and_games(
+    browser: Browser, web_server: str, arena: str
+) -> None:
+    page = browser.new_page()
+    errors = watch(page)
+    page.goto(f"{web_server}/#/tournament/{arena}")
+    expect(page.locator(".arena .standings-table tbody tr")).to_have_count(4)
+    expect(page.locator(".arena h1")).to_contain_text(NAME)  # text, not markup
+    assert page.locator(".arena h1 b").count() == 0
+    expect(page.locator(".arena-game a[href^='#/replay/g']").first).to_be_visible()
+    found = Axe().run(page, options=WCAG).response["violations"]
+    assert [v["id"] for v in found if v["impact"] in SERIOUS] == []
+    assert errors == []

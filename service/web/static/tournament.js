@@ -1,6 +1,7 @@
-// A duplicate tournament (docs/tournaments.md): its standings (live: read again every few
-// seconds while it runs), each round's tables with links to their games' replays once the
-// round has ended, and each board's traveller (every table's result on it).
+// A tournament (docs/tournaments.md): its standings, live (read again every few seconds while
+// it runs). A duplicate: each round's tables with links to their games' replays once the round
+// has ended, and each board's traveller (every table's result on it). An arena: its clock and
+// its games as they are paired, each with its result and replay once recorded.
 
 import { api } from "./api.js";
 import { $, html, render, segment, showProblem } from "./ui.js";
@@ -61,6 +62,47 @@ function travellerTable(board, nameOf) {
     <tbody>${rows}</tbody></table>`;
 }
 
+function arenaStandings(body, nameOf) {
+  if (!body.games_counted) {
+    return html`<p class="muted" id="no-standings">No game has been counted yet: a game counts once it has finished.</p>`;
+  }
+  const rows = body.standings.map(
+    (s) =>
+      html`<tr><td>${s.place}</td><td>${nameOf(s.player)}</td><td>${s.points}</td><td>${s.games}</td><td>${s.firsts}</td></tr>`,
+  );
+  const caption = body.frozen
+    ? `Final, over ${body.games_counted} game(s)`
+    : `After ${body.games_counted} game(s)`;
+  return html`<table class="points standings-table"><caption>${caption}</caption>
+    <thead><tr><th>#</th><th>player</th><th>points</th><th>games</th><th>first places</th></tr></thead>
+    <tbody>${rows}</tbody></table>`;
+}
+
+function arenaGames(games, nameOf) {
+  if (!games.length) return html`<p class="muted">No game paired yet.</p>`;
+  const rows = games
+    .slice()
+    .reverse()
+    .map((g) => {
+      const seats = g.seats.map(
+        (p, s) =>
+          html`<li>${nameOf(p)}${g.scores ? html`: ${g.scores[s]} taken, ${g.points[s]} point(s)` : ""}</li>`,
+      );
+      const state = g.scores
+        ? html`<a href="#/replay/${segment(g.game_id)}/1">replay</a>${g.counted ? "" : html` <span class="muted">(finished after the grace: not counted)</span>`}`
+        : html`<span class="muted">in play</span>`;
+      return html`<li class="arena-game"><b>Game ${g.game}</b> ${state}<ul>${seats}</ul></li>`;
+    });
+  return html`<ul class="tables">${rows}</ul>`;
+}
+
+function arenaClock(arena) {
+  if (!arena.starts_at) {
+    return html`<p>Arena of ${Math.round(arena.duration_seconds / 60)} minute(s), ${arena.hands} hand(s) a game: not started.</p>`;
+  }
+  return html`<p>Arena, ${arena.hands} hand(s) a game: pairing until <time datetime="${arena.ends_at}">${arena.ends_at}</time>; games finished by <time datetime="${arena.closes_at}">${arena.closes_at}</time> count. ${arena.games_in_play} game(s) in play, ${arena.waiting} player(s) waiting.</p>`;
+}
+
 export async function showTournament(root, id) {
   let timer = null;
   let alive = true;
@@ -72,7 +114,16 @@ export async function showTournament(root, id) {
     ]);
     if (!alive) return;
     const nameOf = names(tournament);
-    render(
+    if (tournament.arena) {
+      render(
+        root,
+        html`<section class="panel tournament arena">
+        <h1>${tournament.name} <span class="phase">${tournament.status}</span></h1>
+        ${arenaClock(tournament.arena)}
+        <h2>Standings</h2>${arenaStandings(standings, nameOf)}
+        <h2>Games</h2>${arenaGames(pairings.games, nameOf)}</section>`,
+      );
+    } else render(
       root,
       html`<section class="panel tournament">
       <h1>${tournament.name} <span class="phase">${tournament.status}</span></h1>

@@ -188,7 +188,13 @@ class HeartsClient:
         return self._call("GET", f"/tournaments/{tournament_id}/pairings")["rounds"]
 
     def tournament_standings(self, tournament_id: str) -> dict[str, Any]:
+        """A duplicate's by matchpoints over the rounds ended; an arena's by points per
+        place over its games counted (``frozen`` once it is over)."""
         return self._call("GET", f"/tournaments/{tournament_id}/standings")
+
+    def arena_games(self, tournament_id: str) -> list[dict[str, Any]]:
+        """An arena's games, as they were paired: seats, game id, result once recorded."""
+        return self._call("GET", f"/tournaments/{tournament_id}/pairings")["games"]
 
     def tournament_board(self, tournament_id: str, round_number: int, board: int) -> dict[str, Any]:
         """A board's traveller: every table's result on it (once its round has ended)."""
@@ -622,6 +628,33 @@ class Player:
             "max_players": max_players,
             "rules": rules,
             "house_bot": house_bot,
+        }
+        return self.client._call("POST", "/tournaments", body, token=self.key)
+
+    def create_arena(
+        self,
+        name: str,
+        *,
+        duration_seconds: int,
+        hands: int = 1,
+        grace_seconds: int = 300,
+        rated: bool = False,
+        min_players: int = 8,
+        max_players: int = 64,
+        rules: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An arena this player organises: paired as players wait, for ``duration_seconds``;
+        ``rated`` needs a turn clock in ``rules`` (docs/tournaments.md, "Arena")."""
+        body = {
+            "name": name,
+            "format": "arena",
+            "duration_seconds": duration_seconds,
+            "hands": hands,
+            "grace_seconds": grace_seconds,
+            "rated": rated,
+            "min_players": min_players,
+            "max_players": max_players,
+            "rules": rules,
         }
         return self.client._call("POST", "/tournaments", body, token=self.key)
 

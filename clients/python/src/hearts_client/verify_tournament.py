@@ -77,6 +77,10 @@ def game_result(
 
 
 def verify_tournament(document: dict[str, Any]) -> list[Finding]:
+    from hearts_client.verify_arena import is_arena, verify_arena  # it builds on this module
+
+    if is_arena(document):  # an arena's export: its games, pairing, results and standings
+        return verify_arena(document)
     started = {r.get("round"): r for r in _log(document, "RoundStarted")}
     seeds: dict[int, str] = {}
     problems: list[str] = []

@@ -80,7 +80,7 @@ def bot_account(client, name: str) -> str:
 
 
 @pytest.mark.parametrize("account", ["player", "bot account"])
-def test_a_player_key_spends_its_own_budget_and_its_addresss(key_prefix, account):
+def test_a_player_key_spends_its_own_budget_and_its_address_budget(key_prefix, account):
     client = app_with(key_prefix, rate_limit_preset_deals="250/minute").test_client()
     key = register(client, "Dealer") if account == "player" else bot_account(client, "Dealer")
     with_key = auth(key)

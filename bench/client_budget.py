@@ -9,9 +9,11 @@ honest client reads its own game (``GET /games/{id}``) in a loop; its median is 
 its idle median measured in the same run before any path.
 
 Paths: ``create`` (a waiting game), ``deals`` (a waiting game with 100 preset deals),
-``bot_games`` (every seat a bot), ``hand_over`` (one open seat and three bots, joined, handed
-to a bot: issue 42's attack), ``import`` (an export with its ids changed and its chain
-recomputed each time), ``audit`` and ``export`` (of a finished game), ``register``.
+``deals_creates`` (a game with 100 preset deals, or a plain one when that is refused: the
+preset-deals limit's bytes on top of the create limit's), ``bot_games`` (every seat a bot),
+``hand_over`` (one open seat and three bots, joined, handed to a bot: issue 42's attack),
+``import`` (an export with its ids changed and its chain recomputed each time), ``audit`` and
+``export`` (of a finished game), ``register``.
 
     python -m bench.client_budget [--seconds 60] [--paths create,audit] [--json]
 """
@@ -134,9 +136,14 @@ def paths(client: Client, finished: str) -> dict[str, Callable[[], requests.Resp
         seat, token = joined.json()["seat"], joined.json()["token"]
         return client.post(f"/games/{game.json()['id']}/seats/{seat}/bot", {"bot": "random"}, token)
 
+    def deals_creates() -> requests.Response:
+        answer = client.post("/games", {"deals": deals})
+        return client.post("/games", {}) if answer.status_code == 429 else answer
+
     return {
         "create": lambda: client.post("/games", {}),
         "deals": lambda: client.post("/games", {"deals": deals}),
+        "deals_creates": deals_creates,
         "bot_games": lambda: client.post("/games", {"seats": BOTS}),
         "hand_over": hand_over,
         "import": lambda: client.post("/games/import", minted(export)),

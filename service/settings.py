@@ -76,6 +76,9 @@ class Settings:
     # Per client address: games created with every seat a bot (issue 33: each is a whole game
     # of moves and log that nobody plays), counted on top of rate_limit_create.
     rate_limit_bot_games: str = "3/minute;20/hour"
+    # Per client address and per player key: preset deals given to games created, one hit a
+    # deal (issue 42: ~26 KB of Redis a hundred, kept until the game is over or expires).
+    rate_limit_preset_deals: str = "1000/minute;6000/hour"
     # Per player key: tournaments created (each seats its players in many games).
     rate_limit_tournament: str = "5/hour;20/day"
     # Per player key (issue 44): challenges sent, on top of rate_limit_account (per address).
@@ -414,6 +417,7 @@ _VARIABLES = (
     ("rate_limit_account", "HEARTS_RATE_LIMIT_ACCOUNT", rate),
     ("rate_limit_analysis", "HEARTS_RATE_LIMIT_ANALYSIS", rate),
     ("rate_limit_bot_games", "HEARTS_RATE_LIMIT_BOT_GAMES", rate),
+    ("rate_limit_preset_deals", "HEARTS_RATE_LIMIT_PRESET_DEALS", rate),
     ("rate_limit_long_reads", "HEARTS_RATE_LIMIT_LONG_READS", rate),
     ("rate_limit_tournament", "HEARTS_RATE_LIMIT_TOURNAMENT", rate),
     ("rate_limit_challenge", "HEARTS_RATE_LIMIT_CHALLENGE", rate),

@@ -5,6 +5,8 @@ registering a player, a request made with a player's key (each checks a key: no 
 keys at speed), asking for a hand's analysis, asking for an audit or an export (issue 42: long
 work), and (besides the create limit) making a game with every seat a bot (issue 33: a whole game
 of moves and log that no person plays; issue 42: by a create or a hand-over).
+Per client address and per player key: the preset deals games are created with, each deal a
+hit (issue 42: a create's deals are ~26 KB of Redis a hundred, kept until the game is over).
 Per player key: challenges sent (issue 44) and tournaments created, keyed by the key's
 SHA-256 as a token's are.
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
@@ -40,9 +42,10 @@ from flask_limiter.errors import RateLimitExceeded
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api.problems import PROBLEM_JSON, Problem, problem_response
-from service.api.schemas import ProblemSchema
+from service.api.schemas import MAX_DEALS, ProblemSchema
 from service.app.auth import Unauthorized, bearer_token, credential_of
 from service.app.client_address import client_key
+from service.app.players import is_player_key
 from service.settings import RATE_OFF, Settings
 
 OFF = RATE_OFF
@@ -68,6 +71,21 @@ def by_token() -> str:
         tok = bearer_token(request.headers.get("Authorization"))
     except Unauthorized:
         tok = None  # the view answers 401; the attempt still counts, against the address
+    return f"token:{credential_of(tok)}" if tok is not None else by_address()
+
+
+def player_key() -> str | None:
+    """The request's bearer if it has the form of a player's key (a bot account's too), else
+    None: a seat's token or no token at all."""
+    try:
+        tok = bearer_token(request.headers.get("Authorization"))
+    except Unauthorized:
+        return None
+    return tok if tok is not None and is_player_key(tok) else None
+
+
+def by_player_key() -> str:
+    tok = player_key()
     return f"token:{credential_of(tok)}" if tok is not None else by_address()
 
 
@@ -97,14 +115,24 @@ KINDS = {
         by_address,
         "audits, exports and group standings per client address",
     ),
+    # Counted in deals (each request costs as many hits as it gives: ``preset_deals``), against
+    # its address and, with a player's key, against that key too: no route escapes either.
+    "preset_deals": Kind(
+        "rate_limit_preset_deals", by_address, "preset deals given per client address"
+    ),
+    "preset_deals_key": Kind(
+        "rate_limit_preset_deals", by_player_key, "preset deals given per player key"
+    ),
     "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
     # Keyed by the bearer's credential: a player's key, however many addresses it is used from.
     "challenge": Kind("rate_limit_challenge", by_token, "challenges sent per player key"),
 }
 
-# endpoint -> its limits, each (kind, when the request is exempt): filled as the blueprints are
-# imported. An operation may have several (a game of bots only counts as a create too).
-_MARKED: dict[str, list[tuple[str, Callable[[], bool] | None]]] = {}
+Cost = int | Callable[[], int]
+# endpoint -> its limits, each (kind, when the request is exempt, what it costs): filled as the
+# blueprints are imported. An operation may have several (a game of bots only counts as a
+# create too).
+_MARKED: dict[str, list[tuple[str, Callable[[], bool] | None, Cost]]] = {}
 
 
 def rate_limited(
@@ -113,17 +141,19 @@ def rate_limited(
     *,
     unless: Callable[[], bool] | None = None,
     endpoint: str | None = None,
+    cost: Cost = 1,
 ) -> Callable[[Callable], Callable]:
     """Mark a blueprint's operation as limited by ``kind`` (see KINDS) and document its 429.
     ``unless``: a request for which it returns True is not counted (e.g. a page, not a stream).
     ``endpoint``: a method of a class-based view names its class (its other methods then need
-    an ``unless``)."""
+    an ``unless``). ``cost``: the hits a request counts for, or a function of the request
+    giving them (e.g. the deals it gives)."""
     what = KINDS[kind].what
 
     def decorate(view: Callable) -> Callable:
         marks = _MARKED.setdefault(f"{blp.name}.{endpoint or view.__name__}", [])
-        if (kind, unless) not in marks:
-            marks.append((kind, unless))
+        if (kind, unless, cost) not in marks:
+            marks.append((kind, unless, cost))
         if len(marks) > 1:
             return view  # its 429 is documented by the first limit (the view says the rest)
         return blp.alt_response(
@@ -162,7 +192,7 @@ def install(app: Flask, settings: Settings, client: Any) -> None:
     app.extensions["hearts.limiter"] = limiter
     shared = {kind: getattr(settings, k.setting) for kind, k in KINDS.items()}
     for endpoint, marks in _MARKED.items():
-        for kind, unless in marks:
+        for kind, unless, cost in marks:
             value = shared[kind]
             view = app.view_functions.get(endpoint)
             if view is None or value == OFF:
@@ -170,7 +200,7 @@ def install(app: Flask, settings: Settings, client: Any) -> None:
             # One counter per kind (scope), whichever of its operations is asked: the four
             # commands of a token share one budget.
             decorate = limiter.shared_limit(
-                value, scope=kind, key_func=KINDS[kind].key, exempt_when=unless
+                value, scope=kind, key_func=KINDS[kind].key, exempt_when=unless, cost=cost
             )
             app.view_functions[endpoint] = decorate(view)
     app.register_error_handler(RateLimitExceeded, _too_many)
@@ -182,6 +212,14 @@ def all_bots() -> bool:
     body = g.get("json_body")
     seats = body.get("seats") if isinstance(body, dict) else None
     return isinstance(seats, list) and bool(seats) and all(s is not None for s in seats)
+
+
+def preset_deals() -> int:
+    """The preset deals the request's body (as ``_before`` parsed it) gives, as many as a game
+    takes at most (MAX_DEALS): a longer list is refused whole (422) but counts that much."""
+    body = g.get("json_body")
+    deals = body.get("deals") if isinstance(body, dict) else None
+    return min(len(deals), MAX_DEALS) if isinstance(deals, list) else 0
 
 
 def _storage(client: Any) -> tuple[str, dict[str, Any]]:

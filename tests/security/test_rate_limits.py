@@ -23,7 +23,7 @@ STREAM = {"Accept": "text/event-stream"}
 def limited_app(key_prefix: str, redis: Any = None, **limits: Any):
     """An app with rate limits on, every limit high but the ones given."""
     kinds = ("create", "join", "import", "stream", "command", "register", "account", "analysis")
-    kinds += ("bot_games", "long_reads")
+    kinds += ("bot_games", "long_reads", "preset_deals")
     values = {f"rate_limit_{k}": "1000/minute" for k in kinds}
     values.update(limits)
     settings = Settings(key_prefix=key_prefix, rate_limits=True, **values)

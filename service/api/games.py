@@ -25,7 +25,13 @@ from service.api.common import (
 )
 from service.api.links import AFTER_CREATE
 from service.api.problems import BODY, Problem, documented
-from service.api.rate_limits import all_bots, player_key, preset_deals, rate_limited
+from service.api.rate_limits import (
+    all_bots,
+    player_key,
+    preset_deals,
+    rate_limited,
+    seats_a_bot,
+)
 from service.api.schemas import (
     CreatedSchema,
     CreateGameSchema,
@@ -49,6 +55,7 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 @documented(blp, *BODY, 401, 409, 503)
 @blp.doc(security=OPTIONAL_BEARER_DOC)
 @rate_limited(blp, "bot_games", unless=lambda: not all_bots())
+@rate_limited(blp, "bot_seats", unless=lambda: not seats_a_bot())
 @rate_limited(blp, "preset_deals", unless=lambda: not preset_deals(), cost=preset_deals)
 @rate_limited(
     blp,
@@ -64,9 +71,10 @@ def create_game(body: dict[str, Any]):
     A game with every seat a bot is limited further: per client address
     (HEARTS_RATE_LIMIT_BOT_GAMES, on top of HEARTS_RATE_LIMIT_CREATE: 429 rate-limited) and in
     play at once on the whole server (HEARTS_MAX_BOT_GAMES: 503 bot-games-full, with
-    Retry-After). A score_limit above the most (500) is 422 invalid-rules naming it. Preset
-    deals count, one a deal, against HEARTS_RATE_LIMIT_PRESET_DEALS per client address and,
-    with a player's key, per key too (429 rate-limited).
+    Retry-After). A game with any bot seated counts against HEARTS_RATE_LIMIT_BOT_SEATS too.
+    A score_limit above the most (500) is 422 invalid-rules naming it. Preset deals count, one
+    a deal, against HEARTS_RATE_LIMIT_PRESET_DEALS per client address and, with a player's key,
+    per key too (429 rate-limited).
 
     ``"private": true`` makes a private table: in no listing, its seats taken only with the
     join code this answer gives once (``join_code``; ``invitation`` is the web table's link

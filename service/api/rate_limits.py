@@ -123,6 +123,9 @@ KINDS = {
     "preset_deals_key": Kind(
         "rate_limit_preset_deals", by_player_key, "preset deals given per player key"
     ),
+    # A game that seats a bot is dealt as soon as its one open seat is taken: about twice the
+    # bytes of one that waits for people (docs/budget.md, "Games with bots").
+    "bot_seats": Kind("rate_limit_bot_seats", by_address, "games created with a bot seated"),
     "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
     # Keyed by the bearer's credential: a player's key, however many addresses it is used from.
     "challenge": Kind("rate_limit_challenge", by_token, "challenges sent per player key"),
@@ -212,6 +215,14 @@ def all_bots() -> bool:
     body = g.get("json_body")
     seats = body.get("seats") if isinstance(body, dict) else None
     return isinstance(seats, list) and bool(seats) and all(s is not None for s in seats)
+
+
+def seats_a_bot() -> bool:
+    """Whether the request's body (as ``_before`` parsed it) creates a game with a bot in at
+    least one seat."""
+    body = g.get("json_body")
+    seats = body.get("seats") if isinstance(body, dict) else None
+    return isinstance(seats, list) and any(isinstance(s, dict) for s in seats)
 
 
 def preset_deals() -> int:

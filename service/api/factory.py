@@ -212,7 +212,11 @@ def create_app(
     problems.register(app)
     api_package.register(app, api)
     # Tournaments (docs/tournaments.md): their logs beside the games', moved on by game ends.
-    tournament_store = TournamentStore(service.store.redis, service.store.keys)
+    tournament_store = TournamentStore(
+        service.store.redis,
+        service.store.keys,
+        lambda: service.store.archive.blobs if service.store.archive is not None else None,
+    )
     tournament_service = TournamentService(tournament_store, service)
     # A tournament's tables are budgeted by the tournament's own limits: its bot accounts play
     # at a bot's speed, uncounted among the games of bots only a client makes (issue 42).

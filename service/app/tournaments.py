@@ -365,7 +365,15 @@ class TournamentService:
     def cancel(self, tournament_id: str, player: Player, reason: str) -> Loaded:
         at = self.games.store.now()
         self._execute(tournament_id, Cancel(player.player_id, reason, at))
-        return self.load(tournament_id)
+        loaded = self.load(tournament_id)
+        self.store.running(tournament_id, False)
+        self._over(tournament_id, loaded)
+        return loaded
+
+    def _over(self, tournament_id: str, loaded: Loaded) -> None:
+        """A tournament over goes in the archiver's index (at its end's time; idempotent)."""
+        if loaded.state.status in (Status.FINISHED, Status.CANCELLED):
+            self.store.mark_over(tournament_id, loaded.entries[-1][1])
 
     # -- progress -----------------------------------------------------------------------
 
@@ -396,10 +404,12 @@ class TournamentService:
     def progress(self, tournament_id: str) -> None:
         """Take every step due, each decided from the log (see the module docstring)."""
         for step in range(64):  # a step per round at most, and a tournament has at most 8
-            state = self.load(tournament_id).state
+            loaded = self.load(tournament_id)
+            state = loaded.state
             if step == 0:  # the sweep's set: a crash anywhere else is caught up here
                 self.store.running(tournament_id, state.status is Status.RUNNING)
             if state.status is not Status.RUNNING:
+                self._over(tournament_id, loaded)
                 return
             rnd = state.current
             assert rnd is not None

@@ -8,17 +8,23 @@ creation time (listing), the running ones (the sweep's), and each table game's t
 round and table (the game reads ask it whether a game's boards are still secret:
 service/app/tournaments.py).
 
-Retention: a tournament's log is small (a few hundred bytes per table and round) and is kept
-while the service keeps its games' records; it is not archived yet (docs/tournaments.md).
+Retention: once a tournament is over (finished, or cancelled and every table game over), the
+archiver moves its log to the blob store and prunes its table games' links
+(service/store/tournament_archive.py, service/app/tournament_archiver.py); ``read`` falls back
+on the archived log, so readers do not notice. What stays in Redis for good is one member of
+the listing and one archive record per tournament (docs/tournaments.md, "Retention").
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from service.store.blobs import BlobStore
 from service.store.keys import KeyLayout, time_score
+from service.store.tournament_archive import TournamentArchive, games_key, mark_over
 
 _APPEND_LUA = """
 local data = cjson.decode(ARGV[1])
@@ -52,19 +58,37 @@ class TableLink:
 
 
 class TournamentStore:
-    def __init__(self, redis: Any, keys: KeyLayout) -> None:
+    def __init__(
+        self, redis: Any, keys: KeyLayout, blobs: Callable[[], BlobStore | None] | None = None
+    ) -> None:
+        """``blobs``: the archive's blob store, if there is one (asked at each read: the event
+        store's archive may be attached after this store is made)."""
         self.redis = redis
         self.keys = keys
+        self.blobs = blobs or (lambda: None)
         self._append = redis.register_script(_APPEND_LUA)
 
+    def archive(self) -> TournamentArchive | None:
+        blobs = self.blobs()
+        return TournamentArchive(self.redis, self.keys, blobs) if blobs is not None else None
+
     def read(self, tournament_id: str) -> list[StoredEntry]:
+        """The log, from its stream, or from the archive once it has moved there."""
         entries = self.redis.xrange(self.keys.tournament_key(tournament_id))
         out = []
         for entry_id, fields in entries:
             seq = int(_text(entry_id).split("-")[0])
             named = {_text(k): _text(v) for k, v in fields.items()}
             out.append(StoredEntry(seq, json.loads(named["event"]), named["at"]))
+        if not out and (archive := self.archive()) is not None:
+            archived = archive.entries(tournament_id)
+            if archived:
+                return [StoredEntry(int(e["seq"]), e["event"], e["at"]) for e in archived]
         return out
+
+    def mark_over(self, tournament_id: str, at: str) -> None:
+        """The tournament is over (at ``at``): the archiver moves it once it may."""
+        mark_over(self.redis, self.keys, tournament_id, at)
 
     def append(
         self, tournament_id: str, expected: int, events: list[dict[str, Any]], at: str
@@ -102,6 +126,9 @@ class TournamentStore:
         value = json.dumps(
             {"tournament": link.tournament_id, "round": link.round, "table": link.table}
         )
+        # The tournament's own set of its games first: its links are pruned with it (a link
+        # whose game a crash never linked in the log included).
+        self.redis.sadd(games_key(self.keys, link.tournament_id), game_id)
         self.redis.hset(self.keys.tournament_games_key(), game_id, value)
 
     def is_table(self, game_id: str) -> bool:

@@ -63,7 +63,8 @@ MAX_ROUNDS = 8
 # highest there is, which 9 hands cannot reach (52 a hand at most, a shot of the sun).
 MAX_BOARDS = 8
 MIN_PLAYERS = 4
-MAX_PLAYERS = 64
+# 128 tables a round: bench.tournament plays 400 (100 tables) on one machine (bench/README.md).
+MAX_PLAYERS = 512
 NAME = re.compile(r"[^\x00-\x1f\x7f]{1,80}")
 
 

@@ -37,6 +37,7 @@ from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
 from service.app.ratings import RatingBook
 from service.app.timekeeper import Timekeeper
+from service.app.tournament_projection import TournamentProjection
 from service.app.tournaments import TournamentService, start_tournament_sweep
 from service.app.transparency import build_log
 from service.settings import Settings
@@ -218,6 +219,9 @@ def create_app(
         lambda: service.store.archive.blobs if service.store.archive is not None else None,
     )
     tournament_service = TournamentService(tournament_store, service)
+    tournament_service.projection = TournamentProjection(
+        ProjectionStore(service.store, settings.count_arranged_games), tournament_store
+    )
     # A tournament's tables are budgeted by the tournament's own limits: its bot accounts play
     # at a bot's speed, uncounted among the games of bots only a client makes (issue 42).
     service.budgeted_elsewhere = service.background.unpaced = tournament_store.is_table

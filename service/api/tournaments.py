@@ -25,19 +25,14 @@ from domain.tournament.decider import (
 )
 from domain.tournament.errors import TournamentStepRefused
 from domain.tournament.matchpoints import half_matchpoints
+from projections.tournaments import ended_results, standings_rows
 from service.api.common import BEARER_DOC, json_response, token
 from service.api.players import players
 from service.api.problems import BODY, Problem, documented
 from service.api.rate_limits import rate_limited
 from service.api.schemas import EmptySchema
 from service.app.auth import bearer_token
-from service.app.tournaments import (
-    BoardsHidden,
-    Loaded,
-    TournamentService,
-    ended_results,
-    standings_rows,
-)
+from service.app.tournaments import BoardsHidden, Loaded, TournamentService
 
 blp = Blueprint(
     "tournaments", __name__, url_prefix="/api/v1/tournaments", description="Tournaments"
@@ -286,9 +281,14 @@ def pairings(tournament_id: str):
 def get_standings(tournament_id: str):
     """Standings by matchpoint percentage over the rounds that have ended (docs/tournaments.md
     says how ties are broken): a round in play counts only once every table has finished it."""
-    state = tournaments().get(tournament_id).state
-    ended = sum(1 for r in state.rounds if r.ended)
-    body = {"rounds_counted": ended, "standings": standings_rows(state)}
+    loaded = tournaments().get(tournament_id)
+    projected = tournaments().projected(tournament_id)
+    if projected is not None and projected["version"] == loaded.version:
+        body = {k: projected[k] for k in ("rounds_counted", "standings")}
+    else:  # the projector has not folded its last append yet: folded here
+        state = loaded.state
+        ended = sum(1 for r in state.rounds if r.ended)
+        body = {"rounds_counted": ended, "standings": standings_rows(state)}
     return json_response(body)
 
 

@@ -60,7 +60,7 @@ from domain.tournament.events import (
     event_from_dict,
     event_to_dict,
 )
-from domain.tournament.matchpoints import BoardResult, standings
+from projections.tournaments import standings_rows
 from service.app import auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
 from service.app.errors import GameAlreadyExists, ServiceError, TooManyConflicts
@@ -68,6 +68,7 @@ from service.app.expiry import start_sweeping
 from service.app.game_service import GameService
 from service.app.players import Player
 from service.app.replay import Replay
+from service.app.tournament_projection import TournamentProjection
 from service.store.tournaments import Conflict, TableLink, TournamentStore
 
 log = logging.getLogger(__name__)
@@ -133,28 +134,6 @@ def table_result(
     return tuple(tuple(scores[b]) for b in range(1, boards + 1))
 
 
-def ended_results(state: Tournament) -> list[BoardResult]:
-    """The results of the rounds that have ended: all that standings and travellers show."""
-    return [r for r in state.results() if state.rounds[r.round - 1].ended]
-
-
-def standings_rows(state: Tournament) -> list[dict[str, Any]]:
-    """The standings over the rounds that have ended, as the API and the export give them."""
-    roster = state.roster or tuple(e.player_id for e in state.active)
-    return [
-        {
-            "place": s.place,
-            "player": s.player,
-            "matchpoints": float(s.matchpoints),
-            "top": s.half_top / 2,
-            "percentage": round(float(s.percentage), 4),
-            "points": s.points,
-            "boards": s.boards,
-        }
-        for s in standings(ended_results(state), roster)
-    ]
-
-
 def new_tournament_id() -> str:
     return "t" + secrets.token_hex(10)
 
@@ -181,6 +160,8 @@ class TournamentService:
         self.fresh_seed = fresh_seed
         self.fresh_salt = fresh_salt
         self.retries = retries
+        # Its read models (the projector's: service/app/tournament_projection.py), if any.
+        self.projection: TournamentProjection | None = None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -214,6 +195,16 @@ class TournamentService:
             if len(out) >= limit:
                 break
         return out
+
+    def projected(self, tournament_id: str) -> dict[str, Any] | None:
+        """The tournament's read model as the projector last folded it (None: not yet)."""
+        if self.projection is None:
+            return None
+        try:
+            return self.projection.read(tournament_id)
+        except Exception:
+            log.exception("tournament %s: read model", tournament_id)
+            return None
 
     def public_log(self, loaded: Loaded) -> list[dict[str, Any]]:
         """The log as anyone may read it: a round's seed and salt only once it has ended."""

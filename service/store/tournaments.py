@@ -35,6 +35,7 @@ end
 for i, event in ipairs(data.events) do
   redis.call('XADD', KEYS[1], (length + i) .. '-0', 'event', event, 'at', data.at)
 end
+redis.call('SADD', KEYS[2], data.id)  -- its read model is due (service/store/tournament_models.py)
 return {1, length + #data.events}
 """
 
@@ -94,9 +95,16 @@ class TournamentStore:
         self, tournament_id: str, expected: int, events: list[dict[str, Any]], at: str
     ) -> int:
         """Add ``events`` after ``expected`` entries; the new version, or Conflict."""
-        data = {"expected": expected, "events": [json.dumps(e) for e in events], "at": at}
+        data = {
+            "id": tournament_id,
+            "expected": expected,
+            "events": [json.dumps(e) for e in events],
+            "at": at,
+        }
+        dirty = f"{self.keys.partition_prefix(self.keys.partition_of(tournament_id))}"
         won, version = self._append(
-            keys=[self.keys.tournament_key(tournament_id)], args=[json.dumps(data)]
+            keys=[self.keys.tournament_key(tournament_id), f"{dirty}:tournaments-dirty"],
+            args=[json.dumps(data)],
         )
         if not int(won):
             raise Conflict(f"tournament {tournament_id} is at version {int(version)}")

@@ -65,6 +65,15 @@ class EndRound:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordMiss:
+    """The player missed their seat in ``round`` (the service saw it: service/app/tournaments.py
+    ``fair_play``)."""
+
+    player_id: str
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
 class Cancel:
     by: str
     reason: str
@@ -72,5 +81,13 @@ class Cancel:
 
 
 TournamentCommand = (
-    CreateTournament | Enter | Withdraw | Start | LinkTable | RecordTable | EndRound | Cancel
+    CreateTournament
+    | Enter
+    | Withdraw
+    | Start
+    | LinkTable
+    | RecordTable
+    | EndRound
+    | Cancel
+    | RecordMiss
 )

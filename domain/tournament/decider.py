@@ -23,6 +23,7 @@ from .commands import (
     EndRound,
     Enter,
     LinkTable,
+    RecordMiss,
     RecordTable,
     Start,
     TournamentCommand,
@@ -43,6 +44,7 @@ from .errors import (
 from .events import (
     Format,
     PlayerEntered,
+    PlayerMissed,
     PlayerWithdrew,
     RoundEnded,
     RoundStarted,
@@ -63,6 +65,7 @@ MAX_ROUNDS = 8
 # highest there is, which 9 hands cannot reach (52 a hand at most, a shot of the sun).
 MAX_BOARDS = 8
 MIN_PLAYERS = 4
+MISSES_TO_WITHDRAW = 2  # rounds missed (absent, or left to a bot) that withdraw a player
 # 128 tables a round: bench.tournament plays 400 (100 tables) on one machine (bench/README.md).
 MAX_PLAYERS = 512
 NAME = re.compile(r"[^\x00-\x1f\x7f]{1,80}")
@@ -81,6 +84,7 @@ class Entrant:
     name: str
     stand_in: str | None
     withdrawn_after: int | None = None  # the last round seated in, once withdrawn
+    missed: tuple[int, ...] = ()  # the rounds the player missed their seat in
 
     @property
     def active(self) -> bool:
@@ -203,6 +207,8 @@ def decide(command: TournamentCommand, state: Tournament) -> list[TournamentEven
         if state.status not in (Status.UPCOMING, Status.RUNNING):
             raise TournamentClosed("the tournament is over")
         return [TournamentCancelled(command.reason[:200], command.at)]
+    if isinstance(command, RecordMiss):
+        return _miss(command, state)
     rnd = _running_round(state, command.round)
     if isinstance(command, LinkTable):
         table = _table(rnd, command.table)
@@ -235,6 +241,23 @@ def decide(command: TournamentCommand, state: Tournament) -> list[TournamentEven
         after = evolve(state, ended)
         return [ended, _round(rnd.number + 1, after, None, command.next_seed, command.next_salt)]
     raise TypeError(f"not a tournament command: {command!r}")
+
+
+def _miss(command: RecordMiss, state: Tournament) -> list[TournamentEvent]:
+    """A miss once per player and round; the second withdraws the player after that round
+    (the house bot takes their seat from the next round on)."""
+    if state.status is not Status.RUNNING:
+        return []  # over: nothing more to decide
+    rnd = _running_round(state, command.round)
+    entrant = state.entrant(command.player_id)
+    if entrant is None or state.seat_of(command.player_id, rnd.number) is None:
+        raise TournamentStepRefused(f"{command.player_id} has no seat in round {rnd.number}")
+    if not entrant.active or rnd.number in entrant.missed:
+        return []
+    missed = PlayerMissed(command.player_id, rnd.number)
+    if len(entrant.missed) + 1 < MISSES_TO_WITHDRAW:
+        return [missed]
+    return [missed, PlayerWithdrew(command.player_id, rnd.number)]
 
 
 def _create(command: CreateTournament, state: Tournament) -> list[TournamentEvent]:
@@ -331,6 +354,12 @@ def evolve(state: Tournament, event: TournamentEvent) -> Tournament:
                 else e
                 for e in state.entrants
             )
+        return replace(state, entrants=entrants)
+    if isinstance(event, PlayerMissed):
+        entrants = tuple(
+            replace(e, missed=e.missed + (event.round,)) if e.player_id == event.player_id else e
+            for e in state.entrants
+        )
         return replace(state, entrants=entrants)
     if isinstance(event, TournamentStarted):
         return replace(state, roster=event.roster, movement=event.movement, status=Status.RUNNING)

@@ -53,6 +53,17 @@ class PlayerWithdrew:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerMissed:
+    """The player was not at their seat in this round: absent when the table waited on them
+    (a house bot stood in), or they left it to a bot. Their boards there score last; a second
+    miss withdraws them (``PlayerWithdrew`` follows in the same append)."""
+
+    schema_version: ClassVar[int] = 1
+    player_id: str
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
 class TournamentStarted:
     schema_version: ClassVar[int] = 1
     roster: tuple[str, ...]  # the players, in the movement's order
@@ -111,6 +122,7 @@ TournamentEvent = (
     TournamentCreated
     | PlayerEntered
     | PlayerWithdrew
+    | PlayerMissed
     | TournamentStarted
     | RoundStarted
     | TableGameLinked
@@ -126,6 +138,7 @@ EVENT_TYPES: dict[str, type] = {
         TournamentCreated,
         PlayerEntered,
         PlayerWithdrew,
+        PlayerMissed,
         TournamentStarted,
         RoundStarted,
         TableGameLinked,

@@ -218,7 +218,9 @@ def create_app(
         service.store.keys,
         lambda: service.store.archive.blobs if service.store.archive is not None else None,
     )
-    tournament_service = TournamentService(tournament_store, service)
+    tournament_service = TournamentService(
+        tournament_store, service, miss_after=settings.tournament_miss_after
+    )
     tournament_service.projection = TournamentProjection(
         ProjectionStore(service.store, settings.count_arranged_games), tournament_store
     )

@@ -36,6 +36,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from bots import get_bot
@@ -48,6 +49,7 @@ from domain.tournament.commands import (
     EndRound,
     Enter,
     LinkTable,
+    RecordMiss,
     RecordTable,
     Start,
     TournamentCommand,
@@ -60,6 +62,7 @@ from domain.tournament.events import (
     event_from_dict,
     event_to_dict,
 )
+from domain.views import awaiting
 from projections.tournaments import standings_rows
 from service.app import auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
@@ -134,6 +137,12 @@ def table_result(
     return tuple(tuple(scores[b]) for b in range(1, boards + 1))
 
 
+def _before(now: str, seconds: float) -> str:
+    """The ISO-8601 UTC time ``seconds`` before ``now``."""
+    moment = datetime.fromisoformat(now.replace("Z", "+00:00")) - timedelta(seconds=seconds)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
 def new_tournament_id() -> str:
     return "t" + secrets.token_hex(10)
 
@@ -154,7 +163,11 @@ class TournamentService:
         fresh_seed: Callable[[], str] = lambda: secrets.token_hex(16),
         fresh_salt: Callable[[], str] = fresh_salt,
         retries: int = 8,
+        miss_after: float = 120.0,
     ) -> None:
+        """``miss_after``: seconds a clockless table may wait on a player's first move before
+        a house bot stands in for them (``fair_play``)."""
+        self.miss_after = miss_after
         self.store = store
         self.games = games
         self.fresh_seed = fresh_seed
@@ -427,8 +440,52 @@ class TournamentService:
         (a process killed between a table's end and the round's next step)."""
         running = self.store.all_running()
         for tournament_id in running:
+            try:
+                self.fair_play(tournament_id)
+            except Exception:
+                log.exception("tournament %s: fair play", tournament_id)
             self.advance(tournament_id)
         return len(running)
+
+    def fair_play(self, tournament_id: str, now: str | None = None) -> list[tuple[str, int]]:
+        """Seats nobody is at, in the current round: a player the table has waited on for
+        ``miss_after`` seconds (a clockless table; a clock's own timeouts hand the seat over)
+        has the house bot stand in; every player whose seat a bot plays other than the
+        stand-in they entered with (stood in for, or left) has missed the round: recorded once
+        per round, and a second miss withdraws them. The (player, round) misses seen.
+
+        The miss is recorded from the seat's bot, so a crash between the stand-in and the
+        record is caught up by the next sweep."""
+        state = self.load(tournament_id).state
+        rnd = state.current
+        created = state.created
+        if state.status is not Status.RUNNING or rnd is None or created is None:
+            return []
+        cutoff = _before(now or self.games.store.now(), self.miss_after)
+        entrants = {e.player_id: e for e in state.entrants}
+        missed: list[tuple[str, int]] = []
+        for table, game_id in enumerate(rnd.games):
+            if game_id is None or rnd.results[table] is not None:
+                continue
+            game = self.games.snapshot(game_id).state.state
+            if game.phase in (Phase.FINISHED, Phase.EXPIRED):
+                continue
+            seated = rnd.tables[table]
+            if self.games.store.silent_before(game_id, cutoff):
+                for seat in awaiting(game):
+                    player = seated[seat]
+                    if player is not None and game.seats[seat].bot is None:
+                        self._stand_in(game_id, seat, created.house_bot)
+                game = self.games.snapshot(game_id).state.state
+            for seat, player in enumerate(seated):
+                entrant = entrants.get(player) if player is not None else None
+                bot = game.seats[seat].bot
+                if entrant is None or bot is None or bot == entrant.stand_in:
+                    continue
+                if rnd.number not in entrant.missed:
+                    self._execute(tournament_id, RecordMiss(entrant.player_id, rnd.number))
+                missed.append((entrant.player_id, rnd.number))
+        return missed
 
     def _open_table(
         self, tournament_id: str, state: Tournament, rnd: RoundState, table: int

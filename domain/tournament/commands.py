@@ -20,6 +20,7 @@ class CreateTournament:
     house_bot: str
     at: str
     format: str = "duplicate"
+    starts_at: str | None = None  # a schedule: started then by the service (ISO-8601 UTC)
 
 
 @dataclass(frozen=True, slots=True)

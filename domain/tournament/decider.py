@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 
 from domain.errors import InvalidRules
@@ -284,6 +285,8 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
     for fixed in ("players", "hand_limit", "score_limit"):
         if command.rules and fixed in command.rules:
             raise TournamentInvalid(f"{fixed!r} is the tournament's to set (boards per round)")
+    if command.starts_at is not None and not _after(command.starts_at, command.at):
+        raise TournamentInvalid("starts_at must be an ISO-8601 UTC time after now")
     try:
         options = RuleOptions.from_dict(table_rules(command.rules, command.boards))
     except (InvalidRules, TypeError, ValueError) as error:
@@ -301,8 +304,22 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
             command.max_players,
             command.house_bot,
             command.at,
+            command.starts_at,
         )
     ]
+
+
+def _after(when: object, now: str) -> bool:
+    """Whether ``when`` is an ISO-8601 time with a zone, later than ``now``."""
+    if not isinstance(when, str) or len(when) > 40:
+        return False
+    try:
+        moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if moment.tzinfo is None:
+        return False
+    return moment > datetime.fromisoformat(now.replace("Z", "+00:00"))
 
 
 def _round(

@@ -9,7 +9,7 @@ table was dealt (``domain.shuffle.seed_commitment``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -35,6 +35,7 @@ class TournamentCreated:
     max_players: int
     house_bot: str  # the strategy that fills short tables and stands in
     at: str  # ISO-8601 UTC
+    starts_at: str | None = None  # ISO-8601 UTC: started (or cancelled if short) then
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,8 @@ def event_from_dict(data: dict[str, Any]) -> TournamentEvent:
     payload = data["data"]
     values = {}
     for f in fields(cls):
+        if f.name not in payload and f.default is not MISSING:
+            continue  # a field added since the event was written: its default
         value = payload[f.name]
         if f.name == "format":
             value = Format(value)

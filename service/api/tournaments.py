@@ -97,6 +97,7 @@ class TournamentSchema(Schema):
     max_players = fields.Integer()
     house_bot = fields.String()
     created = fields.String()
+    starts_at = fields.String(allow_none=True, metadata={"description": "a scheduled start"})
     current_round = fields.Integer(allow_none=True)
     version = fields.Integer()
     players = fields.List(fields.Dict())
@@ -149,6 +150,7 @@ def _summary(loaded: Loaded) -> dict[str, Any]:
         "max_players": created.max_players,
         "house_bot": created.house_bot,
         "created": created.at,
+        "starts_at": created.starts_at,
         "current_round": state.current.number if state.current else None,
         "version": loaded.version,
         "players": [

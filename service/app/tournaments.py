@@ -81,6 +81,8 @@ log = logging.getLogger(__name__)
 UNPLAYED = 100
 # Tournaments one player may have upcoming or running at once (as organiser).
 OPEN_PER_ORGANISER = 3
+# The organiser of the tournaments the operator creates (``hearts tournaments create``).
+OPERATOR = "operator"
 
 
 def start_tournament_sweep(service: TournamentService, every: float = 5.0) -> threading.Event:
@@ -309,7 +311,7 @@ class TournamentService:
 
     def create(
         self,
-        organiser: Player,
+        organiser: Player | None,
         *,
         name: str,
         rules: dict[str, Any] | None,
@@ -319,12 +321,16 @@ class TournamentService:
         max_players: int,
         house_bot: str = "heuristic",
         tournament_id: str | None = None,
+        starts_at: str | None = None,
     ) -> Loaded:
+        """Create a tournament; ``organiser`` None: the operator's (``hearts tournaments
+        create``), under no per-organiser limit. ``starts_at``: the sweep starts it then."""
         get_bot(house_bot)  # bots.UnknownBot names the strategy the server lacks
+        organiser_id = organiser.player_id if organiser is not None else OPERATOR
         mine = 0
-        for loaded in self.list(None, 200):
+        for loaded in self.list(None, 200) if organiser is not None else ():
             created = loaded.state.created
-            if created is not None and created.organiser == organiser.player_id:
+            if created is not None and created.organiser == organiser_id:
                 mine += loaded.state.status in (Status.UPCOMING, Status.RUNNING)
         if mine >= OPEN_PER_ORGANISER:
             raise TooManyTournaments(
@@ -335,7 +341,7 @@ class TournamentService:
         command = CreateTournament(
             tournament_id,
             name,
-            organiser.player_id,
+            organiser_id,
             rules,
             rounds,
             boards,
@@ -343,11 +349,13 @@ class TournamentService:
             max_players,
             house_bot,
             at,
+            starts_at=starts_at,
         )
         # Listed first: a crash before the append leaves an id the listing skips (it has no
         # log), never a tournament that nobody can find.
         self.store.index(tournament_id, at)
         self._execute(tournament_id, command)
+        self.store.schedule(tournament_id, starts_at)
         return self.load(tournament_id)
 
     def enter(self, tournament_id: str, player: Player, stand_in: str | None = None) -> Loaded:
@@ -438,6 +446,7 @@ class TournamentService:
     def sweep(self) -> int:
         """Advance every running tournament: what no game end nor read took up after a crash
         (a process killed between a table's end and the round's next step)."""
+        self.start_due()
         running = self.store.all_running()
         for tournament_id in running:
             try:
@@ -446,6 +455,31 @@ class TournamentService:
                 log.exception("tournament %s: fair play", tournament_id)
             self.advance(tournament_id)
         return len(running)
+
+    def start_due(self, now: str | None = None) -> list[str]:
+        """Start every scheduled tournament whose time has come, as its organiser would; one
+        short of players then is cancelled. The ids started or cancelled."""
+        now = now or self.games.store.now()
+        done = []
+        for tournament_id in self.store.due(now):
+            try:
+                loaded = self.load(tournament_id)
+                created = loaded.state.created
+                assert created is not None
+                if loaded.state.status is Status.UPCOMING:
+                    if len(loaded.state.active) >= created.min_players:
+                        seed, salt = self.fresh_seed(), self.fresh_salt()
+                        self._execute(tournament_id, Start(created.organiser, seed, salt))
+                        self.advance(tournament_id)
+                    else:
+                        reason = "too few players at the scheduled start"
+                        self._execute(tournament_id, Cancel(created.organiser, reason, now))
+                        self._over(tournament_id, self.load(tournament_id))
+                self.store.schedule(tournament_id, None)
+                done.append(tournament_id)
+            except Exception:
+                log.exception("tournament %s: scheduled start", tournament_id)
+        return done
 
     def fair_play(self, tournament_id: str, now: str | None = None) -> list[tuple[str, int]]:
         """Seats nobody is at, in the current round: a player the table has waited on for

@@ -127,6 +127,20 @@ class TournamentStore:
         else:
             self.redis.srem(key, tournament_id)
 
+    def schedule(self, tournament_id: str, starts_at: str | None) -> None:
+        """Keep the index of scheduled starts (None: out of it; idempotent either way)."""
+        key = f"{self.keys.prefix}:tournaments-scheduled"
+        if starts_at is None:
+            self.redis.zrem(key, tournament_id)
+        else:
+            self.redis.zadd(key, {tournament_id: time_score(starts_at)})
+
+    def due(self, now: str, limit: int = 100) -> list[str]:
+        """Scheduled tournaments whose start is at or before ``now``."""
+        key = f"{self.keys.prefix}:tournaments-scheduled"
+        ids = self.redis.zrangebyscore(key, "-inf", time_score(now), 0, limit)
+        return [_text(i) for i in ids]
+
     def all_running(self) -> list[str]:
         return sorted(_text(i) for i in self.redis.smembers(self.keys.tournaments_running_key()))
 

@@ -151,7 +151,10 @@ EVENT_TYPES: dict[str, type] = {
 }
 
 # Fields no reader sees before the round named by the event's ``round`` has ended.
-SECRET_UNTIL_ROUND_ENDS: dict[type, tuple[str, ...]] = {RoundStarted: ("seed", "salt")}
+SECRET_UNTIL_ROUND_ENDS: dict[type, tuple[str, ...]] = {
+    RoundStarted: ("seed", "salt"),
+    TableResultRecorded: ("scores",),  # a table's result: the boards' results of the round
+}
 
 
 def _tuples(value: Any) -> Any:

@@ -73,3 +73,21 @@ def test_a_link_to_no_tournament_is_refused_before_any_request(
     page = browser.new_page()
     page.goto(f"{web_server}/#/tournament/%3Cimg%3E")
     expect(page.locator("#problem")).to_contain_text("tournament id")
+
+
+def test_the_lobby_links_to_an_upcoming_tournament_by_its_name_as_text(
+    browser: Browser, web_server: str
+) -> None:
+    key = _call(web_server, "POST", "/players", {"name": f"L{secrets.token_hex(4)}"})["key"]
+    body = {"name": NAME, "rounds": 1, "boards": 1, "min_players": 4, "max_players": 8}
+    tid = _call(web_server, "POST", "/tournaments", body, key)["id"]
+    page = browser.new_page()
+    errors = watch(page)
+    page.goto(f"{web_server}/")
+    link = page.locator(f"#tournaments a[href='#/tournament/{tid}']")
+    expect(link).to_have_text(NAME)  # text, not markup
+    assert page.locator("#tournaments a b").count() == 0
+    link.click()
+    expect(page.locator(".tournament h1")).to_contain_text(NAME)
+    assert not errors, errors
+    page.close()

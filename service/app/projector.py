@@ -53,7 +53,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -510,6 +510,7 @@ def build_generation(
     batch_size: int = 1000,
     progress: Progress | None = None,
     done: int = 0,
+    withheld: Collection[str] = (),
 ) -> int:
     """Fold every partition log, from ``generation``'s checkpoints to the heads, into it.
 
@@ -528,7 +529,7 @@ def build_generation(
             if not entries:
                 break
             status, _ = apply_entries(
-                projections, generation, partition, checkpoint.position, entries
+                projections, generation, partition, checkpoint.position, entries, withheld
             )
             if status == RETIRED:
                 return applied
@@ -556,17 +557,32 @@ def rebuild(
     """
     started = time.monotonic()
     generation = new_generation_id()
-    done = build_generation(projections, generation, batch_size=batch_size, progress=progress)
+    # The tables of every tournament, archived ones included (their links are gone): kept out
+    # of the statistics as the live projector kept them (projection_apply).
+    withheld = TournamentProjection(projections).table_games() if projections.count_arranged else ()
+    done = build_generation(
+        projections, generation, batch_size=batch_size, progress=progress, withheld=withheld
+    )
     TournamentProjection(projections).rebuild(generation)  # every tournament's, from its log
     # Catch up on what was appended meanwhile, so the swap leaves little for projectors to do.
     done += build_generation(
-        projections, generation, batch_size=batch_size, progress=progress, done=done
+        projections,
+        generation,
+        batch_size=batch_size,
+        progress=progress,
+        done=done,
+        withheld=withheld,
     )
     replaced = projections.swap(generation)
     if replaced is not None and replaced != generation:
         projections.retire(replaced)
         done += build_generation(
-            projections, generation, batch_size=batch_size, progress=progress, done=done
+            projections,
+            generation,
+            batch_size=batch_size,
+            progress=progress,
+            done=done,
+            withheld=withheld,
         )
         # Folded again: an append cleared from the due set by a projector of the old one.
         TournamentProjection(projections).rebuild(generation)

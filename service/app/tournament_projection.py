@@ -18,6 +18,7 @@ from typing import Any
 from domain.tournament.events import event_from_dict
 from projections.tournaments import project
 from service.store.read_models import ProjectionStore
+from service.store.tournament_archive import games_key
 from service.store.tournament_models import TournamentModels
 from service.store.tournaments import TournamentStore
 
@@ -72,6 +73,21 @@ class TournamentProjection:
             if self.project(generation, tournament_id) is not None:
                 count += 1
         return count
+
+    def table_games(self) -> set[str]:
+        """Every table game of every listed tournament, from its games set, or from its
+        archived object once it has moved (whatever its format)."""
+        out: set[str] = set()
+        keys = self.projections.store.keys
+        archive = self.logs.archive()
+        for tournament_id in self.logs.listed(10**9):
+            members = self.projections.redis.smembers(games_key(keys, tournament_id))
+            out |= {m.decode() if isinstance(m, bytes) else m for m in members}
+            if not members and archive is not None:
+                record = archive.record_of(tournament_id)
+                if record is not None:
+                    out |= set(archive.check(tournament_id, record).get("games", ()))
+        return out
 
     def read(self, tournament_id: str) -> dict[str, Any] | None:
         generation = self.projections.current_generation()

@@ -363,7 +363,7 @@ class TournamentEventsSchema(Schema):
 @blp.arguments(StreamHeaders, location="headers")
 @blp.response(200, TournamentEventsSchema, description="The log (JSON), or a live stream")
 @blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
-@documented(blp, 400, 404, 429)
+@documented(blp, 400, 404, 422, 429)
 @rate_limited(blp, "stream", unless=lambda: not wants_stream())
 def tournament_events(headers: dict[str, Any], tournament_id: str):
     """The tournament's log as anyone may read it: a round's seed, and each table's result,

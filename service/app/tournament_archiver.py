@@ -106,3 +106,14 @@ class TournamentArchiver:
         self.logs.running(tournament_id, False)
         self.archive.forget_over(tournament_id)
         return True
+
+    def backfill(self) -> int:
+        """Put every listed tournament whose log is over in the index of tournaments to move
+        (those over before the index existed); how many are there."""
+        found = 0
+        for tournament_id in self.logs.listed(10**9):
+            stored = self.logs.read(tournament_id)
+            if stored and stored[-1].event.get("type") in OVER_EVENTS:
+                self.logs.mark_over(tournament_id, stored[-1].at)
+                found += 1
+        return found

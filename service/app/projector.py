@@ -557,26 +557,13 @@ def rebuild(
     """
     started = time.monotonic()
     generation = new_generation_id()
+    tournaments = TournamentProjection(projections)
     # The tables of every tournament, archived ones included (their links are gone): kept out
     # of the statistics as the live projector kept them (projection_apply).
-    withheld = TournamentProjection(projections).table_games() if projections.count_arranged else ()
-    done = build_generation(
-        projections, generation, batch_size=batch_size, progress=progress, withheld=withheld
-    )
-    TournamentProjection(projections).rebuild(generation)  # every tournament's, from its log
-    # Catch up on what was appended meanwhile, so the swap leaves little for projectors to do.
-    done += build_generation(
-        projections,
-        generation,
-        batch_size=batch_size,
-        progress=progress,
-        done=done,
-        withheld=withheld,
-    )
-    replaced = projections.swap(generation)
-    if replaced is not None and replaced != generation:
-        projections.retire(replaced)
-        done += build_generation(
+    withheld = tournaments.table_games() if projections.count_arranged else ()
+
+    def build(done: int) -> int:
+        return build_generation(
             projections,
             generation,
             batch_size=batch_size,
@@ -584,7 +571,16 @@ def rebuild(
             done=done,
             withheld=withheld,
         )
+
+    done = build(0)
+    tournaments.rebuild(generation)  # every tournament's, from its log
+    # Catch up on what was appended meanwhile, so the swap leaves little for projectors to do.
+    done += build(done)
+    replaced = projections.swap(generation)
+    if replaced is not None and replaced != generation:
+        projections.retire(replaced)
+        done += build(done)
         # Folded again: an append cleared from the due set by a projector of the old one.
-        TournamentProjection(projections).rebuild(generation)
+        tournaments.rebuild(generation)
         projections.drop(replaced, grace_seconds)
     return RebuildResult(generation, replaced, done, time.monotonic() - started)

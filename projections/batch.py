@@ -7,7 +7,7 @@ which writes it in one step without knowing any projection: the fold is the proj
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .ratings import RatedGame
@@ -31,9 +31,12 @@ def fold_batch(
     boards: Mapping[str, Scoreboard | None],
     entries: Sequence[SourceEvent],
     count_arranged: bool = False,
+    withheld: Collection[str] = (),
 ) -> Batch:
     """Fold ``entries`` (consecutive, of one partition) onto ``boards`` (each of their games',
-    None where there is none yet)."""
+    None where there is none yet). ``withheld``: games whose figures stay out of the
+    statistics even when arranged games count (a tournament's tables: their results are
+    the tournament's, and secret until their round ends)."""
     boards = dict(boards)
     changed: dict[str, bool] = {}
     parts: dict[str, tuple[str, int]] = {}  # field -> (its counter, the run's part)
@@ -63,7 +66,7 @@ def fold_batch(
             continue
         if run is not None:
             end_run(game_id)
-        result = apply(boards[game_id], entry, count_arranged)
+        result = apply(boards[game_id], entry, count_arranged and game_id not in withheld)
         if not result.applied:
             continue
         boards[game_id] = result.board

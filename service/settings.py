@@ -100,6 +100,9 @@ class Settings:
     # A game in play without a turn clock whose awaited player has been silent this long
     # (seconds) ends as abandoned (GameAbandoned: service/app/abandonment.py); 0: never.
     abandon_after: int = 10 * 60
+    # A tournament table without a turn clock that has waited this long (seconds) on a player
+    # has a house bot stand in for them: they missed the round (service/app/tournaments.py).
+    tournament_miss_after: int = 2 * 60
     # A game in play that no one has moved in for this long (seconds) leaves the lobby's list
     # (GET /games?active=true): its players left. 0: every game stays listed.
     lobby_idle_seconds: int = 60 * 60
@@ -429,6 +432,7 @@ _VARIABLES = (
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),
     ("anonymous_waiting_game_ttl", "HEARTS_ANONYMOUS_WAITING_GAME_TTL", non_negative),
     ("abandon_after", "HEARTS_ABANDON_AFTER", non_negative),
+    ("tournament_miss_after", "HEARTS_TOURNAMENT_MISS_AFTER", non_negative),
     ("lobby_idle_seconds", "HEARTS_LOBBY_IDLE", non_negative),
     ("sweep_on_start", "HEARTS_SWEEP_ON_START", boolean),
     ("data_dir", "HEARTS_DATA_DIR", str),

@@ -243,6 +243,7 @@ def create(command: CreateTournament, rules: dict[str, object]) -> list[Tourname
             command.max_players,
             command.house_bot,
             command.at,
+            starts_at=command.starts_at,
             duration_seconds=command.duration_seconds,
             grace_seconds=command.grace_seconds,
             rated=command.rated,

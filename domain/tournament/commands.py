@@ -20,6 +20,7 @@ class CreateTournament:
     house_bot: str
     at: str
     format: str = "duplicate"
+    starts_at: str | None = None  # a schedule: started then by the service (ISO-8601 UTC)
     # An arena's (domain/tournament/arena.py): its clock, and whether its games are rated.
     duration_seconds: int = 0
     grace_seconds: int = 0
@@ -69,6 +70,15 @@ class EndRound:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordMiss:
+    """The player missed their seat in ``round`` (the service saw it: service/app/tournaments.py
+    ``fair_play``)."""
+
+    player_id: str
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
 class Cancel:
     by: str
     reason: str
@@ -76,5 +86,13 @@ class Cancel:
 
 
 TournamentCommand = (
-    CreateTournament | Enter | Withdraw | Start | LinkTable | RecordTable | EndRound | Cancel
+    CreateTournament
+    | Enter
+    | Withdraw
+    | Start
+    | LinkTable
+    | RecordTable
+    | EndRound
+    | Cancel
+    | RecordMiss
 )

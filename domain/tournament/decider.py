@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 
 from domain.errors import InvalidRules
@@ -26,6 +27,7 @@ from .commands import (
     EndRound,
     Enter,
     LinkTable,
+    RecordMiss,
     RecordTable,
     Start,
     TournamentCommand,
@@ -46,6 +48,7 @@ from .errors import (
 from .events import (
     Format,
     PlayerEntered,
+    PlayerMissed,
     PlayerWithdrew,
     RoundEnded,
     RoundStarted,
@@ -66,7 +69,9 @@ MAX_ROUNDS = 8
 # highest there is, which 9 hands cannot reach (52 a hand at most, a shot of the sun).
 MAX_BOARDS = 8
 MIN_PLAYERS = 4
-MAX_PLAYERS = 64
+MISSES_TO_WITHDRAW = 2  # rounds missed (absent, or left to a bot) that withdraw a player
+# 128 tables a round: bench.tournament plays 400 (100 tables) on one machine (bench/README.md).
+MAX_PLAYERS = 512
 NAME = re.compile(r"[^\x00-\x1f\x7f]{1,80}")
 
 
@@ -83,6 +88,7 @@ class Entrant:
     name: str
     stand_in: str | None
     withdrawn_after: int | None = None  # the last round seated in, once withdrawn
+    missed: tuple[int, ...] = ()  # the rounds the player missed their seat in
 
     @property
     def active(self) -> bool:
@@ -216,6 +222,8 @@ def decide(command: TournamentCommand, state: Tournament) -> list[TournamentEven
         if state.status not in (Status.UPCOMING, Status.RUNNING):
             raise TournamentClosed("the tournament is over")
         return [TournamentCancelled(command.reason[:200], command.at)]
+    if isinstance(command, RecordMiss):
+        return _miss(command, state)
     rnd = _running_round(state, command.round)
     if isinstance(command, LinkTable):
         table = _table(rnd, command.table)
@@ -250,6 +258,23 @@ def decide(command: TournamentCommand, state: Tournament) -> list[TournamentEven
     raise TypeError(f"not a tournament command: {command!r}")
 
 
+def _miss(command: RecordMiss, state: Tournament) -> list[TournamentEvent]:
+    """A miss once per player and round; the second withdraws the player after that round
+    (the house bot takes their seat from the next round on)."""
+    if state.status is not Status.RUNNING:
+        return []  # over: nothing more to decide
+    rnd = _running_round(state, command.round)
+    entrant = state.entrant(command.player_id)
+    if entrant is None or state.seat_of(command.player_id, rnd.number) is None:
+        raise TournamentStepRefused(f"{command.player_id} has no seat in round {rnd.number}")
+    if not entrant.active or rnd.number in entrant.missed:
+        return []
+    missed = PlayerMissed(command.player_id, rnd.number)
+    if len(entrant.missed) + 1 < MISSES_TO_WITHDRAW:
+        return [missed]
+    return [missed, PlayerWithdrew(command.player_id, rnd.number)]
+
+
 def _create(command: CreateTournament, state: Tournament) -> list[TournamentEvent]:
     if state.created is not None:
         raise TournamentAlreadyCreated("a tournament with this id exists")
@@ -281,6 +306,8 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
     for fixed in ("players", "hand_limit", "score_limit"):
         if command.rules and fixed in command.rules:
             raise TournamentInvalid(f"{fixed!r} is the tournament's to set (boards per round)")
+    if command.starts_at is not None and not _after(command.starts_at, command.at):
+        raise TournamentInvalid("starts_at must be an ISO-8601 UTC time after now")
     if fmt is Format.ARENA:
         return arena.create(command, table_rules(command.rules, command.boards))  # type: ignore[return-value]
     try:
@@ -300,8 +327,22 @@ def _create(command: CreateTournament, state: Tournament) -> list[TournamentEven
             command.max_players,
             command.house_bot,
             command.at,
+            command.starts_at,
         )
     ]
+
+
+def _after(when: object, now: str) -> bool:
+    """Whether ``when`` is an ISO-8601 time with a zone, later than ``now``."""
+    if not isinstance(when, str) or len(when) > 40:
+        return False
+    try:
+        moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if moment.tzinfo is None:
+        return False
+    return moment > datetime.fromisoformat(now.replace("Z", "+00:00"))
 
 
 def _round(
@@ -355,6 +396,12 @@ def evolve(state: Tournament, event: TournamentEvent) -> Tournament:
                 else e
                 for e in state.entrants
             )
+        return replace(state, entrants=entrants)
+    if isinstance(event, PlayerMissed):
+        entrants = tuple(
+            replace(e, missed=e.missed + (event.round,)) if e.player_id == event.player_id else e
+            for e in state.entrants
+        )
         return replace(state, entrants=entrants)
     if isinstance(event, TournamentStarted):
         return replace(state, roster=event.roster, movement=event.movement, status=Status.RUNNING)

@@ -38,6 +38,7 @@ class TournamentCreated:
     max_players: int
     house_bot: str  # the strategy that fills short tables and stands in
     at: str  # ISO-8601 UTC
+    starts_at: str | None = None  # ISO-8601 UTC: started (or cancelled if short) then
     # An arena's (rounds 0, boards the hands per game): absent from a duplicate's log.
     duration_seconds: int = 0
     grace_seconds: int = 0
@@ -57,6 +58,17 @@ class PlayerWithdrew:
     schema_version: ClassVar[int] = 1
     player_id: str
     after_round: int  # the last round the player was seated in (0: before the start)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerMissed:
+    """The player was not at their seat in this round: absent when the table waited on them
+    (a house bot stood in), or they left it to a bot. Their boards there score last; a second
+    miss withdraws them (``PlayerWithdrew`` follows in the same append)."""
+
+    schema_version: ClassVar[int] = 1
+    player_id: str
+    round: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +130,7 @@ TournamentEvent = (
     TournamentCreated
     | PlayerEntered
     | PlayerWithdrew
+    | PlayerMissed
     | TournamentStarted
     | RoundStarted
     | TableGameLinked
@@ -133,6 +146,7 @@ EVENT_TYPES: dict[str, type] = {
         TournamentCreated,
         PlayerEntered,
         PlayerWithdrew,
+        PlayerMissed,
         TournamentStarted,
         RoundStarted,
         TableGameLinked,
@@ -147,7 +161,10 @@ EVENT_TYPES: dict[str, type] = {
 EVENT_TYPES.update({cls.__name__: cls for cls in ARENA_EVENTS})
 
 # Fields no reader sees before the round named by the event's ``round`` has ended.
-SECRET_UNTIL_ROUND_ENDS: dict[type, tuple[str, ...]] = {RoundStarted: ("seed", "salt")}
+SECRET_UNTIL_ROUND_ENDS: dict[type, tuple[str, ...]] = {
+    RoundStarted: ("seed", "salt"),
+    TableResultRecorded: ("scores",),  # a table's result: the boards' results of the round
+}
 
 
 def _tuples(value: Any) -> Any:

@@ -468,6 +468,7 @@ def _tournament(r: _Recorder) -> None:
     r.call("getTournamentStandings", "GET", f"{url}/standings")
     r.call("getTournamentBoard", "GET", f"{url}/rounds/1/boards/1")
     r.call("exportTournament", "GET", f"{url}/export")
+    r.call("listTournamentEvents", "GET", f"{url}/events")
     other = r.client.post(
         "/api/v1/tournaments", json=body, headers={"Authorization": f"Bearer {keys[0]}"}
     ).json

@@ -37,6 +37,7 @@ from service.app.player_feed import PlayerFeed
 from service.app.players import PlayerService
 from service.app.ratings import RatingBook
 from service.app.timekeeper import Timekeeper
+from service.app.tournament_projection import TournamentProjection
 from service.app.tournaments import TournamentService, start_tournament_sweep
 from service.app.transparency import build_log
 from service.settings import Settings
@@ -212,12 +213,20 @@ def create_app(
     problems.register(app)
     api_package.register(app, api)
     # Tournaments (docs/tournaments.md): their logs beside the games', moved on by game ends.
-    tournament_store = TournamentStore(service.store.redis, service.store.keys)
+    tournament_store = TournamentStore(
+        service.store.redis,
+        service.store.keys,
+        lambda: service.store.archive.blobs if service.store.archive is not None else None,
+    )
     tournament_service = TournamentService(
         tournament_store,
         service,
+        miss_after=settings.tournament_miss_after,
         # An arena pairs by score, then rating (service/app/arena.py).
         ratings=lambda: {p: r.rating for p, r in ratings.ratings().items() if r.games},
+    )
+    tournament_service.projection = TournamentProjection(
+        ProjectionStore(service.store, settings.count_arranged_games), tournament_store
     )
     # A tournament's tables are budgeted by the tournament's own limits: its bot accounts play
     # at a bot's speed, uncounted among the games of bots only a client makes (issue 42).

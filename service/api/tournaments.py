@@ -9,7 +9,10 @@ reads of a table game of a round still in play are refused to all but its own se
 
 from __future__ import annotations
 
+import json
 import re
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from flask import Flask, current_app, request
@@ -28,20 +31,25 @@ from domain.tournament.decider import (
 from domain.tournament.errors import TournamentStepRefused
 from domain.tournament.events import Format
 from domain.tournament.matchpoints import half_matchpoints
+from projections.tournaments import ended_results, standings_rows
 from service.api.common import BEARER_DOC, json_response, token
+from service.api.event_ids import game_seq
 from service.api.players import players
 from service.api.problems import BODY, Problem, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import client, rate_limited
+from service.api.replay import (
+    EVENT_STREAM,
+    TEXT,
+    StreamHeaders,
+    event_stream,
+    sse_message,
+    wants_stream,
+)
 from service.api.schemas import EmptySchema
 from service.app.arena import games_rows
 from service.app.auth import bearer_token
-from service.app.tournaments import (
-    BoardsHidden,
-    Loaded,
-    TournamentService,
-    ended_results,
-    standings_rows,
-)
+from service.app.live import StreamSlots
+from service.app.tournaments import BoardsHidden, Loaded, TournamentService
 
 blp = Blueprint(
     "tournaments", __name__, url_prefix="/api/v1/tournaments", description="Tournaments"
@@ -150,6 +158,7 @@ class TournamentSchema(Schema):
     max_players = fields.Integer()
     house_bot = fields.String()
     created = fields.String()
+    starts_at = fields.String(allow_none=True, metadata={"description": "a scheduled start"})
     current_round = fields.Integer(allow_none=True)
     version = fields.Integer()
     players = fields.List(fields.Dict())
@@ -209,6 +218,7 @@ def _summary(loaded: Loaded) -> dict[str, Any]:
         "max_players": created.max_players,
         "house_bot": created.house_bot,
         "created": created.at,
+        "starts_at": created.starts_at,
         "current_round": state.current.number if state.current else None,
         "arena": arena_summary(state),
         "version": loaded.version,
@@ -370,7 +380,8 @@ def get_standings(tournament_id: str):
     (docs/tournaments.md says how ties are broken): a round in play counts only once every
     table has finished it. An arena's by points per finishing place over its games counted
     (``frozen`` once it is over)."""
-    state = tournaments().get(tournament_id).state
+    loaded = tournaments().get(tournament_id)
+    state = loaded.state
     if state.arena is not None:
         counted = sum(1 for g in state.arena.games if g.counted)
         frozen = state.status in (Status.FINISHED, Status.CANCELLED)
@@ -382,8 +393,12 @@ def get_standings(tournament_id: str):
                 "standings": standings_rows(state),
             }
         )
-    ended = sum(1 for r in state.rounds if r.ended)
-    body = {"rounds_counted": ended, "standings": standings_rows(state)}
+    projected = tournaments().projected(tournament_id)
+    if projected is not None and projected["version"] == loaded.version:
+        body = {k: projected[k] for k in ("rounds_counted", "standings")}
+    else:  # the projector has not folded its last append yet: folded here
+        ended = sum(1 for r in state.rounds if r.ended)
+        body = {"rounds_counted": ended, "standings": standings_rows(state)}
     return json_response(body)
 
 
@@ -430,6 +445,82 @@ def export(tournament_id: str):
     """The tournament's log (each round's seed once it has ended) and the export of every
     table game of every round that has ended (docs/tournaments.md, "Checking a tournament")."""
     return json_response(tournaments().export(tournament_id))
+
+
+class TournamentEventsSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    events = fields.List(fields.Dict(), metadata={"description": "the log as anyone reads it"})
+
+
+@blp.route("/<tournament_id>/events", methods=["GET"])
+@blp.doc(operationId="listTournamentEvents")
+@blp.arguments(StreamHeaders, location="headers")
+@blp.response(200, TournamentEventsSchema, description="The log (JSON), or a live stream")
+@blp.alt_response(200, schema=TEXT, content_type=EVENT_STREAM, description="Server-Sent Events")
+@documented(blp, 400, 404, 422, 429)
+@rate_limited(blp, "stream", unless=lambda: not wants_stream())
+def tournament_events(headers: dict[str, Any], tournament_id: str):
+    """The tournament's log as anyone may read it: a round's seed, and each table's result,
+    only once the round has ended. ``Accept: text/event-stream``: Server-Sent Events, live
+    (``id:`` = seq, resumable with ``Last-Event-ID``), bounded like a game's streams
+    (HEARTS_SSE_MAX_STREAMS_PER_CLIENT, HEARTS_SSE_MAX_STREAMS); it ends when the tournament
+    is over or after HEARTS_SSE_MAX_SECONDS."""
+    svc = tournaments()
+    loaded = svc.get(tournament_id)
+    if not wants_stream():
+        body = {"id": tournament_id, "version": loaded.version, "events": svc.public_log(loaded)}
+        return json_response(body, headers={"Vary": "Accept"})
+    after = game_seq("Last-Event-ID", headers.get("last_event_id"), 0)
+    settings = current_app.extensions["hearts.settings"]
+    slots: StreamSlots = current_app.extensions["hearts.stream_slots"]
+    slot = slots.take(client())
+    try:
+        stream = live_log(
+            svc, tournament_id, after, settings.sse_keepalive_seconds, settings.sse_max_seconds
+        )
+    except BaseException:
+        slot.release()
+        raise
+    return event_stream(stream, slot.release)
+
+
+def live_log(
+    svc: TournamentService,
+    tournament_id: str,
+    after: int,
+    keepalive: float,
+    lifetime: float,
+    poll: float = 0.5,
+) -> Iterator[str]:
+    """The public log after ``after``, then each entry as it is appended (the stream's length
+    polled every ``poll`` seconds; folded again only when it grew), each redacted as of the
+    moment it is sent (``public_log``: nothing of a round in play); ends once it is over,
+    with an ``end`` event (as a game's stream: a client stops reconnecting)."""
+    started = beat = time.monotonic()
+    key = svc.store.keys.tournament_key(tournament_id)
+    seen = -1
+    while True:
+        length = int(svc.store.redis.xlen(key))
+        if length != seen:
+            seen = length
+            loaded = svc.load(tournament_id)
+            for item in svc.public_log(loaded):
+                if item["seq"] > after:
+                    after = item["seq"]
+                    beat = time.monotonic()
+                    yield sse_message(item)
+            if loaded.state.status.value in ("finished", "cancelled"):
+                end = {"reason": loaded.state.status.value, "version": loaded.version}
+                yield f"event: end\ndata: {json.dumps(end)}\n\n"
+                return
+        now = time.monotonic()
+        if now - started >= lifetime:
+            return
+        if now - beat >= keepalive:
+            beat = now
+            yield ": keep-alive\n\n"
+        time.sleep(poll)
 
 
 # -- the secrecy of boards in play --------------------------------------------------------------

@@ -44,6 +44,7 @@ from domain.events import GameEnded, GameExpired
 from projections.scoreboard import Scoreboard, apply
 from service import metrics
 from service.app import game_log
+from service.app.tournament_archiver import TournamentArchiver
 from service.store.archive import GameArchive, HotGame
 from service.store.blobs import BlobStoreError
 from service.store.bot_queue import BotQueue
@@ -53,6 +54,7 @@ from service.store.game_tree import GameTree
 from service.store.leases import PartitionLeases
 from service.store.outage import Outage
 from service.store.read_models import ProjectionStore, stream_id
+from service.store.tournament_archive import TournamentArchive
 
 if TYPE_CHECKING:
     from service.app.transparency import TransparencyLog
@@ -76,6 +78,7 @@ class ArchivePass:
     failed: list[str] = field(default_factory=list)
     partitions: list[int] = field(default_factory=list)  # held by this archiver for the pass
     bytes: int = 0
+    tournaments: list[str] = field(default_factory=list)  # tournament logs archived
 
 
 def _micros(moment: datetime) -> int:
@@ -119,6 +122,10 @@ class Archiver:
         # holder of partition 0 at each pass, so the archive's copy of the log keeps up even
         # when nobody asks the API for a checkpoint.
         self.public_log = public_log
+        # Tournaments over move with the partition's games (service/app/tournament_archiver.py).
+        self.tournaments = TournamentArchiver(
+            store, TournamentArchive(store.redis, store.keys, archive.blobs)
+        )
 
     # Partition leases -----------------------------------------------------------------
 
@@ -158,6 +165,8 @@ class Archiver:
                     continue  # given back to a newcomer, or lost, during the pass
                 self._sweep_boards(partition)
                 self._partition(partition, cutoff, done)
+                if self._holds(partition):
+                    done.tournaments += self.tournaments.run_partition(partition, cutoff)
             if self.public_log is not None and self._holds(0):
                 self._publish()
         finally:
@@ -298,6 +307,7 @@ class Archiver:
     def status(self) -> dict[str, int | float | None]:
         """Games hot and archived, archived bytes, and how long the oldest ended game waits."""
         counts = self.archive.counts()
+        tournaments = self.tournaments.archive.counts()
         oldest = self.archive.oldest_ended_seconds(_micros(self.clock()) / 1e6)
         hot = sum(int(n) for n in _games_counts(self.store))
         total_bytes = sum(
@@ -313,6 +323,7 @@ class Archiver:
             "archived_bytes": total_bytes,
             "removed_log_entries": counts["removed_log_entries"],
             "oldest_ended_seconds": oldest,
+            **tournaments,
         }
 
 

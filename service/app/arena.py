@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.events import GameAbandoned, GameEnded, GameExpired
 from domain.state import Phase
-from domain.tournament.arena import ArenaGame, instant, standings, waiting
+from domain.tournament.arena import ArenaGame, instant, waiting
 from domain.tournament.arena_events import FinishArena, PairArena, RecordArenaGame, StartArena
 from domain.tournament.decider import Status, Tournament, table_rules
 from service.app import game_log
@@ -56,20 +56,6 @@ ARENA_ROUND = 0  # an arena game's "round" in the tournament's game index: it ha
 def new_game_id() -> str:
     """A fresh game id, unguessable (nobody can make a game under it first), of the usual form."""
     return "g" + secrets.token_hex(10)
-
-
-def standings_rows(state: Tournament) -> list[dict[str, Any]]:
-    """The arena's standings as the API and the export give them (counted games only)."""
-    return [
-        {
-            "place": s.place,
-            "player": s.player,
-            "points": s.points,
-            "games": s.games,
-            "firsts": s.firsts,
-        }
-        for s in standings(state)
-    ]
 
 
 def games_rows(state: Tournament) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ projection; the fold runs here, in the application (issue 35)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from projections.batch import fold_batch
@@ -14,6 +14,7 @@ from projections.scoreboard import SourceEvent
 from service.app import game_log
 from service.store.event_store import RedisEventStore
 from service.store.read_models import ProjectionStore
+from service.store.tournaments import TournamentStore
 
 
 def apply_entries(
@@ -22,6 +23,7 @@ def apply_entries(
     partition: int,
     after: str | None,
     entries: Sequence[SourceEvent],
+    withheld: Collection[str] = (),
 ) -> tuple[str, str | None]:
     """Apply consecutive log entries of ``partition`` that follow position ``after``, as the
     service decoded them (``service.app.game_log.sources``): ``(APPLIED, None)``, ``(STALE,
@@ -33,7 +35,9 @@ def apply_entries(
         if projections.store.partition_of(game_id) != partition:
             raise ValueError(f"game {game_id!r} is not in partition {partition}")
     boards = projections.boards(generation, game_ids)
-    batch = fold_batch(boards, entries, projections.count_arranged)
+    if projections.count_arranged:  # a tournament's tables never count (docs/tournaments.md)
+        withheld = set(withheld) | tables(projections.store, game_ids)
+    batch = fold_batch(boards, entries, projections.count_arranged, withheld)
     if batch.rated:
         batch = replace(batch, rated=[with_plays(projections.store, g) for g in batch.rated])
     return projections.write_batch(
@@ -48,3 +52,8 @@ def with_plays(store: RedisEventStore, game: RatedGame) -> RatedGame:
     events = (event for _, event in game_log.events(game_log.read(store, game.game_id)))
     plays = seat_plays(events)
     return replace(game, plays=tuple((p.needless, p.choices) for p in plays))
+
+
+def tables(store: RedisEventStore, game_ids: list[str]) -> set[str]:
+    """Those of ``game_ids`` that are tables of a tournament (linked before they exist)."""
+    return set(TournamentStore(store.redis, store.keys).game_links(game_ids))

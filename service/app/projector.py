@@ -53,7 +53,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,7 @@ from domain.events import GameEnded
 from service.app import game_log
 from service.app.archiver import GAME_OVER
 from service.app.projection_apply import apply_entries
+from service.app.tournament_projection import TournamentProjection
 from service.app.transparency import Appender
 from service.store.archive import mark_ended
 from service.store.leases import PartitionLeases
@@ -125,6 +126,8 @@ class Projector:
         # Finished games go into the public log before their GameEnded is applied: a crash in
         # between re-delivers it, and the append is idempotent (service/app/transparency.py).
         self.public_log = public_log
+        # Tournaments' read models, folded at each poll (service/app/tournament_projection.py).
+        self.tournaments = TournamentProjection(projections)
         # Pinned: always this generation (a reference build); else whatever the pointer names.
         self.generation = generation
         self.store = projections.store
@@ -296,7 +299,11 @@ class Projector:
         # New deliveries carry the entries themselves: applied as read when they follow the
         # checkpoint, instead of reading them from the log a second time.
         read = {key: self.store.log_entries(entries) for key, entries in delivered.items()}
-        return self._handle({key: [e.id for e in entries] for key, entries in read.items()}, read)
+        handled = self._handle(
+            {key: [e.id for e in entries] for key, entries in read.items()}, read
+        )
+        generation = self.generation or self.projections.ensure_generation()
+        return handled + self.tournaments.catch_up(generation, self.owned)
 
     def _read_group(self, keys: list[str], start: str, count: int, block: int) -> dict:
         """``{stream key: [(entry id, fields)]}`` delivered to this consumer from ``start``."""
@@ -503,6 +510,7 @@ def build_generation(
     batch_size: int = 1000,
     progress: Progress | None = None,
     done: int = 0,
+    withheld: Collection[str] = (),
 ) -> int:
     """Fold every partition log, from ``generation``'s checkpoints to the heads, into it.
 
@@ -521,7 +529,7 @@ def build_generation(
             if not entries:
                 break
             status, _ = apply_entries(
-                projections, generation, partition, checkpoint.position, entries
+                projections, generation, partition, checkpoint.position, entries, withheld
             )
             if status == RETIRED:
                 return applied
@@ -549,16 +557,30 @@ def rebuild(
     """
     started = time.monotonic()
     generation = new_generation_id()
-    done = build_generation(projections, generation, batch_size=batch_size, progress=progress)
+    tournaments = TournamentProjection(projections)
+    # The tables of every tournament, archived ones included (their links are gone): kept out
+    # of the statistics as the live projector kept them (projection_apply).
+    withheld = tournaments.table_games() if projections.count_arranged else ()
+
+    def build(done: int) -> int:
+        return build_generation(
+            projections,
+            generation,
+            batch_size=batch_size,
+            progress=progress,
+            done=done,
+            withheld=withheld,
+        )
+
+    done = build(0)
+    tournaments.rebuild(generation)  # every tournament's, from its log
     # Catch up on what was appended meanwhile, so the swap leaves little for projectors to do.
-    done += build_generation(
-        projections, generation, batch_size=batch_size, progress=progress, done=done
-    )
+    done += build(done)
     replaced = projections.swap(generation)
     if replaced is not None and replaced != generation:
         projections.retire(replaced)
-        done += build_generation(
-            projections, generation, batch_size=batch_size, progress=progress, done=done
-        )
+        done += build(done)
+        # Folded again: an append cleared from the due set by a projector of the old one.
+        tournaments.rebuild(generation)
         projections.drop(replaced, grace_seconds)
     return RebuildResult(generation, replaced, done, time.monotonic() - started)

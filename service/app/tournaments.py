@@ -37,6 +37,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from bots import get_bot
@@ -49,6 +50,7 @@ from domain.tournament.commands import (
     EndRound,
     Enter,
     LinkTable,
+    RecordMiss,
     RecordTable,
     Start,
     TournamentCommand,
@@ -62,7 +64,8 @@ from domain.tournament.events import (
     event_from_dict,
     event_to_dict,
 )
-from domain.tournament.matchpoints import BoardResult, standings
+from domain.views import awaiting
+from projections.tournaments import standings_rows
 from service.app import arena, auth, game_log
 from service.app.deal_plan import DealPlan, fresh_salt
 from service.app.errors import GameAlreadyExists, ServiceError, TooManyConflicts
@@ -70,6 +73,7 @@ from service.app.expiry import start_sweeping
 from service.app.game_service import GameService
 from service.app.players import Player
 from service.app.replay import Replay
+from service.app.tournament_projection import TournamentProjection
 from service.store.tournaments import Conflict, TableLink, TournamentStore
 
 log = logging.getLogger(__name__)
@@ -82,6 +86,8 @@ OPEN_PER_ORGANISER = 3
 # Tournaments whose folded log a process keeps (the most recently read), so that a step reads
 # only what was appended since.
 FOLDS_KEPT = 64
+# The organiser of the tournaments the operator creates (``hearts tournaments create``).
+OPERATOR = "operator"
 
 
 def start_tournament_sweep(service: TournamentService, every: float = 5.0) -> threading.Event:
@@ -138,28 +144,10 @@ def table_result(
     return tuple(tuple(scores[b]) for b in range(1, boards + 1))
 
 
-def ended_results(state: Tournament) -> list[BoardResult]:
-    """The results of the rounds that have ended: all that standings and travellers show."""
-    return [r for r in state.results() if state.rounds[r.round - 1].ended]
-
-
-def standings_rows(state: Tournament) -> list[dict[str, Any]]:
-    """The standings over the rounds that have ended, as the API and the export give them."""
-    if state.arena is not None:
-        return arena.standings_rows(state)
-    roster = state.roster or tuple(e.player_id for e in state.active)
-    return [
-        {
-            "place": s.place,
-            "player": s.player,
-            "matchpoints": float(s.matchpoints),
-            "top": s.half_top / 2,
-            "percentage": round(float(s.percentage), 4),
-            "points": s.points,
-            "boards": s.boards,
-        }
-        for s in standings(ended_results(state), roster)
-    ]
+def _before(now: str, seconds: float) -> str:
+    """The ISO-8601 UTC time ``seconds`` before ``now``."""
+    moment = datetime.fromisoformat(now.replace("Z", "+00:00")) - timedelta(seconds=seconds)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def new_tournament_id() -> str:
@@ -183,7 +171,11 @@ class TournamentService:
         fresh_salt: Callable[[], str] = fresh_salt,
         retries: int = 8,
         ratings: Callable[[], Mapping[str, float]] | None = None,
+        miss_after: float = 120.0,
     ) -> None:
+        """``miss_after``: seconds a clockless table may wait on a player's first move before
+        a house bot stands in for them (``fair_play``)."""
+        self.miss_after = miss_after
         self.store = store
         self.games = games
         self.fresh_seed = fresh_seed
@@ -192,6 +184,8 @@ class TournamentService:
         self.arena = arena.ArenaProgress(self, ratings)  # the arena format's steps
         self._folds: OrderedDict[str, Loaded] = OrderedDict()  # the last fold of each log
         self._folds_lock = threading.Lock()
+        # Its read models (the projector's: service/app/tournament_projection.py), if any.
+        self.projection: TournamentProjection | None = None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -247,6 +241,16 @@ class TournamentService:
             if len(out) >= limit:
                 break
         return out
+
+    def projected(self, tournament_id: str) -> dict[str, Any] | None:
+        """The tournament's read model as the projector last folded it (None: not yet)."""
+        if self.projection is None:
+            return None
+        try:
+            return self.projection.read(tournament_id)
+        except Exception:
+            log.exception("tournament %s: read model", tournament_id)
+            return None
 
     def public_log(self, loaded: Loaded) -> list[dict[str, Any]]:
         """The log as anyone may read it: a round's seed and salt only once it has ended."""
@@ -343,7 +347,7 @@ class TournamentService:
 
     def create(
         self,
-        organiser: Player,
+        organiser: Player | None,
         *,
         name: str,
         rules: dict[str, Any] | None,
@@ -357,12 +361,16 @@ class TournamentService:
         duration_seconds: int = 0,
         grace_seconds: int = 0,
         rated: bool = False,
+        starts_at: str | None = None,
     ) -> Loaded:
+        """Create a tournament; ``organiser`` None: the operator's (``hearts tournaments
+        create``), under no per-organiser limit. ``starts_at``: the sweep starts it then."""
         get_bot(house_bot)  # bots.UnknownBot names the strategy the server lacks
+        organiser_id = organiser.player_id if organiser is not None else OPERATOR
         mine = 0
-        for loaded in self.list(None, 200):
+        for loaded in self.list(None, 200) if organiser is not None else ():
             created = loaded.state.created
-            if created is not None and created.organiser == organiser.player_id:
+            if created is not None and created.organiser == organiser_id:
                 mine += loaded.state.status in (Status.UPCOMING, Status.RUNNING)
         if mine >= OPEN_PER_ORGANISER:
             raise TooManyTournaments(
@@ -373,7 +381,7 @@ class TournamentService:
         command = CreateTournament(
             tournament_id,
             name,
-            organiser.player_id,
+            organiser_id,
             rules,
             rounds,
             boards,
@@ -385,11 +393,13 @@ class TournamentService:
             duration_seconds,
             grace_seconds,
             rated,
+            starts_at=starts_at,
         )
         # Listed first: a crash before the append leaves an id the listing skips (it has no
         # log), never a tournament that nobody can find.
         self.store.index(tournament_id, at)
         self._execute(tournament_id, command)
+        self.store.schedule(tournament_id, starts_at)
         return self.load(tournament_id)
 
     def enter(self, tournament_id: str, player: Player, stand_in: str | None = None) -> Loaded:
@@ -418,7 +428,15 @@ class TournamentService:
     def cancel(self, tournament_id: str, player: Player, reason: str) -> Loaded:
         at = self.games.store.now()
         self._execute(tournament_id, Cancel(player.player_id, reason, at))
-        return self.load(tournament_id)
+        loaded = self.load(tournament_id)
+        self.store.running(tournament_id, False)
+        self._over(tournament_id, loaded)
+        return loaded
+
+    def _over(self, tournament_id: str, loaded: Loaded) -> None:
+        """A tournament over goes in the archiver's index (at its end's time; idempotent)."""
+        if loaded.state.status in (Status.FINISHED, Status.CANCELLED):
+            self.store.mark_over(tournament_id, loaded.entries[-1][1])
 
     # -- progress -----------------------------------------------------------------------
 
@@ -451,12 +469,16 @@ class TournamentService:
     def progress(self, tournament_id: str) -> None:
         """Take every step due, each decided from the log (see the module docstring)."""
         for step in range(64):  # a step per round at most, and a tournament has at most 8
-            state = self.load(tournament_id).state
+            loaded = self.load(tournament_id)
+            state = loaded.state
             if state.created is not None and state.created.format is Format.ARENA:
-                return self.arena.progress(tournament_id)  # service/app/arena.py
+                self.arena.progress(tournament_id)  # service/app/arena.py
+                self._over(tournament_id, self.load(tournament_id))  # to the archiver's index
+                return
             if step == 0:  # the sweep's set: a crash anywhere else is caught up here
                 self.store.running(tournament_id, state.status is Status.RUNNING)
             if state.status is not Status.RUNNING:
+                self._over(tournament_id, loaded)
                 return
             rnd = state.current
             assert rnd is not None
@@ -481,10 +503,80 @@ class TournamentService:
     def sweep(self) -> int:
         """Advance every running tournament: what no game end nor read took up after a crash
         (a process killed between a table's end and the round's next step)."""
+        self.start_due()
         running = self.store.all_running()
         for tournament_id in running:
+            try:
+                self.fair_play(tournament_id)
+            except Exception:
+                log.exception("tournament %s: fair play", tournament_id)
             self.advance(tournament_id)
         return len(running)
+
+    def start_due(self, now: str | None = None) -> list[str]:
+        """Start every scheduled tournament whose time has come, as its organiser would; one
+        short of players then is cancelled. The ids started or cancelled."""
+        now = now or self.games.store.now()
+        done = []
+        for tournament_id in self.store.due(now):
+            try:
+                loaded = self.load(tournament_id)
+                created = loaded.state.created
+                assert created is not None
+                if loaded.state.status is Status.UPCOMING:
+                    if len(loaded.state.active) >= created.min_players:
+                        seed, salt = self.fresh_seed(), self.fresh_salt()
+                        self._execute(tournament_id, Start(created.organiser, seed, salt))
+                        self.advance(tournament_id)
+                    else:
+                        reason = "too few players at the scheduled start"
+                        self._execute(tournament_id, Cancel(created.organiser, reason, now))
+                        self._over(tournament_id, self.load(tournament_id))
+                self.store.schedule(tournament_id, None)
+                done.append(tournament_id)
+            except Exception:
+                log.exception("tournament %s: scheduled start", tournament_id)
+        return done
+
+    def fair_play(self, tournament_id: str, now: str | None = None) -> list[tuple[str, int]]:
+        """Seats nobody is at, in the current round: a player the table has waited on for
+        ``miss_after`` seconds (a clockless table; a clock's own timeouts hand the seat over)
+        has the house bot stand in; every player whose seat a bot plays other than the
+        stand-in they entered with (stood in for, or left) has missed the round: recorded once
+        per round, and a second miss withdraws them. The (player, round) misses seen.
+
+        The miss is recorded from the seat's bot, so a crash between the stand-in and the
+        record is caught up by the next sweep."""
+        state = self.load(tournament_id).state
+        rnd = state.current
+        created = state.created
+        if state.status is not Status.RUNNING or rnd is None or created is None:
+            return []
+        cutoff = _before(now or self.games.store.now(), self.miss_after)
+        entrants = {e.player_id: e for e in state.entrants}
+        missed: list[tuple[str, int]] = []
+        for table, game_id in enumerate(rnd.games):
+            if game_id is None or rnd.results[table] is not None:
+                continue
+            game = self.games.snapshot(game_id).state.state
+            if game.phase in (Phase.FINISHED, Phase.EXPIRED):
+                continue
+            seated = rnd.tables[table]
+            if self.games.store.silent_before(game_id, cutoff):
+                for seat in awaiting(game):
+                    player = seated[seat]
+                    if player is not None and game.seats[seat].bot is None:
+                        self._stand_in(game_id, seat, created.house_bot)
+                game = self.games.snapshot(game_id).state.state
+            for seat, player in enumerate(seated):
+                entrant = entrants.get(player) if player is not None else None
+                bot = game.seats[seat].bot
+                if entrant is None or bot is None or bot == entrant.stand_in:
+                    continue
+                if rnd.number not in entrant.missed:
+                    self._execute(tournament_id, RecordMiss(entrant.player_id, rnd.number))
+                missed.append((entrant.player_id, rnd.number))
+        return missed
 
     def _open_table(
         self, tournament_id: str, state: Tournament, rnd: RoundState, table: int

@@ -33,6 +33,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("timekeeper", "service.cli.timekeeper"),
     ("players", "service.cli.players"),
     ("archive", "service.cli.archive"),  # ended games to the archive: docs/operations.md
+    ("tournaments", "service.cli.tournaments"),  # the operator's: docs/tournaments.md
 ]
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 

@@ -109,8 +109,10 @@ def run_backfill(args: argparse.Namespace) -> int:
     from service.app.archiver import Archiver
 
     with open_store() as store:
-        found = Archiver(store, store.archive, after_seconds=0).backfill()
-    print(json.dumps({"ended": found}))
+        archiver = Archiver(store, store.archive, after_seconds=0)
+        found = archiver.backfill()
+        over = archiver.tournaments.backfill()  # tournaments over before their index
+    print(json.dumps({"ended": found, "tournaments_over": over}))
     return OK
 
 

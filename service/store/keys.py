@@ -50,6 +50,8 @@ tag, so every key an append touches lives in the same cluster slot)::
     <prefix>:tournaments            sorted set of tournament ids, score = creation time (us)
     <prefix>:tournament-games       hash, a table game's id -> JSON {tournament, round, table}
     <prefix>:tournaments-running    set of the ids of running tournaments (the sweep's)
+    (a tournament's games set, its index over and its archive records:
+    service/store/tournament_archive.py)
 
 Redis Cluster: every key an append, a read or a log read names carries one ``{p<N>}`` tag, so
 each command stays in one slot; only listing games (a pipeline of one ZRANGEBYSCORE per

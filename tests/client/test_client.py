@@ -410,6 +410,11 @@ def test_bot_accounts_play_a_tournament_and_hearts_verify_checks_it(hearts, tmp_
     assert len(hearts.tournament_board(tid, 1, 1)["tables"]) == 2
     findings = verify_tournament(hearts.tournament_export(tid))
     assert findings and all(f.ok for f in findings), [str(f) for f in findings]
+    # Its live stream from the start: every entry once, in order, and it ends (it is over).
+    log = hearts.tournament_events(tid)
+    followed = list(hearts.follow_tournament(tid))
+    assert [e["seq"] for e in followed] == list(range(1, log["version"] + 1))
+    assert followed == log["events"]
 
 
 def test_bot_accounts_play_an_arena_through_the_client(hearts):

@@ -11,6 +11,7 @@ from domain.tournament.commands import (
     EndRound,
     Enter,
     LinkTable,
+    RecordMiss,
     RecordTable,
     Start,
     Withdraw,
@@ -26,6 +27,7 @@ from domain.tournament.errors import (
     TournamentStepRefused,
 )
 from domain.tournament.events import (
+    PlayerMissed,
     PlayerWithdrew,
     RoundEnded,
     RoundStarted,
@@ -212,3 +214,25 @@ def test_events_read_back_as_written() -> None:
     recorded = TableResultRecorded(1, 0, "g0", ((1, 2, 3, 20),))
     assert event_from_dict(event_to_dict(recorded)) == recorded
     assert event_from_dict(event_to_dict(TableGameLinked(1, 0, "g"))) == TableGameLinked(1, 0, "g")
+
+
+def test_a_miss_is_recorded_once_a_round_and_the_second_withdraws() -> None:
+    _, state = entered(8)
+    _, state = run(Start("org", "s1", SALT), state=state)
+    log, state = run(RecordMiss("p3", 1), state=state)
+    assert [type(e).__name__ for e in log] == ["PlayerMissed"]
+    assert decide(RecordMiss("p3", 1), state) == []  # the same round again: nothing
+    _, state = _play_round(state, 1, "s2")
+    log, state = run(RecordMiss("p3", 2), state=state)
+    assert log == [PlayerMissed("p3", 2), PlayerWithdrew("p3", 2)]
+    assert state.entrant("p3").missed == (1, 2) and not state.entrant("p3").active
+    assert decide(RecordMiss("p3", 2), state) == []  # withdrawn: nothing more
+
+
+def test_a_miss_needs_a_seat_in_the_current_round() -> None:
+    _, state = entered(8)
+    _, state = run(Start("org", "s1", SALT), state=state)
+    with pytest.raises(TournamentStepRefused):
+        decide(RecordMiss("nobody", 1), state)
+    with pytest.raises(TournamentStepRefused):
+        decide(RecordMiss("p3", 2), state)

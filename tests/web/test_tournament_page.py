@@ -107,3 +107,21 @@ def test_the_arena_page_shows_its_standings_and_games(
     found = Axe().run(page, options=WCAG).response["violations"]
     assert [v["id"] for v in found if v["impact"] in SERIOUS] == []
     assert errors == []
+
+
+def test_the_lobby_links_to_an_upcoming_tournament_by_its_name_as_text(
+    browser: Browser, web_server: str
+) -> None:
+    key = _call(web_server, "POST", "/players", {"name": f"L{secrets.token_hex(4)}"})["key"]
+    body = {"name": NAME, "rounds": 1, "boards": 1, "min_players": 4, "max_players": 8}
+    tid = _call(web_server, "POST", "/tournaments", body, key)["id"]
+    page = browser.new_page()
+    errors = watch(page)
+    page.goto(f"{web_server}/")
+    link = page.locator(f"#tournaments a[href='#/tournament/{tid}']")
+    expect(link).to_have_text(NAME)  # text, not markup
+    assert page.locator("#tournaments a b").count() == 0
+    link.click()
+    expect(page.locator(".tournament h1")).to_contain_text(NAME)
+    assert not errors, errors
+    page.close()

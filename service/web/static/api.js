@@ -147,6 +147,8 @@ export const api = {
   audit: (id) => call("GET", `${game(id)}/audit`),
   scoreboard: (id) => call("GET", `${game(id)}/scoreboard`),
   leaderboard: (sort) => call("GET", `/leaderboard?sort=${encodeURIComponent(sort)}&limit=50`),
+  tournaments: (status, limit = 10) =>
+    call("GET", `/tournaments?status=${encodeURIComponent(status)}&limit=${encodeURIComponent(limit)}`),
   tournament: (id) => call("GET", `/tournaments/${seg(id)}`),
   tournamentStandings: (id) => call("GET", `/tournaments/${seg(id)}/standings`),
   tournamentPairings: (id) => call("GET", `/tournaments/${seg(id)}/pairings`),

@@ -97,6 +97,10 @@ export async function showLobby(root) {
     <section class="panel">
       <h1>Games <button type="button" id="refresh" class="small">Refresh</button></h1>
       <ul id="games" class="games"><li class="muted">Loading…</li></ul>
+    </section>
+    <section class="panel">
+      <h1>Tournaments</h1>
+      <ul id="tournaments" class="games"><li class="muted">Loading…</li></ul>
     </section>`,
   );
   // A registered player (its key kept in this browser) joins with its key (account.js).
@@ -148,5 +152,21 @@ export async function showLobby(root) {
   }
   $("#refresh", root).addEventListener("click", refresh);
   await refresh();
+  await listTournaments($("#tournaments", root));
   return null;
+}
+
+// Upcoming and running tournaments, each a link to its page (#/tournament/ID): names are text.
+async function listTournaments(list) {
+  const found = await attempt(async () => {
+    const [running, upcoming] = await Promise.all([api.tournaments("running"), api.tournaments("upcoming")]);
+    return [...running.tournaments, ...upcoming.tournaments];
+  });
+  if (!found) return;
+  const row = (t) => {
+    const when = t.starts_at ? html` <span class="muted">starts ${t.starts_at}</span>` : "";
+    return html`<li class="game"><a href="#/tournament/${segment(t.id)}">${t.name}</a>
+      <span class="phase">${t.status}</span> <span class="muted">${t.players.length} of ${t.max_players} players</span>${when}</li>`;
+  };
+  render(list, found.length ? html`${found.map(row)}` : html`<li class="muted">No tournament is upcoming or running.</li>`);
 }

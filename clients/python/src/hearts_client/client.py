@@ -205,6 +205,28 @@ class HeartsClient:
         """The log and every table game's export (``hearts-verify`` checks it)."""
         return self._call("GET", f"/tournaments/{tournament_id}/export")
 
+    def tournament_events(self, tournament_id: str) -> dict[str, Any]:
+        """The tournament's log as anyone may read it: ``{"version", "events"}`` (a round's
+        seed and its tables' results only once the round has ended)."""
+        return self._call("GET", f"/tournaments/{tournament_id}/events")
+
+    def follow_tournament(
+        self, tournament_id: str, *, after: int = 0, retries: int = 5
+    ) -> Iterator[dict[str, Any]]:
+        """Every entry of the tournament's log after seq ``after`` as it is appended
+        (Server-Sent Events), until the tournament is over; resumed after a drop from the last
+        entry received (``Last-Event-ID``), as ``follow`` does for a game."""
+
+        def headers() -> dict[str, str]:
+            return {"Accept": "text/event-stream", "Last-Event-ID": str(after)}
+
+        for kind, data in self._sse(f"/tournaments/{tournament_id}/events", headers, retries):
+            if kind == "end":
+                return
+            if kind == "message" and data is not None:
+                after = data["seq"]
+                yield data
+
     def standings(self, players: Sequence[str]) -> dict[str, Any]:
         """A group's standings over the games among those players only (2 to 8 names): each
         one's games, wins, average points, and rating (``provisional`` while young)."""

@@ -390,10 +390,10 @@ class TournamentService:
             house_bot,
             at,
             format,
-            duration_seconds,
-            grace_seconds,
-            rated,
             starts_at=starts_at,
+            duration_seconds=duration_seconds,
+            grace_seconds=grace_seconds,
+            rated=rated,
         )
         # Listed first: a crash before the append leaves an id the listing skips (it has no
         # log), never a tournament that nobody can find.

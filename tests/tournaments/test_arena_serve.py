@@ -126,7 +126,8 @@ def test_an_arena_of_twelve_bots_survives_a_sigkill_of_serve(tmp_path, redis_url
             body = {"stand_in": "random"}
             _ok(client.post(f"{API}/tournaments/{tid}/entries", body, headers=auth(key)))
         started = _ok(client.post(f"{API}/tournaments/{tid}/start", {}, headers=auth(keys[0])))
-        assert started["status"] == "running" and started["arena"]["games_paired"] == 3
+        # The first three tables at once (a fourth if one-hand games of bots ended already).
+        assert started["status"] == "running" and started["arena"]["games_paired"] >= 3
 
         # A third of the way in, with games in play, SIGKILL it all.
         time.sleep(DURATION / 3)

@@ -4,7 +4,8 @@ One registered player challenges another by name with the lobby's rules; the oth
 another page, is told at once (its own stream, GET /players/me/events: no polling), opens the
 lobby, accepts, and both land at the same table. A declined challenge is seen declined by its
 sender, a cancelled one gone from the other's answers; an unanswered one counts down and
-expires, in the page and in the API. Axe-core finds no serious or critical violation on the new panel and notice."""
+expires, in the page and in the API. Axe-core finds no serious or critical violation on the
+new panel and notice."""
 
 from __future__ import annotations
 
@@ -114,9 +115,7 @@ def short_challenges(redis_server, tmp_path_factory):
     stop_server(process)
 
 
-def test_an_unanswered_challenge_expires_in_both_browsers(
-    browser: Browser, short_challenges: str
-):
+def test_an_unanswered_challenge_expires_in_both_browsers(browser: Browser, short_challenges: str):
     one, two = browser.new_context(), browser.new_context()
     try:
         ann, bea = one.new_page(), two.new_page()

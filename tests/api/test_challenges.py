@@ -207,3 +207,51 @@ class TestBounds:
         # The limit is the key's: another player's key still sends.
         (_, c_key) = register(client)
         challenge(client, c_key, bob)
+
+
+def notices(client, key: str, after: str) -> list[dict[str, Any]]:
+    """The player's notices after ``after`` (its own stream, as a JSON page)."""
+    page = call(client, "GET", f"/players/me/events?after={after}", key)
+    assert page.status_code == 200, page.get_json()
+    return [n for n in page.get_json()["events"] if n["type"].startswith("challenge")]
+
+
+def test_a_challenge_and_its_answer_are_told_on_the_players_own_streams(client):
+    (alice, a_key), (bob, b_key) = register(client), register(client)
+    start = {
+        key: call(client, "GET", "/players/me/events", key).get_json()["last_id"]
+        for key in (a_key, b_key)
+    }
+    sent = challenge(client, a_key, bob)
+    told = notices(client, b_key, start[b_key])
+    assert [(n["type"], n["challenge_id"], n["challenger"]) for n in told] == [
+        ("challenge", sent["id"], alice)
+    ]
+    assert told[0]["expires"] == sent["expires"] and told[0]["id"]
+    assert notices(client, a_key, start[a_key]) == []  # the sender is not told its own
+
+    declined = call(client, "POST", f"/challenges/{sent['id']}/decline", b_key, {})
+    assert declined.status_code == 200
+    for key in (a_key, b_key):  # both: the other's page, and the answerer's other tabs
+        answered = [n for n in notices(client, key, start[key]) if n["type"] != "challenge"]
+        told = [(n["type"], n["challenge_id"], n["state"], n["game_id"]) for n in answered]
+        assert told == [("challengeAnswered", sent["id"], "declined", None)]
+        assert answered[0]["challenger"] == alice
+
+    again = challenge(client, a_key, bob)
+    accepted = call(client, "POST", f"/challenges/{again['id']}/accept", b_key, {}).get_json()
+    last = notices(client, a_key, start[a_key])[-1]
+    assert (last["state"], last["game_id"]) == ("accepted", accepted["challenge"]["game_id"])
+
+
+def test_a_lost_notice_fails_no_challenge(client, monkeypatch):
+    (_, a_key), (bob, b_key) = register(client), register(client)
+    service = client.application.extensions["hearts.challenges"]
+
+    def broken(notices):
+        raise ConnectionError("redis went away")
+
+    monkeypatch.setattr(service, "notify", broken)
+    sent = challenge(client, a_key, bob)
+    accepted = call(client, "POST", f"/challenges/{sent['id']}/accept", b_key, {})
+    assert accepted.status_code == 200, accepted.get_json()

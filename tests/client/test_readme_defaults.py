@@ -5,8 +5,10 @@ session's: only PATH, and HOME pointing into the test's directory)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -67,3 +69,31 @@ def test_the_readme_example_runs_verbatim_against_the_defaults(default_server):
     )
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"scores: \[[-\d, ]+\] winners: \[[\d, ]+\]\n", done.stdout), done.stdout
+
+
+def readme_curl_block() -> str:
+    """The README's curl session, as the reader copies it (``## With curl``'s sh block)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## With curl") :]
+    match = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert match, "the README's curl session is gone"
+    return match.group(1)
+
+
+@pytest.mark.skipif(
+    not (shutil.which("curl") and shutil.which("jq")), reason="the session needs curl and jq"
+)
+def test_the_readme_curl_session_runs_verbatim_against_the_defaults(default_server):
+    """Issue 44: run as written (only the port is this server's), whatever the deal: the pass
+    and the play take their cards from the answers, and the last play is refused as shown."""
+    script = readme_curl_block().replace("http://127.0.0.1:8000", default_server)
+    env = {"PATH": os.environ.get("PATH", "")}
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[0]["phase"] == "passing" and len(lines[0]["hand"]) == 13
+    assert lines[1]["legal"] and lines[1]["version"] > lines[0]["version"]
+    assert lines[2]["version"] > lines[1]["version"]
+    assert lines[3]["code"] == "card-not-in-hand"

@@ -155,6 +155,19 @@ READY = {
     "leaderboard": "#board table, #board p",
     "player": ".player h1",
 }
+# How long each may take, bounded: the replay's audit recomputes the game's chain (a long-work
+# job on a busy machine: it once took over 30 s), the analysis runs bots' searches.
+READY_MS = {"replay": 120_000, "analysis": 180_000}
+
+
+def wait_ready(page: Page, where: str) -> None:
+    """Wait until the state shows (within its bound); if not, fail saying what the page said."""
+    try:
+        page.locator(READY[where]).first.wait_for(timeout=READY_MS.get(where, 30_000))
+    except PlaywrightTimeout:
+        shown = page.locator("#problem:not([hidden])")
+        said = shown.inner_text() if shown.count() else "no problem shown"
+        pytest.fail(f"{where} not ready at {page.url}: {said}", pytrace=False)
 
 
 def open_state(context: BrowserContext, page: Page, scene: Scene, where: str) -> str:
@@ -189,8 +202,8 @@ def open_state(context: BrowserContext, page: Page, scene: Scene, where: str) ->
         "player": f"/#/player/{scene.player['id']}",
     }
     page.goto(base + paths[where])
-    # The analysis: asked for by the scene, it may still be running.
-    page.locator(READY[where]).first.wait_for(timeout=180_000 if where == "analysis" else 30_000)
+    # The analysis: asked for by the scene, it may still be running; the audit too.
+    wait_ready(page, where)
     return page.url
 
 
@@ -227,7 +240,7 @@ def back_to(page: Page, url: str, ready: str) -> None:
     except PlaywrightTimeout:
         page.goto(url)
         page.reload()
-        page.locator(ready).first.wait_for()
+        page.locator(ready).first.wait_for(timeout=max(READY_MS.values()))
 
 
 def monkey(page: Page, url: str, ready: str, rng: random.Random) -> tuple[set[str], set[str]]:

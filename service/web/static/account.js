@@ -4,6 +4,7 @@
 // textContent only.
 
 import { call, saveSeat } from "./api.js";
+import { challengesPanel, listenForChallenges } from "./challenges.js";
 import { PLAYER_ID } from "./ratings.js";
 import { attempt } from "./ui.js";
 
@@ -59,6 +60,7 @@ export function accountPanel(onChange) {
       attempt(async () => {
         const made = await call("POST", "/players", { body: { name: input.value.trim() } });
         localStorage.setItem(PLAYER, JSON.stringify({ id: made.id, name: made.name, key: made.key }));
+        listenForChallenges(); // its own stream: challenges to it (challenges.js)
         onChange();
       });
     });
@@ -73,12 +75,13 @@ export function accountPanel(onChange) {
   forget.type = "button";
   forget.addEventListener("click", () => {
     localStorage.removeItem(PLAYER);
+    listenForChallenges();
     onChange();
   });
   title.append(" ", forget);
   const list = el("ul", undefined, "games my-games");
   list.append(el("li", "Loading…", "muted"));
-  section.append(title, el("p", "Your key is kept in this browser only.", "muted"), playNow(player), list);
+  section.append(title, el("p", "Your key is kept in this browser only.", "muted"), playNow(player), list, challengesPanel(player));
   attempt(async () => {
     const body = await call("GET", "/players/me/games?limit=20", { token: player.key });
     list.replaceChildren();

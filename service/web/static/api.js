@@ -190,6 +190,26 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // stream needs an Authorization header. A dropped connection is retried (backing off) with
 // Last-Event-ID, so nothing is lost or repeated. Returns a function that stops it.
 export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
+  return followStream(`${game(gameId)}/events`, { token, after, onItem, onEnd, onStatus });
+}
+
+// A registered player's own stream (GET /players/me/events: docs/matchmaking.md): its notices
+// by type, e.g. a challenge to it (docs/challenges.md). Notice ids are strings ("<n>-<m>").
+// The stream ends (onEnd) when the key was rotated or revoked, or is refused (onStatus).
+export function followPlayer(key, { onNotice, onEnd = () => {}, onStatus = () => {} }) {
+  return followStream("/players/me/events", {
+    token: key,
+    after: null,
+    onItem: onNotice,
+    onEnd,
+    onStatus,
+    named: true,
+  });
+}
+
+// ``named``: the stream's events are named by type (a player's notices) rather than all
+// "message" (a game's events, whose ids are seqs).
+function followStream(path, { token, after = 0, onItem, onEnd, onStatus, named = false }) {
   let last = after;
   let stopped = false;
   let controller = null;
@@ -206,15 +226,15 @@ export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
       let value = colon < 0 ? "" : line.slice(colon + 1);
       if (value.startsWith(" ")) value = value.slice(1);
       if (name === "event") event = value;
-      else if (name === "id") id = Number(value);
+      else if (name === "id") id = named ? value : Number(value);
       else if (name === "data") data.push(value);
     }
     if (!data.length) return "go on";
     const payload = JSON.parse(data.join("\n"));
-    if (event === "message") {
+    if (event === "message" || (named && !["end", "reconnect", "revoked"].includes(event))) {
       if (id != null) last = id;
       onItem(payload);
-    } else if (event === "end") {
+    } else if (event === "end" || event === "revoked") {
       onEnd(payload);
       return "end";
     } else if (event === "reconnect") {
@@ -227,7 +247,7 @@ export function follow(gameId, { token, after = 0, onItem, onEnd, onStatus }) {
     controller = new AbortController();
     const headers = { Accept: "text/event-stream", ...bearer(token) };
     if (last) headers["Last-Event-ID"] = String(last);
-    const response = await fetch(`${BASE}${game(gameId)}/events`, {
+    const response = await fetch(`${BASE}${path}`, {
       headers,
       signal: controller.signal,
     });

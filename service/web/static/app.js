@@ -10,6 +10,7 @@ import { JOIN_CODE, showInvite } from "./invite.js";
 import { showLobby } from "./lobby.js";
 import { showPlayer } from "./ratings.js";
 import { showReplay } from "./replay.js";
+import { listenForChallenges } from "./challenges.js";
 import { showStandings } from "./standings.js";
 import { showTable } from "./table.js";
 import { showTournament } from "./tournament.js";
@@ -105,5 +106,6 @@ async function route() {
 }
 
 window.addEventListener("hashchange", route);
+listenForChallenges(); // a registered player's notices, on every page (challenges.js)
 window.addEventListener("unhandledrejection", (event) => showProblem(event.reason));
 route();

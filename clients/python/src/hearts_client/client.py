@@ -761,8 +761,10 @@ class Player:
     def events(self, *, retries: int = 5) -> Iterator[dict[str, Any]]:
         """The player's notices across all its games, for as long as you read: ``gameStart``,
         ``yourTurn`` (with the seat's ``view``) and ``gameFinish``, each with ``game_id``,
-        ``seat`` and ``version``. First the games in play and the turns waiting now, then each
-        notice as it comes; a dropped connection resumes after the last notice received."""
+        ``seat`` and ``version``; and ``challenge`` (one to this player: ``challenge_id``,
+        ``challenger``) and ``challengeAnswered`` (``state``, ``game_id``). First the games in
+        play and the turns waiting now, then each notice as it comes; a dropped connection
+        resumes after the last notice received."""
         last: str | None = None
 
         def headers() -> dict[str, str]:

@@ -25,7 +25,7 @@ from bots import UnknownBot
 from domain.cards import InvalidCard
 from domain.errors import ALL_VIOLATIONS, RuleViolation
 from domain.tournament.errors import TOURNAMENT_VIOLATIONS
-from service.api.schemas import ProblemSchema
+from service.api.schemas import PROBLEM_DOC
 from service.app import errors as app_errors
 from service.app.auth import Forbidden, Unauthorized
 from service.app.export import ImportRefused
@@ -713,7 +713,7 @@ def documented(blp: Any, *statuses: int) -> Callable[[Callable], Callable]:
         for status in sorted(set(statuses) | set(ANY)):
             view = blp.alt_response(
                 status,
-                schema=ProblemSchema,
+                schema=PROBLEM_DOC,
                 content_type=PROBLEM_JSON,
                 description=f"{http.HTTPStatus(status).phrase}: a problem; its code names the "
                 "rule (GET /problems lists every type)",

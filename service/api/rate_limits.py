@@ -42,7 +42,7 @@ from flask_limiter.errors import RateLimitExceeded
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.api.problems import PROBLEM_JSON, Problem, problem_response
-from service.api.schemas import MAX_DEALS, ProblemSchema
+from service.api.schemas import MAX_DEALS, PROBLEM_DOC
 from service.app.auth import Unauthorized, bearer_token, credential_of
 from service.app.client_address import client_key
 from service.app.players import is_player_key
@@ -161,7 +161,7 @@ def rate_limited(
             return view  # its 429 is documented by the first limit (the view says the rest)
         return blp.alt_response(
             429,
-            schema=ProblemSchema,
+            schema=PROBLEM_DOC,
             content_type=PROBLEM_JSON,
             description=f"Too many requests ({what}): problem rate-limited; retry after "
             "Retry-After seconds",

@@ -498,6 +498,15 @@ class ProblemSchema(Schema):
         unknown = INCLUDE  # some problem types add members (e.g. an audit's discrepancies)
 
 
+# The schema every operation's documented problem responses name (problems.documented, the 429s
+# of rate_limits): one instance, never copied. flask-smorest deep-copies an operation's whole doc
+# at each of its decorators, so ten problem statuses meant 55 copies of a ProblemSchema and
+# importing the API took 1.5 s of CPU, paid by every process that serves or tests it. Nothing
+# writes to a schema instance once built: sharing one documents exactly what copies did.
+PROBLEM_DOC = ProblemSchema()
+PROBLEM_DOC.__deepcopy__ = lambda memo: PROBLEM_DOC  # type: ignore[method-assign]
+
+
 # -- read models ---------------------------------------------------------------------------------
 
 

@@ -66,9 +66,20 @@ def duplicate_model(events: Sequence[TournamentEvent]) -> dict[str, Any]:
     }
 
 
+def arena_model(events: Sequence[TournamentEvent]) -> dict[str, Any]:
+    state = fold(events)
+    arena = state.arena
+    return {
+        "status": state.status.value,
+        "games_counted": sum(1 for g in arena.games if g.counted) if arena is not None else 0,
+        "standings": standings_rows(state),
+    }
+
+
 # A log's format (its TournamentCreated's) -> the fold of its read model.
 MODELS: dict[str, Callable[[Sequence[TournamentEvent]], dict[str, Any]]] = {
     "duplicate": duplicate_model,
+    "arena": arena_model,
 }
 
 

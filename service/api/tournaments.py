@@ -382,19 +382,18 @@ def get_standings(tournament_id: str):
     (``frozen`` once it is over)."""
     loaded = tournaments().get(tournament_id)
     state = loaded.state
-    if state.arena is not None:
-        counted = sum(1 for g in state.arena.games if g.counted)
-        frozen = state.status in (Status.FINISHED, Status.CANCELLED)
-        return json_response(
-            {
-                "rounds_counted": 0,
-                "games_counted": counted,
-                "frozen": frozen,
-                "standings": standings_rows(state),
-            }
-        )
     projected = tournaments().projected(tournament_id)
-    if projected is not None and projected["version"] == loaded.version:
+    current = projected is not None and projected["version"] == loaded.version
+    if state.arena is not None:
+        frozen = state.status in (Status.FINISHED, Status.CANCELLED)
+        if current:
+            counted, rows = projected["games_counted"], projected["standings"]
+        else:  # the projector has not folded its last append yet: folded here
+            counted = sum(1 for g in state.arena.games if g.counted)
+            rows = standings_rows(state)
+        body = {"rounds_counted": 0, "games_counted": counted, "frozen": frozen, "standings": rows}
+        return json_response(body)
+    if current:
         body = {k: projected[k] for k in ("rounds_counted", "standings")}
     else:  # the projector has not folded its last append yet: folded here
         ended = sum(1 for r in state.rounds if r.ended)

@@ -13,7 +13,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hearts_client.verify_tournament import verify_tournament
 
+from service.app.projector import Projector, rebuild
 from service.app.tournaments import TournamentService
+from service.store.read_models import ProjectionStore
+from service.store.tournament_models import TournamentModels
+from tests.projections.helpers import drain
 from tests.tournaments.arena_checks import check_arena_export
 from tests.tournaments.helpers import API, auth, register
 
@@ -81,6 +85,18 @@ def test_an_arena_pairs_as_players_wait_and_counts_each_game_once(app, client, m
     assert standings["frozen"] is True
     assert standings["games_counted"] == len(games) >= 8
     assert {r["player"]: r["points"] for r in standings["standings"]} == export_points(export)
+    # Its standings are a read model too: the projector's fold is what is served, and a
+    # rebuild from the logs makes it equal.
+    projections = ProjectionStore(service.games.store)
+    drain(Projector(projections, blocking=False))
+    live = projections.current_generation()
+    doc = TournamentModels(projections).read(live, tid)
+    assert doc["version"] == service.load(tid).version and doc["status"] == "finished"
+    assert doc["standings"] == standings["standings"]
+    assert doc["games_counted"] == standings["games_counted"]
+    assert client.get(f"{API}/tournaments/{tid}/standings").get_json() == standings
+    rebuilt = rebuild(projections, grace_seconds=0).generation
+    assert TournamentModels(projections).read(rebuilt, tid) == doc
     pairings = client.get(f"{API}/tournaments/{tid}/pairings").get_json()
     assert [g["game_id"] for g in pairings["games"]] == list(games)
     # An arena's games are each on their own deals: anyone reads them, like any game.

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bots import bot_names
+from bots.levels import DEFAULT_LEVEL
 from domain.clock import iso
 from domain.names import name_key
 from domain.rules import RuleOptions
@@ -55,7 +56,8 @@ log = logging.getLogger(__name__)
 CHALLENGE, CHALLENGE_ANSWERED = "challenge", "challengeAnswered"  # the players' notices
 Notices = list[tuple[str, str, dict[str, Any]]]  # (player id, type, data), as PlayerEvents.add
 
-FILL_BOT = "heuristic"  # the bot in the seats no challenged person takes (as matchmaking's)
+# The bot in the seats no challenged person takes: a person's table's level (bots/levels.py).
+FILL_BOT = DEFAULT_LEVEL
 LISTED = 100  # the most challenges one read lists
 
 

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bots.levels import DEFAULT_LEVEL
 from domain.errors import GameFull, SeatTaken
 from domain.rules import PRESETS, TIME_CONTROLS, RuleOptions
 from service.app.deal_plan import DealPlan
@@ -53,7 +54,9 @@ log = logging.getLogger(__name__)
 # A matched game is rated, and a rated game always has a clock (issue 32): without one a losing
 # player could leave it waiting forever. A seek's default, and "off" is refused.
 SEEK_CLOCK = "relaxed"
-FILL_BOT = "heuristic"  # the bot that fills a table no person came to
+# The bot that fills a table no person came to: the level a person's table offers first
+# (bots/levels.py, the one place), so a matched person meets the bots the lobby offers.
+FILL_BOT = DEFAULT_LEVEL
 UNRATED = 0.0  # an unrated player's conservative rating (OpenSkill's default mu - 3 sigma)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bots.levels import DEFAULT_LEVEL
 from service.settings import Settings
 from tests.api.helpers import PROBLEM, auth
 from tests.api.test_matchmaking import address_of
@@ -76,7 +77,7 @@ def test_an_accepted_challenge_seats_both_players_in_a_private_game(client, hear
     assert view["rules"]["score_limit"] == 50
     names = [seat["name"] for seat in view["seats"]]
     assert names[a_seat] == alice and names[b_seat] == bob
-    assert sum(1 for seat in view["seats"] if seat.get("bot")) == 2
+    assert [seat["bot"] for seat in view["seats"] if seat.get("bot")] == [DEFAULT_LEVEL] * 2
     # Private: in no listing, and in both players' games.
     listed = {g["id"] for g in client.get("/api/v1/games?limit=100").get_json()["games"]}
     assert game_id not in listed

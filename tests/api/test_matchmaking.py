@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bots.levels import DEFAULT_LEVEL
 from service.api.factory import create_app
 from service.settings import Settings
 from tests.api.helpers import auth
@@ -143,6 +144,8 @@ def test_a_table_no_one_else_comes_to_is_filled_with_bots(client, hearts):
     view = hearts.view(found["game_id"])
     assert [s["bot"] is None for s in view["seats"]].count(True) == 1
     assert view["seats"][found["seat"]]["bot"] is None
+    # The bots are the level a person's table offers first (bots/levels.py), not a strategy.
+    assert {s["bot"] for s in view["seats"] if s["bot"]} == {DEFAULT_LEVEL}
     assert view["rules"]["seconds_per_decision"] == 15  # the quick time control
 
 

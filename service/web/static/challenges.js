@@ -236,7 +236,7 @@ export function challengesPanel(player) {
   const send = el("button", "Send challenge", "primary");
   send.type = "submit";
   form.append(toLabel, preset, limitLabel, clock, players, send);
-  const note = el("p", "The other seats get casual bots; a challenge waits 10 minutes for its answer.", "muted");
+  const note = el("p", "The other seats get strong bots; a challenge waits 10 minutes for its answer.", "muted");
   const listHeading = el("h2", "Your challenges");
   const list = el("ul", undefined, "games challenges");
   section.append(heading, form, note, listHeading, list);

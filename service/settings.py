@@ -79,8 +79,8 @@ class Settings:
     # Per client address and per player key: preset deals given to games created, one hit a
     # deal (issue 42: ~26 KB of Redis a hundred, kept until the game is over or expires).
     rate_limit_preset_deals: str = "1000/minute;6000/hour"
-    # Games created with a bot in a seat: dealt as soon as the one open seat is taken (~14 KB).
-    rate_limit_bot_seats: str = "300/minute"
+    # Games created with a bot in a seat: dealt as soon as the one open seat is taken (~17 KB).
+    rate_limit_bot_seats: str = "200/minute"
     # Per player key: tournaments created (each seats its players in many games).
     rate_limit_tournament: str = "5/hour;20/day"
     # Per player key (issue 44): challenges sent, on top of rate_limit_account (per address).

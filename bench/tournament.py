@@ -41,6 +41,23 @@ from service.store.read_models import ProjectionStore
 API = "/api/v1"
 
 
+def _enter_and_start(client, bearer: dict, keys: list[str], body: dict) -> tuple[str, float]:
+    """Create the tournament, enter every key with a random stand-in, start it: its id and the
+    start's milliseconds."""
+    created = client.post(f"{API}/tournaments", json=body, headers=bearer)
+    if created.status_code != 201:  # e.g. --seconds below an arena's least: say what was refused
+        raise SystemExit(f"the tournament was refused: {created.get_json().get('detail')}")
+    tid = created.get_json()["id"]
+    for key in keys:
+        headers = {"Authorization": f"Bearer {key}"}
+        client.post(
+            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=headers
+        )
+    started = time.monotonic()
+    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=bearer)
+    return tid, (time.monotonic() - started) * 1000
+
+
 def _moment(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
@@ -69,15 +86,7 @@ def _tournament(
         "max_players": players,
         "house_bot": "random",
     }
-    tid = client.post(f"{API}/tournaments", json=body, headers=bearer).get_json()["id"]
-    for key in keys:
-        headers = {"Authorization": f"Bearer {key}"}
-        client.post(
-            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=headers
-        )
-    started = time.monotonic()
-    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=bearer)
-    start_ms = (time.monotonic() - started) * 1000
+    tid, start_ms = _enter_and_start(client, bearer, keys, body)
     latencies = []
     seen_ended = 0
 
@@ -225,15 +234,7 @@ def _arena(client: Any, players: int, seconds: int, hands: int) -> dict[str, Any
         "min_players": players,
         "max_players": players,
     }
-    tid = client.post(f"{API}/tournaments", json=body, headers=bearer).get_json()["id"]
-    for key in keys:
-        headers = {"Authorization": f"Bearer {key}"}
-        client.post(
-            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=headers
-        )
-    t0 = time.monotonic()
-    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=bearer)
-    start_ms = (time.monotonic() - t0) * 1000
+    tid, start_ms = _enter_and_start(client, bearer, keys, body)
     standings_ms: list[float] = []
 
     def done() -> bool:

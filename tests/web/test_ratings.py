@@ -186,3 +186,30 @@ def test_play_now_seeks_a_table_and_sits_down_when_bots_fill_it(
         assert sum(s["bot"] is not None for s in seats) == 2
     finally:
         context.close()
+
+
+def test_a_waiting_seek_is_cancelled_from_the_page(browser: Browser, web_server: str) -> None:
+    """ "Play now" can be called off while it waits: the seek ends cancelled on the server, the
+    page stops following it and offers "Play now" again."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{web_server}/#/")
+        page.locator('.account input[name="player"]').fill(f"Off{str(time.time_ns())[-8:]}")
+        page.get_by_role("button", name="Register").click()
+        page.locator(".seek input[name=fill]").fill("3600")  # nobody comes: it keeps waiting
+        seeks = []
+        page.on("response", lambda r: seeks.append(r) if r.url.endswith("/api/v1/seeks") else None)
+        page.get_by_role("button", name="Play now").click()
+        expect(page.locator(".seek-status")).to_contain_text("Waiting for players")
+        page.get_by_role("button", name="Cancel seek").click()
+        expect(page.locator(".seek-status")).to_have_text("Your seek cancelled.")
+        expect(page.get_by_role("button", name="Cancel seek")).to_be_hidden()
+        expect(page.get_by_role("button", name="Play now")).to_be_enabled()
+        kept = json.loads(page.evaluate("localStorage.getItem('hearts.player')"))
+        seek = seeks[0].json()
+        assert _call(web_server, "GET", f"/seeks/{seek['id']}", token=kept["key"])["state"] == (
+            "cancelled"
+        )
+    finally:
+        context.close()

@@ -150,10 +150,23 @@ function playNow(player) {
   fillLabel.append(fill);
   const button = el("button", "Play now", "primary");
   button.type = "submit";
+  // While the seek waits, it can be called off (DELETE /seeks/ID); one already paired stays
+  // paired, and its answer then takes the seat like a poll's would.
+  const cancel = el("button", "Cancel seek", "small");
+  cancel.type = "button";
+  cancel.hidden = true;
   const status = el("p", "", "muted seek-status");
   status.setAttribute("role", "status");
-  form.append(players, clock, fillLabel, button, status);
+  form.append(players, clock, fillLabel, button, cancel, status);
   let following = null;
+  let waiting = null; // the seek waiting now, if any
+  cancel.addEventListener("click", () =>
+    attempt(async () => {
+      if (!waiting) return;
+      const path = `/seeks/${encodeURIComponent(waiting.id)}`;
+      await follow(await call("DELETE", path, { token: player.key }));
+    }),
+  );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     attempt(async () => {
@@ -165,6 +178,7 @@ function playNow(player) {
       const seek = await call("POST", "/seeks", { token: player.key, body });
       button.disabled = true;
       clearInterval(following);
+      waiting = seek;
       follow(seek);
       // A poll: it leaves the problem shown alone (a second later it would hide what was met).
       const poll = async () => follow(await call("GET", `/seeks/${encodeURIComponent(seek.id)}`, { token: player.key }));
@@ -174,9 +188,13 @@ function playNow(player) {
 
   async function follow(seek) {
     if (seek.state === "waiting") {
+      cancel.hidden = false;
       status.textContent = `Waiting for players (${seek.players} at the table)…`;
       return;
     }
+    if (waiting?.id !== seek.id) return; // an answer about a seek already over
+    waiting = null;
+    cancel.hidden = true;
     clearInterval(following);
     button.disabled = false;
     if (seek.state !== "matched") {

@@ -558,7 +558,9 @@ class TournamentService:
         for table, game_id in enumerate(rnd.games):
             if game_id is None or rnd.results[table] is not None:
                 continue
-            game = self.games.snapshot(game_id).state.state
+            # load, not snapshot: a table waiting on a bot whose runner was lost (a worker
+            # killed mid-turn) is handed over again here, not only at the next start-up sweep.
+            game = self.games.load(game_id).state.state
             if game.phase in (Phase.FINISHED, Phase.EXPIRED):
                 continue
             seated = rnd.tables[table]

@@ -57,3 +57,27 @@ def test_a_player_at_their_seat_within_the_grace_misses_nothing(app, client) -> 
     assert service.fair_play(tid) == []
     (game,) = service.load(tid).state.rounds[0].games
     assert all(seat.bot is None for seat in service.games.snapshot(game).state.state.seats)
+
+
+@pytest.mark.unlimited("registers 4 players")
+@pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
+def test_the_sweep_hands_a_table_waiting_on_bots_back_to_them(app, client) -> None:
+    # A table of stand-ins whose place in the bots' queue was lost (a Redis failover that
+    # dropped the write, say): the tournament sweep, not only the next start-up, queues it again.
+    service: TournamentService = app.extensions["hearts.tournaments"]
+    service.miss_after = 3600.0
+    keys = [register(client, f"Lost{i}") for i in range(4)]
+    tid = create(client, keys[0], name="Lost", rounds=1, boards=1, min_players=4)["id"]
+    for k in keys:
+        client.post(
+            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=auth(k)
+        )
+    settle(app, stop=True)  # no runner: what is queued stays queued
+    client.post(f"{API}/tournaments/{tid}/start", json={}, headers=auth(keys[0]))
+    (game,) = service.load(tid).state.rounds[0].games
+    queue = service.games.background.queue
+    assert queue.redis.zscore(queue.key, game) is not None
+    queue.done(game)  # lost
+    service.games._handed_over.clear()  # as in another worker, which never handed it over
+    assert service.fair_play(tid) == []
+    assert queue.redis.zscore(queue.key, game) is not None

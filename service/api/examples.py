@@ -548,6 +548,7 @@ def _seeks(r: _Recorder) -> None:
     waiting = r.client.post(
         "/api/v1/seeks", json=body, headers={"Authorization": f"Bearer {keys[3]}"}
     ).json
+    r.call("listSeeks", "GET", "/api/v1/seeks", token=keys[3])
     r.call("cancelSeek", "DELETE", f"/api/v1/seeks/{waiting['id']}", token=keys[3])
 
 

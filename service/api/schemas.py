@@ -1062,6 +1062,13 @@ class SeekAnswerSchema(Schema):
     seat = fields.Integer(allow_none=True)
 
 
+class SeeksSchema(Schema):
+    seeks = fields.List(
+        fields.Nested(SeekAnswerSchema),
+        metadata={"description": "Your seeks still waiting, oldest first (one a kind of table)"},
+    )
+
+
 class ChallengeSchema(Schema):
     to = fields.String(
         required=True,

@@ -28,6 +28,7 @@ from service.api.schemas import (
     PlayerStreamHeaders,
     SeekAnswerSchema,
     SeekSchema,
+    SeeksSchema,
 )
 from service.app.matchmaking import Matchmaker, SeekRequest
 from service.app.player_feed import YOUR_TURN, PlayerFeed
@@ -92,6 +93,19 @@ def post_seek(body: dict[str, Any]):
     seek = matchmaker().post(player, wanted, by_address())
     headers = {"Location": f"/api/v1/seeks/{seek.id}", **NO_STORE}
     return json_response(seek_body(seek), 201, headers=headers)
+
+
+@blp.route("/seeks", methods=["GET"])
+@blp.doc(operationId="listSeeks", security=BEARER_DOC)
+@blp.response(200, SeeksSchema)
+@documented(blp, 401)
+@rate_limited(blp, "account")
+def list_seeks():
+    """Your seeks still waiting, oldest first: what a client that lost a seek's id (a page
+    reloaded) follows or cancels. One seek a kind of table at a time (a second is 409)."""
+    player = players().authenticate(token())
+    body = {"seeks": [seek_body(seek) for seek in matchmaker().waiting(player)]}
+    return json_response(body, headers=NO_STORE)
 
 
 @blp.route("/seeks/<seek_id>", methods=["GET"])

@@ -154,6 +154,11 @@ class Matchmaker:
             self._carry_out_or_later(seek.pool, seek.claim)
         return seek
 
+    def waiting(self, player: Player) -> list[Seek]:
+        """The player's seeks still waiting, oldest first: a page reloaded, or a client
+        restarted, finds what it sought (and can cancel it) without having kept its id."""
+        return self.seeks.of_player(player.player_id)
+
     def cancel(self, player: Player, seek_id: str) -> Seek:
         """Stop waiting (a seek already paired stays paired)."""
         seek = self._own(player, seek_id)

@@ -338,6 +338,17 @@ class SeekStore:
             pipe.hgetall(self.seek_key(pool, _text(seek_id)))
         return [Seek.from_hash(raw) for raw in pipe.execute() if raw]
 
+    def of_player(self, player_id: str) -> list[Seek]:
+        """The player's waiting seeks (one a pool at most), oldest first: a pointer whose seek
+        is gone or over is skipped."""
+        found = []
+        for pool in self.pools():
+            seek_id = self.redis.get(self.player_key(pool, player_id))
+            seek = self.get(_text(seek_id)) if seek_id is not None else None
+            if seek is not None and seek.player_id == player_id and seek.state == "waiting":
+                found.append(seek)
+        return sorted(found, key=lambda seek: seek.posted)
+
     def pools(self) -> list[str]:
         return sorted(_text(p) for p in self.redis.smembers(self.pools_key))
 

@@ -84,6 +84,28 @@ def test_one_seek_per_kind_of_table_and_another_players_seek_is_not_found(client
     assert client.get(f"/api/v1/seeks/{first['id']}").status_code == 401
 
 
+def test_a_player_lists_its_waiting_seeks_and_only_its_own(client):
+    # A page reloaded (or a client restarted) finds its seek without having kept the id.
+    key, other = register(client), register(client)
+
+    def listed(k: str) -> list[dict[str, Any]]:
+        answer = client.get("/api/v1/seeks", headers=auth(k), environ_base=address_of(k))
+        assert answer.status_code == 200 and answer.headers["Cache-Control"] == "no-store"
+        return answer.get_json()["seeks"]
+
+    assert listed(key) == []
+    three = seek(client, key, players=3, fill_with_bots_after=600).get_json()
+    five = seek(client, key, players=5).get_json()
+    seek(client, other, players=3)
+    assert [s["id"] for s in listed(key)] == [three["id"], five["id"]]  # oldest first
+    assert listed(key)[0] == status(client, key, three["id"])
+    client.delete(f"/api/v1/seeks/{three['id']}", headers=auth(key), environ_base=address_of(key))
+    assert [s["id"] for s in listed(key)] == [five["id"]]  # over: not listed
+    assert [s["players"] for s in listed(other)] == [3]
+    refused = client.get("/api/v1/seeks")
+    assert refused.status_code == 401 and refused.mimetype == "application/problem+json"
+
+
 @pytest.mark.parametrize(
     ("body", "code"),
     [

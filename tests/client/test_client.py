@@ -169,6 +169,15 @@ def test_a_challenge_is_sent_accepted_declined_and_cancelled_by_name(hearts):
     assert (unknown.value.status, unknown.value.code) == (404, "player-not-found")
 
 
+def test_a_restarted_client_finds_its_waiting_seek_and_cancels_it(hearts):
+    ora = Player.register(hearts, f"ora{uuid.uuid4().hex[:8]}")
+    sought = ora.seek(players=6, fill_with_bots_after=600)
+    again = Player.from_key(hearts, ora.key)  # the key kept, the seek's id lost
+    assert [s["id"] for s in again.seeks()] == [sought["id"]]
+    assert again.cancel_seek(sought["id"])["state"] == "cancelled"
+    assert again.seeks() == []
+
+
 def test_refusals_are_problems_with_stable_codes(hearts):
     game = hearts.create_game(seats=[None, *BOTS], seed=chosen_seed("client-problems"))
     me = hearts.join(game["id"], "dora")

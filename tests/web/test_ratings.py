@@ -199,15 +199,25 @@ def test_a_waiting_seek_is_cancelled_from_the_page(browser: Browser, web_server:
         page.get_by_role("button", name="Register").click()
         page.locator(".seek input[name=fill]").fill("3600")  # nobody comes: it keeps waiting
         seeks = []
-        page.on("response", lambda r: seeks.append(r) if r.url.endswith("/api/v1/seeks") else None)
+        page.on(
+            "response",
+            lambda r: (
+                seeks.append(r)
+                if r.url.endswith("/api/v1/seeks") and r.request.method == "POST"
+                else None
+            ),
+        )
         page.get_by_role("button", name="Play now").click()
         expect(page.locator(".seek-status")).to_contain_text("Waiting for players")
+        seek = seeks[0].json()
+        page.reload()  # the page forgets the seek; GET /seeks finds it again
+        expect(page.locator(".seek-status")).to_contain_text("Waiting for players")
+        expect(page.get_by_role("button", name="Play now")).to_be_disabled()
         page.get_by_role("button", name="Cancel seek").click()
         expect(page.locator(".seek-status")).to_have_text("Your seek cancelled.")
         expect(page.get_by_role("button", name="Cancel seek")).to_be_hidden()
         expect(page.get_by_role("button", name="Play now")).to_be_enabled()
         kept = json.loads(page.evaluate("localStorage.getItem('hearts.player')"))
-        seek = seeks[0].json()
         assert _call(web_server, "GET", f"/seeks/{seek['id']}", token=kept["key"])["state"] == (
             "cancelled"
         )

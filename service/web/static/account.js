@@ -6,7 +6,7 @@
 import { call, saveSeat } from "./api.js";
 import { challengesPanel, listenForChallenges } from "./challenges.js";
 import { PLAYER_ID } from "./ratings.js";
-import { attempt } from "./ui.js";
+import { attempt, el, labelledSelect } from "./ui.js";
 
 const PLAYER = "hearts.player";
 
@@ -18,13 +18,6 @@ export function savedPlayer() {
   } catch {
     return null;
   }
-}
-
-function el(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
 }
 
 // A join: with the player's key when one is kept here (the seat is then the player's, under its
@@ -75,6 +68,8 @@ export function accountPanel(onChange) {
   forget.type = "button";
   forget.addEventListener("click", () => {
     localStorage.removeItem(PLAYER);
+    clearInterval(seeking.timer); // a seek of the key forgotten is no longer this page's
+    seeking.seek = null;
     listenForChallenges();
     onChange();
   });
@@ -116,24 +111,55 @@ export function accountPanel(onChange) {
 }
 
 // "Play now": a seek (POST /seeks) for a table of this kind, followed until it is matched
-// (then this browser takes the seat: resume with the key) or ends.
+// (then this browser takes the seat: resume with the key) or ends. One follower a page: it
+// goes on while another page is shown (a match still takes this browser to the table), and
+// the lobby drawn again (or the page reloaded: GET /seeks) shows the seek and can cancel it.
+const seeking = { seek: null, timer: null, ui: null };
+
+function showSeek(text) {
+  const ui = seeking.ui;
+  if (!ui) return;
+  const waiting = seeking.seek !== null;
+  ui.cancel.hidden = !waiting;
+  ui.button.disabled = waiting;
+  ui.status.textContent = text;
+}
+
+function followSeek(player, seek) {
+  clearInterval(seeking.timer);
+  seeking.seek = seek;
+  // A poll: it leaves the problem shown alone (a second later it would hide what was met).
+  const poll = async () => {
+    const path = `/seeks/${encodeURIComponent(seek.id)}`;
+    await seekAnswered(player, await call("GET", path, { token: player.key }));
+  };
+  seeking.timer = setInterval(() => attempt(poll, { clear: false }), 1000);
+  return seekAnswered(player, seek);
+}
+
+async function seekAnswered(player, seek) {
+  if (seeking.seek?.id !== seek.id) return; // an answer about a seek already over
+  if (seek.state === "waiting") {
+    showSeek(`Waiting for players (${seek.players} at the table)…`);
+    return;
+  }
+  seeking.seek = null;
+  clearInterval(seeking.timer);
+  if (seek.state !== "matched") {
+    showSeek(`Your seek ${seek.state}.`);
+    return;
+  }
+  showSeek("Matched: taking your seat…");
+  const path = `/games/${encodeURIComponent(seek.game_id)}/seats/${seek.seat}/resume`;
+  const given = await call("POST", path, { token: player.key, body: {} });
+  saveSeat(seek.game_id, { seat: given.seat, token: given.token, name: player.name });
+  location.hash = `#/game/${encodeURIComponent(seek.game_id)}`;
+}
+
 function playNow(player) {
   const form = el("form", undefined, "create seek");
-  const choice = (label, name, options, chosen) => {
-    const wrap = el("label", `${label} `);
-    const select = el("select");
-    select.name = name;
-    for (const [value, text] of options) {
-      const option = el("option", text);
-      option.value = value;
-      option.selected = value === chosen;
-      select.append(option);
-    }
-    wrap.append(select);
-    return wrap;
-  };
-  const players = choice("Players", "players", [["3", "3"], ["4", "4"], ["5", "5"], ["6", "6"]], "4");
-  const clock = choice(
+  const players = labelledSelect("Players", "players", [["3", "3"], ["4", "4"], ["5", "5"], ["6", "6"]], "4");
+  const clock = labelledSelect(
     "Clock",
     "time_control",
     // Matched games are rated, and a rated game always has a clock (issue 32).
@@ -158,13 +184,12 @@ function playNow(player) {
   const status = el("p", "", "muted seek-status");
   status.setAttribute("role", "status");
   form.append(players, clock, fillLabel, button, cancel, status);
-  let following = null;
-  let waiting = null; // the seek waiting now, if any
+  seeking.ui = { button, cancel, status };
   cancel.addEventListener("click", () =>
     attempt(async () => {
-      if (!waiting) return;
-      const path = `/seeks/${encodeURIComponent(waiting.id)}`;
-      await follow(await call("DELETE", path, { token: player.key }));
+      if (!seeking.seek) return;
+      const path = `/seeks/${encodeURIComponent(seeking.seek.id)}`;
+      await seekAnswered(player, await call("DELETE", path, { token: player.key }));
     }),
   );
   form.addEventListener("submit", (event) => {
@@ -175,37 +200,24 @@ function playNow(player) {
         time_control: form.time_control.value,
         fill_with_bots_after: fill.value ? Number(fill.value) : null,
       };
-      const seek = await call("POST", "/seeks", { token: player.key, body });
-      button.disabled = true;
-      clearInterval(following);
-      waiting = seek;
-      follow(seek);
-      // A poll: it leaves the problem shown alone (a second later it would hide what was met).
-      const poll = async () => follow(await call("GET", `/seeks/${encodeURIComponent(seek.id)}`, { token: player.key }));
-      following = setInterval(() => attempt(poll, { clear: false }), 1000);
+      await followSeek(player, await call("POST", "/seeks", { token: player.key, body }));
     });
   });
-
-  async function follow(seek) {
-    if (seek.state === "waiting") {
-      cancel.hidden = false;
-      status.textContent = `Waiting for players (${seek.players} at the table)…`;
-      return;
-    }
-    if (waiting?.id !== seek.id) return; // an answer about a seek already over
-    waiting = null;
-    cancel.hidden = true;
-    clearInterval(following);
-    button.disabled = false;
-    if (seek.state !== "matched") {
-      status.textContent = `Your seek ${seek.state}.`;
-      return;
-    }
-    status.textContent = "Matched: taking your seat…";
-    const path = `/games/${encodeURIComponent(seek.game_id)}/seats/${seek.seat}/resume`;
-    const given = await call("POST", path, { token: player.key, body: {} });
-    saveSeat(seek.game_id, { seat: given.seat, token: given.token, name: player.name });
-    location.hash = `#/game/${encodeURIComponent(seek.game_id)}`;
+  if (seeking.seek) {
+    showSeek(`Waiting for players (${seeking.seek.players} at the table)…`);
+  } else {
+    // A seek of this player's still waiting (this page reloaded, another tab): followed here.
+    // "Play now" waits for the answer: a second seek of the kind would be refused (409).
+    button.disabled = true;
+    attempt(
+      async () => {
+        const { seeks } = await call("GET", "/seeks", { token: player.key });
+        if (seeks.length && !seeking.seek) await followSeek(player, seeks[0]);
+      },
+      { clear: false },
+    ).finally(() => {
+      if (!seeking.seek) button.disabled = false;
+    });
   }
   return form;
 }

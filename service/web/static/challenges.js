@@ -8,7 +8,7 @@
 
 import { call, followPlayer, saveSeat } from "./api.js";
 import { savedPlayer } from "./account.js";
-import { attempt } from "./ui.js";
+import { attempt, el, labelledSelect } from "./ui.js";
 
 const PRESETS = ["standard", "computer", "omnibus", "original"];
 const CLOCKS = [
@@ -19,27 +19,6 @@ const CLOCKS = [
 const CHANGED = "hearts:challenges"; // a window event: the challenges changed, read them again
 const sentHere = new Set(); // challenges sent from this page: accepted, their sender sits down
 const answeredHere = new Set(); // answered from this page: its own notice asks for nothing more
-
-function el(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
-
-function select(label, name, options, chosen) {
-  const wrap = el("label", `${label} `);
-  const box = el("select");
-  box.name = name;
-  for (const [value, text] of options) {
-    const option = el("option", text);
-    option.value = value;
-    option.selected = value === chosen;
-    box.append(option);
-  }
-  wrap.append(box);
-  return wrap;
-}
 
 // Sits this browser down at an accepted challenge's game: the challenger takes its seat's
 // token with its key (the acceptor got its own in the answer).
@@ -230,9 +209,9 @@ export function challengesPanel(player) {
   limit.max = "500";
   limit.value = "100";
   limitLabel.append(limit);
-  const preset = select("Rules", "preset", PRESETS.map((p) => [p, p]), "standard");
-  const clock = select("Turn clock", "time_control", CLOCKS, "off");
-  const players = select("Players", "players", ["3", "4", "5", "6"].map((n) => [n, n]), "4");
+  const preset = labelledSelect("Rules", "preset", PRESETS.map((p) => [p, p]), "standard");
+  const clock = labelledSelect("Turn clock", "time_control", CLOCKS, "off");
+  const players = labelledSelect("Players", "players", ["3", "4", "5", "6"].map((n) => [n, n]), "4");
   const send = el("button", "Send challenge", "primary");
   send.type = "submit";
   form.append(toLabel, preset, limitLabel, clock, players, send);

@@ -3,17 +3,11 @@
 // no markup is built from the data, and nothing inline for the Content-Security-Policy to refuse.
 
 import { call } from "./api.js";
+import { el } from "./ui.js";
 
 // The ids the service makes for players (service/app/players.py): "p" and 20 hex digits.
 export const PLAYER_ID = /^p[0-9a-f]{20}$/;
 const SVG = "http://www.w3.org/2000/svg";
-
-function el(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
 
 function svg(tag, attributes = {}, text) {
   const node = document.createElementNS(SVG, tag);

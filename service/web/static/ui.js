@@ -46,6 +46,29 @@ export function render(element, content) {
 
 // A path segment for a link inside the page (#/replay/ID/N): ids are checked by the router,
 // and encoded here too so that no value can add a segment or a query.
+// An element with its text (as text, never markup) and class: the DOM-call pages' builder.
+export function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+// A labelled <select> named ``name`` of [value, text] options, ``chosen`` selected.
+export function labelledSelect(label, name, options, chosen) {
+  const wrap = el("label", `${label} `);
+  const box = el("select");
+  box.name = name;
+  for (const [value, text] of options) {
+    const option = el("option", text);
+    option.value = value;
+    option.selected = value === chosen;
+    box.append(option);
+  }
+  wrap.append(box);
+  return wrap;
+}
+
 export const segment = (value) => encodeURIComponent(String(value));
 
 export function showProblem(error) {

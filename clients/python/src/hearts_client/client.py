@@ -723,6 +723,10 @@ class Player:
         }
         return self.client._call("POST", "/seeks", body, token=self.key)
 
+    def seeks(self) -> list[dict[str, Any]]:
+        """This player's seeks still waiting, oldest first (a restarted client finds them)."""
+        return self.client._call("GET", "/seeks", token=self.key)["seeks"]
+
     def seek_status(self, seek_id: str) -> dict[str, Any]:
         return self.client._call("GET", f"/seeks/{seek_id}", token=self.key)
 

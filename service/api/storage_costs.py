@@ -31,10 +31,12 @@ DEAL_BYTES = 340
 # 100-point game took 11; ~9 points a hand to the leader.
 BOT_HAND = 73
 POINTS_A_HAND = 9
-# A command of a seat (pass, play, moon, a seat handed over or taken back): its own event and
-# the bots' moves it sets off (one each at most before the person's next turn), ~1.2 KiB an
-# event: 64 events a hand for the 73 KiB above.
-EVENT = 1.2
+# A command of a seat (pass, play, moon, a seat taken back): its own event and the bots' moves
+# it sets off (one each at most before the person's next turn). ~1.2 KiB an event in a game of
+# bots only (64 events a hand for the 73 KiB above), but a one-hand game played by a person
+# against three bots was ~108 KiB (``bench.client_budget --paths play``: 3,128 KiB for 29
+# games): 15 for the create and the join, ~6.6 for each of its 14 commands, so 1.7 a move.
+EVENT = 1.7
 # A registered player (1.0 KB), a challenge sent (1.6 KB), a tournament entry (0.1 KB).
 REGISTER = 1
 CHALLENGE = 2

@@ -124,7 +124,7 @@ def test_a_game_of_bots_bigger_than_the_budget_passes_spending_it_all(key_prefix
 
 
 def test_commands_are_charged_by_the_bots_they_set_off(key_prefix):
-    assert costs.command(0) == 1 and costs.command(3) == 5
+    assert costs.command(0) == 2 and costs.command(3) == 7
     # With a budget of a create with bots, a join and two commands against three bots, the
     # person's third command is refused (and not appended).
     budget = costs.CREATE_WITH_BOT + costs.JOIN + 2 * costs.command(3)
@@ -155,8 +155,7 @@ def test_a_player_key_spends_one_budget_from_every_address(key_prefix):
 
 def test_a_person_creating_a_few_games_and_playing_them_is_never_refused(key_prefix):
     # Every limit at its default: three one-hand games against bots, created, joined and
-    # played to the end from one address in well under a minute (~0.25 MB), and a game of
-    # four people from four addresses.
+    # played to the end from one address in well under a minute (~0.35 MB).
     app = app_with(key_prefix)
     hearts = Hearts(app.test_client())
     for _ in range(3):

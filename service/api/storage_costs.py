@@ -4,7 +4,7 @@ budget (HEARTS_RATE_LIMIT_STORAGE, issue 42; docs/budget.md, "One storage budget
 Every figure was measured the same way (2026-11-28, ``hearts serve`` with two workers and the
 rate limits off, on a throwaway redis-server): Redis ``used_memory`` after a batch of the same
 request minus before, settled 1.5 s, divided by the batch (20 to 50 requests; all-bot games one
-at a a time to their end). A figure is rounded up: a cost a little above the bytes keeps the
+at a time to their end). A figure is rounded up: a cost a little above the bytes keeps the
 bound, one below lets a flood of that path past it. Measured again with
 ``python -m bench.client_budget --paths mix`` (bench/README.md, "Issue 42").
 """
@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from domain.rules import InvalidRules, RuleOptions
+from service.api.schemas import MAX_DEALS
 
 # A waiting game, seats open (6.7-6.9 KB a create).
 CREATE = 7
@@ -81,7 +82,7 @@ def create(body: Any) -> int:
     elif isinstance(seats, list) and any(isinstance(s, dict) for s in seats):
         cost = CREATE_WITH_BOT
     if isinstance(deals, list):
-        cost += kib(min(len(deals), 100) * DEAL_BYTES)
+        cost += kib(min(len(deals), MAX_DEALS) * DEAL_BYTES)
     return cost
 
 

@@ -13,7 +13,12 @@ Paths: ``create`` (a waiting game), ``deals`` (a waiting game with 100 preset de
 preset-deals limit's bytes on top of the create limit's), ``bot_games`` (every seat a bot),
 ``hand_over`` (one open seat and three bots, joined, handed to a bot: issue 42's attack),
 ``import`` (an export with its ids changed and its chain recomputed each time), ``audit`` and
-``export`` (of a finished game), ``register``.
+``export`` (of a finished game), ``register``, ``play`` (one-hand games against three bots,
+played to their end), and ``mix``: every write path from the one address (plain creates,
+games handed to bots, preset deals, games of bots, played games, registrations, imports, seeks,
+challenges, tournaments) taken in turn from one connection, as an attacker spending every budget
+would (``mix4``: the same from four connections at once): the storage budget
+(HEARTS_RATE_LIMIT_STORAGE) is the bound over them all. Without ``--paths``: every single path.
 
     python -m bench.client_budget [--seconds 60] [--paths create,audit] [--json]
 """
@@ -21,6 +26,7 @@ preset-deals limit's bytes on top of the create limit's), ``bot_games`` (every s
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import random
 import secrets
@@ -28,6 +34,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +128,60 @@ def finished_game(client: Client) -> str:
     return game
 
 
-def paths(client: Client, finished: str) -> dict[str, Callable[[], requests.Response]]:
+@dataclass(frozen=True)
+class Answer:
+    """What a path's attempt of several requests came to (its last refusal, or success)."""
+
+    status_code: int
+
+
+def played(client: Client, name: str) -> Answer:
+    """A one-hand game against three bots, created, joined and played to its end as the
+    client's README loop plays it (``legal_cards[0]``); stops at the first refusal."""
+    game = client.post("/games", {"seats": [None, *BOTS[1:]], "rules": {"hand_limit": 1}})
+    if game.status_code != 201:
+        return Answer(game.status_code)
+    game_id = game.json()["id"]
+    joined = client.post(f"/games/{game_id}/seats", {"name": name})
+    if joined.status_code != 201:
+        return Answer(joined.status_code)
+    token = joined.json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        view = client.http.get(
+            f"{client.base}/games/{game_id}/resume", headers=headers, timeout=120
+        ).json()["view"]
+        if view["phase"] == "finished":
+            return Answer(200)
+        if view.get("turn") != view.get("seat") and view["phase"] != "passing":
+            time.sleep(0.02)
+            continue
+        if view["phase"] == "passing":
+            if not view.get("legal_cards"):
+                time.sleep(0.02)
+                continue
+            answer = client.post(
+                f"/games/{game_id}/pass",
+                {"cards": view["legal_cards"][: view["cards_to_pass"]]},
+                token,
+            )
+        elif view["phase"] == "moon_choice":
+            answer = client.post(f"/games/{game_id}/moon", {"choice": "add_to_others"}, token)
+        else:
+            answer = client.post(f"/games/{game_id}/play", {"card": view["legal_cards"][0]}, token)
+        if answer.status_code in (429, 503):
+            return Answer(answer.status_code)
+    return Answer(200)
+
+
+def paths(
+    client: Client, finished: str, keys: list[dict[str, str]] | None = None
+) -> dict[str, Callable[[], Any]]:
     export = client.get(f"/games/{finished}/export").json()
     deals = preset_deals(100)
     counter = iter(range(10**9))
+    keys = keys or []
 
     def hand_over() -> requests.Response:
         game = client.post("/games", {"seats": [None, *BOTS[1:]]})
@@ -140,6 +197,22 @@ def paths(client: Client, finished: str) -> dict[str, Callable[[], requests.Resp
         answer = client.post("/games", {"deals": deals})
         return client.post("/games", {}) if answer.status_code == 429 else answer
 
+    def seek() -> requests.Response:
+        key = keys[next(counter) % len(keys)]["key"]
+        return client.post("/seeks", {"players": 4}, key)
+
+    def challenge() -> requests.Response:
+        n = next(counter)
+        return client.post(
+            "/challenges", {"to": keys[(n + 1) % len(keys)]["name"]}, keys[n % len(keys)]["key"]
+        )
+
+    def tournament() -> requests.Response:
+        key = keys[next(counter) % len(keys)]["key"]
+        return client.post(
+            "/tournaments", {"name": f"t{next(counter)}", "rounds": 1, "boards": 1}, key
+        )
+
     return {
         "create": lambda: client.post("/games", {}),
         "deals": lambda: client.post("/games", {"deals": deals}),
@@ -150,7 +223,56 @@ def paths(client: Client, finished: str) -> dict[str, Callable[[], requests.Resp
         "audit": lambda: client.get(f"/games/{finished}/audit"),
         "export": lambda: client.get(f"/games/{finished}/export"),
         "register": lambda: client.post("/players", {"name": f"budget{secrets.token_hex(4)}"}),
+        "play": lambda: played(client, f"p{next(counter)}"),
+        "seek": seek,
+        "challenge": challenge,
+        "tournament": tournament,
     }
+
+
+# The paths the ``mix`` runs at once, a thread each: every one that stores bytes.
+MIX = (
+    "create",
+    "hand_over",
+    "deals",
+    "bot_games",
+    "play",
+    "register",
+    "import",
+    "seek",
+    "challenge",
+    "tournament",
+)
+# A mix's connections: ``mix`` one (as every single path), ``mix4`` four at once (the bound
+# on bytes is the same; the honest client then shares the two workers with four floods).
+MIX_THREADS = {"mix": 1, "mix4": 4}
+
+
+def round_robin(tried: dict[str, Callable[[], Any]]) -> Callable[[], Any]:
+    """The mix's paths in turn, one attempt each (a thread-safe turn: ``itertools.cycle``)."""
+    turn = itertools.cycle(MIX)
+    lock = threading.Lock()
+
+    def attempt() -> Any:
+        with lock:
+            name = next(turn)
+        return tried[name]()
+
+    return attempt
+
+
+SINGLE = (
+    "create",
+    "deals",
+    "deals_creates",
+    "bot_games",
+    "hand_over",
+    "import",
+    "audit",
+    "export",
+    "register",
+    "play",
+)
 
 
 class Honest:
@@ -198,32 +320,50 @@ def main(argv: list[str] | None = None) -> Report:
         idle = honest.median_ms(min(10.0, args.seconds))
         report.add("honest_get_idle_median", idle, "ms")
         attacker = Client(base)
-        chosen = [n for n in args.paths.split(",") if n] or list(paths(attacker, finished))
+        # Players for the seeks, challenges and tournaments of the mix, registered before any
+        # window (their registrations are the address's: the mix's own meet that limit sooner).
+        keys = [
+            setup.post("/players", {"name": f"mixer{secrets.token_hex(3)}"}).json()
+            for _ in range(4)
+        ]
+        chosen = [n for n in args.paths.split(",") if n] or list(SINGLE)
         worst_bytes, worst_ratio = 0.0, 0.0
         for name in chosen:
-            attempt = paths(attacker, finished)[name]
+            tried = paths(attacker, finished, keys)
+            attempts = [round_robin(tried)] * MIX_THREADS.get(name, 0) or [tried[name]]
             time.sleep(2)  # let the previous path's answers settle
             before_bytes = int(r.info("memory")["used_memory"])
             before_cpu = cpu_seconds(hs.worker_pids())
             answers: dict[int, int] = {}
             stop = threading.Event()
 
+            lock = threading.Lock()
+
             def flood(
-                attempt: Callable[[], requests.Response] = attempt,
+                attempt: Callable[[], Any],
                 answers: dict[int, int] = answers,
                 stop: threading.Event = stop,
+                lock: threading.Lock = lock,
             ) -> None:
                 while not stop.is_set():
-                    status = attempt().status_code
-                    answers[status] = answers.get(status, 0) + 1
+                    try:
+                        status = attempt().status_code
+                    except (requests.RequestException, KeyError, ValueError):
+                        status = 0  # a path's own failure (e.g. its game gone): counted, not fatal
+                    with lock:
+                        answers[status] = answers.get(status, 0) + 1
                     if status in (429, 503):
                         time.sleep(0.05)  # a refused flood still asks again at once, nearly
 
-            thread = threading.Thread(target=flood, daemon=True)
-            thread.start()
+            threads = [
+                threading.Thread(target=flood, args=(attempt,), daemon=True) for attempt in attempts
+            ]
+            for thread in threads:
+                thread.start()
             during = honest.median_ms(args.seconds)
             stop.set()
-            thread.join()
+            for thread in threads:
+                thread.join()
             added = int(r.info("memory")["used_memory"]) - before_bytes
             cpu = cpu_seconds(hs.worker_pids()) - before_cpu
             per_minute = added * 60 / args.seconds

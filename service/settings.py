@@ -54,9 +54,11 @@ class Settings:
     # ("10/minute;100/hour") or "off". On unless rate_limits is False: ``hearts serve``, an app
     # built by hand and the test suite all get the same limits (issue 34: a limit the suite
     # turns off is one nobody tested). A legitimate client playing at full speed against bots
-    # never meets one: `python -m bench.client_rate` measured the client's README loop at 5
-    # games created and joined a second (240 a minute) with one-hand games, and 49 to 65
-    # commands a second per token (a whole game in 7 to 10 s); each limit is at least twice.
+    # meets none of the per-path ones: `python -m bench.client_rate` measured the client's
+    # README loop at 5 games created and joined a second (240 a minute) with one-hand games,
+    # and 49 to 65 commands a second per token (a whole game in 7 to 10 s); each limit is at
+    # least twice. That loop stores ~20 MB of Redis a minute, though: the storage budget
+    # (rate_limit_storage, issue 42) holds it to ~22 one-hand games a minute.
     rate_limits: bool = True
     rate_limit_create: str = "10/second;600/minute"
     rate_limit_join: str = "20/second;1200/minute"
@@ -85,6 +87,13 @@ class Settings:
     rate_limit_tournament: str = "5/hour;20/day"
     # Per player key (issue 44): challenges sent, on top of rate_limit_account (per address).
     rate_limit_challenge: str = "10/minute;60/hour"
+    # Per client address and per player key (issue 42): KiB of Redis stored, every write path
+    # spending what it stores (service/api/storage_costs.py), on top of each path's own limit.
+    # Counted in a sliding window (STRATEGY): 2.5 MB a minute at a steady rate, and a client
+    # timing its requests to a window's edge passes at most twice that in any 60 s: the 5 MB
+    # bound. A person playing never comes near (a whole game against bots is ~1.1 MB over its
+    # 10 to 20 minutes).
+    rate_limit_storage: str = "2500/minute"
     # How many proxies in front of the service append to X-Forwarded-For: the client address is
     # the one they saw. 0: the TCP peer's address (the header is ignored, so nobody can spoof it).
     trusted_proxies: int = 0
@@ -427,6 +436,7 @@ _VARIABLES = (
     ("rate_limit_long_reads", "HEARTS_RATE_LIMIT_LONG_READS", rate),
     ("rate_limit_tournament", "HEARTS_RATE_LIMIT_TOURNAMENT", rate),
     ("rate_limit_challenge", "HEARTS_RATE_LIMIT_CHALLENGE", rate),
+    ("rate_limit_storage", "HEARTS_RATE_LIMIT_STORAGE", rate),
     ("trusted_proxies", "HEARTS_TRUSTED_PROXIES", non_negative),
     ("ipv6_prefix", "HEARTS_IPV6_PREFIX", ipv6_prefix_length),
     ("waiting_game_ttl", "HEARTS_WAITING_GAME_TTL", non_negative),

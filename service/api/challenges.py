@@ -13,10 +13,11 @@ from flask import current_app
 from flask_smorest import Blueprint
 
 from domain.clock import iso
+from service.api import storage_costs
 from service.api.common import BEARER_DOC, NO_STORE, NO_STORE_DOC, json_response, token, view_dict
 from service.api.players import players
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import rate_limited, spends_storage
 from service.api.schemas import (
     AcceptedChallengeSchema,
     ChallengeAnswerSchema,
@@ -62,6 +63,7 @@ def challenge_body(challenge: Challenge, player: Player) -> dict[str, Any]:
 @blp.arguments(ChallengeSchema)
 @blp.response(201, ChallengeAnswerSchema, description="The challenge, open")
 @documented(blp, *BODY, 401, 404)
+@spends_storage(blp, storage_costs.CHALLENGE)
 @rate_limited(blp, "challenge")
 @rate_limited(blp, "account")
 def create_challenge(body: dict[str, Any]):
@@ -104,6 +106,7 @@ def get_challenge(challenge_id: str):
 @blp.arguments(EmptySchema)
 @blp.response(200, AcceptedChallengeSchema, description="The game, and your seat's token")
 @documented(blp, *BODY, 401, 403, 404, 409, 412)
+@spends_storage(blp, storage_costs.CREATE_WITH_BOT)  # its game is created, seated
 @rate_limited(blp, "account")
 @blp.doc(responses={200: {"headers": NO_STORE_DOC}})
 def accept_challenge(body: dict[str, Any], challenge_id: str):

@@ -24,7 +24,7 @@ from service.api.common import (
 )
 from service.api.links import AFTER_MOVE
 from service.api.problems import BODY, TOKEN, Problem, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import command_cost, rate_limited, spends_storage
 from service.api.schemas import (
     CommandResultSchema,
     ContributionSchema,
@@ -52,6 +52,7 @@ _DOC = {
 @blp.arguments(PassSchema())
 @blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@spends_storage(blp, command_cost)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def pass_cards(body: dict[str, Any], game_id: str):
@@ -65,6 +66,7 @@ def pass_cards(body: dict[str, Any], game_id: str):
 @blp.arguments(PlaySchema())
 @blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@spends_storage(blp, command_cost)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def play(body: dict[str, Any], game_id: str):
@@ -78,6 +80,7 @@ def play(body: dict[str, Any], game_id: str):
 @blp.arguments(MoonSchema())
 @blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@spends_storage(blp, command_cost)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def moon(body: dict[str, Any], game_id: str):
@@ -95,6 +98,7 @@ _CONTRIBUTION = ContributionSchema()
 @blp.arguments(_CONTRIBUTION)
 @blp.response(200, CommandResultSchema, headers=HEAD_DOC)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@spends_storage(blp, command_cost)
 @rate_limited(blp, "command")
 @blp.doc(**_DOC)
 def contribute(body: dict[str, Any], game_id: str):

@@ -27,10 +27,12 @@ from service.api.links import AFTER_CREATE
 from service.api.problems import BODY, Problem, documented
 from service.api.rate_limits import (
     all_bots,
+    create_cost,
     player_key,
     preset_deals,
     rate_limited,
     seats_a_bot,
+    spends_storage,
 )
 from service.api.schemas import (
     CreatedSchema,
@@ -54,6 +56,7 @@ blp = Blueprint("games", __name__, url_prefix="/api/v1/games", description="Crea
 @blp.response(201, CreatedSchema, description="The game; Location points at it")
 @documented(blp, *BODY, 401, 409, 503)
 @blp.doc(security=OPTIONAL_BEARER_DOC)
+@spends_storage(blp, create_cost)
 @rate_limited(blp, "bot_games", unless=lambda: not all_bots())
 @rate_limited(blp, "bot_seats", unless=lambda: not seats_a_bot())
 @rate_limited(blp, "preset_deals", unless=lambda: not preset_deals(), cost=preset_deals)

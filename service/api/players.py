@@ -12,9 +12,10 @@ from flask import current_app
 from flask_smorest import Blueprint
 
 from domain.views import awaiting
+from service.api import storage_costs
 from service.api.common import BEARER_DOC, NO_STORE, NO_STORE_DOC, json_response, token
 from service.api.problems import BODY, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import rate_limited, spends_storage
 from service.api.schemas import (
     AccountKeySchema,
     AccountSchema,
@@ -41,6 +42,7 @@ def _player(player: Player) -> dict[str, Any]:
 @blp.arguments(RegisterSchema)
 @blp.response(201, AccountKeySchema, description="The player and its key (shown only this once)")
 @documented(blp, *BODY, 409)
+@spends_storage(blp, storage_costs.REGISTER)
 @rate_limited(blp, "register")
 @blp.doc(responses={201: {"headers": NO_STORE_DOC}})
 def register(body: dict[str, Any]):

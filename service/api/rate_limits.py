@@ -9,6 +9,9 @@ Per client address and per player key: the preset deals games are created with, 
 hit (issue 42: a create's deals are ~26 KB of Redis a hundred, kept until the game is over).
 Per player key: challenges sent (issue 44) and tournaments created, keyed by the key's
 SHA-256 as a token's are.
+Per client address and per player key, on every write path besides its own limits: one storage
+budget, counted in KiB, each request costing what it stores (``storage_costs``; issue 42: the
+per-path limits let a client mixing paths add more than any one of them).
 Per token: commands (pass, play, moon, a seat handed to a bot), keyed by the token's SHA-256 (the
 credential the game stores), never by the token itself; a request without a usable token counts
 against its address. A request over a limit gets 429 ``rate-limited`` (problem+json) with
@@ -39,8 +42,11 @@ import redis.cluster
 from flask import Flask, Response, current_app, g, request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
+from limits import parse_many
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from service.api import storage_costs
+from service.api.common import service
 from service.api.problems import PROBLEM_JSON, Problem, problem_response
 from service.api.schemas import MAX_DEALS, PROBLEM_DOC
 from service.app.auth import Unauthorized, bearer_token, credential_of
@@ -129,7 +135,13 @@ KINDS = {
     "tournament": Kind("rate_limit_tournament", by_token, "tournaments created per player key"),
     # Keyed by the bearer's credential: a player's key, however many addresses it is used from.
     "challenge": Kind("rate_limit_challenge", by_token, "challenges sent per player key"),
+    # One budget of Redis bytes (KiB) that every write path spends from, each request its cost
+    # (service/api/storage_costs.py): against the address, and against the player's key the
+    # request carries (``spends_storage``).
+    "storage": Kind("rate_limit_storage", by_address, "KiB stored per client address"),
+    "storage_key": Kind("rate_limit_storage", by_player_key, "KiB stored per player key"),
 }
+STORAGE_KINDS = ("storage", "storage_key")
 
 Cost = int | Callable[[], int]
 # endpoint -> its limits, each (kind, when the request is exempt, what it costs): filled as the
@@ -176,6 +188,21 @@ def rate_limited(
     return decorate
 
 
+def spends_storage(
+    blp: Any, cost: Cost, *, endpoint: str | None = None, unless: Callable[[], bool] | None = None
+) -> Callable[[Callable], Callable]:
+    """Mark an operation as spending ``cost`` KiB (or a function of the request giving them) of
+    its client's storage budget: its address's and, when it carries a player's key, that key's
+    too. Apply it above the operation's own limit, which documents the 429."""
+
+    def without_key() -> bool:
+        return player_key() is None or (unless is not None and unless())
+
+    by_addr = rate_limited(blp, "storage", unless=unless, endpoint=endpoint, cost=cost)
+    by_key = rate_limited(blp, "storage_key", unless=without_key, endpoint=endpoint, cost=cost)
+    return lambda view: by_addr(by_key(view))
+
+
 def install(app: Flask, settings: Settings, client: Any) -> None:
     """Trust X-Forwarded-For as the settings say, and limit the marked operations of ``app``
     (unless ``settings.rate_limits`` is False) with counters in ``client``'s Redis."""
@@ -200,13 +227,69 @@ def install(app: Flask, settings: Settings, client: Any) -> None:
             view = app.view_functions.get(endpoint)
             if view is None or value == OFF:
                 continue
+            deduct = None
+            if kind in STORAGE_KINDS:
+                cost = _at_most(cost, min(item.amount for item in parse_many(value)))
+                deduct = _stored
             # One counter per kind (scope), whichever of its operations is asked: the four
             # commands of a token share one budget.
             decorate = limiter.shared_limit(
-                value, scope=kind, key_func=KINDS[kind].key, exempt_when=unless, cost=cost
+                value,
+                scope=kind,
+                key_func=KINDS[kind].key,
+                exempt_when=unless,
+                cost=cost,
+                deduct_when=deduct,
             )
             app.view_functions[endpoint] = decorate(view)
     app.register_error_handler(RateLimitExceeded, _too_many)
+
+
+def _at_most(cost: Cost, most: int) -> Cost:
+    """A storage cost no more than the budget: a game of bots only of 500 points (~4 MB) is let
+    through with a whole minute's budget spent, rather than refused for ever. Worked out once a
+    request: it is tested before the view and deducted after it (``_stored``), when the game
+    it was read from may have changed (a hand-over is no longer one)."""
+    if not callable(cost):
+        return max(1, min(cost, most))
+
+    def once() -> int:
+        known = g.setdefault("storage_costs", {})
+        if cost not in known:
+            known[cost] = max(1, min(cost(), most))
+        return known[cost]
+
+    return once
+
+
+def _stored(response: Response) -> bool:
+    """Whether a request spends its storage cost: only what was stored (a 2xx; a request
+    refused, by a limit or by the view, stored nothing). Tested before the view, deducted
+    after: requests in flight at once may pass a budget by their own costs."""
+    return response.status_code < 400
+
+
+def create_cost() -> int:
+    """The KiB a create stores, from its body as ``_before`` parsed it."""
+    return storage_costs.create(g.get("json_body"))
+
+
+def command_cost() -> int:
+    """The KiB a seat's command stores: its event and the moves of the bots it sets off, by
+    the game's bots as this process has it (the one it decides the command on). A game it
+    cannot read (the view answers that) costs as one with three bots."""
+    game_id = str((request.view_args or {}).get("game_id"))
+    try:
+        snap = service().cached(game_id) or service().snapshot(game_id)
+    except Exception:
+        return storage_costs.command(3)
+    seats = snap.state.state.seats
+    return storage_costs.command(min(3, sum(1 for seat in seats if seat.bot is not None)))
+
+
+def import_cost() -> int:
+    """The KiB an import keeps hot until it is archived: by its body's length."""
+    return storage_costs.imported(request.content_length)
 
 
 def all_bots() -> bool:

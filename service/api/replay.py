@@ -43,7 +43,7 @@ from service.api.common import (
 from service.api.departures import Departures
 from service.api.event_ids import MAX_SEQ, SeqParameter, game_seq
 from service.api.problems import BODY, documented
-from service.api.rate_limits import client, rate_limited
+from service.api.rate_limits import client, import_cost, rate_limited, spends_storage
 from service.api.schemas import (
     AuditSchema,
     EventsPageSchema,
@@ -445,6 +445,7 @@ def _import_body_limit() -> None:
     200, schema=ImportedSchema, description="This export was imported before: that game"
 )
 @documented(blp, *BODY, 409)
+@spends_storage(blp, import_cost)
 @rate_limited(blp, "import")
 @blp.doc(
     parameters=[IDEMPOTENCY_DOC],

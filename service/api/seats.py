@@ -8,6 +8,7 @@ from flask import g, request
 from flask_smorest import Blueprint
 
 from domain.commands import ReturnToSeat, SetSeatBot
+from service.api import storage_costs
 from service.api.common import (
     BEARER_DOC,
     IDEMPOTENCY_DOC,
@@ -28,7 +29,7 @@ from service.api.common import (
 from service.api.links import AFTER_JOIN
 from service.api.players import players
 from service.api.problems import BODY, TOKEN, Problem, documented
-from service.api.rate_limits import rate_limited
+from service.api.rate_limits import command_cost, rate_limited, spends_storage
 from service.api.schemas import (
     CommandResultSchema,
     EmptySchema,
@@ -48,6 +49,7 @@ blp = Blueprint("seats", __name__, url_prefix="/api/v1/games", description="Join
 @blp.arguments(JoinSchema)
 @blp.response(201, JoinedSchema, description="Your seat and its token (shown only this once)")
 @documented(blp, *BODY, 401, 403, 404, 409, 412)
+@spends_storage(blp, storage_costs.JOIN)
 @rate_limited(blp, "join")
 @blp.doc(
     parameters=[JOIN_IDEMPOTENCY_DOC],
@@ -118,6 +120,7 @@ def resume(body: dict[str, Any], game_id: str, seat: int):
 @blp.arguments(SeatBotSchema)
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412, 503)
+@spends_storage(blp, lambda: _hand_over_cost())
 @rate_limited(blp, "command")
 @rate_limited(blp, "bot_games", unless=lambda: not _hands_over_the_last_person())
 @blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
@@ -154,6 +157,7 @@ def set_bot(body: dict[str, Any], game_id: str, seat: int):
 @blp.arguments(EmptySchema)
 @blp.response(200, CommandResultSchema)
 @documented(blp, *BODY, *TOKEN, 404, 409, 412)
+@spends_storage(blp, command_cost)
 @rate_limited(blp, "command")
 @blp.doc(parameters=[IDEMPOTENCY_DOC, IF_MATCH_DOC], security=BEARER_DOC)
 def back(body: dict[str, Any], game_id: str, seat: int):
@@ -192,6 +196,19 @@ def _hands_over_the_last_person() -> bool:
         return False
     others = [s for n, s in enumerate(state.seats) if n != seat]
     return state.seats[seat].bot is None and all(s.bot is not None for s in others)
+
+
+def _hand_over_cost() -> int:
+    """A hand-over of the last seat a person plays spends what a game of bots only of its rules
+    stores (its bots play the rest at a person's pace, but all of it is stored); any other
+    costs as a command."""
+    if not _hands_over_the_last_person():
+        return command_cost()
+    try:
+        state = service().snapshot(str((request.view_args or {})["game_id"])).state.state
+    except Exception:  # gone since: the view answers that
+        return command_cost()
+    return storage_costs.bot_game(state.rules)
 
 
 def _own_seat(game_id: str, seat: int, tok: str | None) -> Snapshot[StoredGame]:

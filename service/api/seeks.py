@@ -15,12 +15,13 @@ from flask import Response, current_app, request
 from flask_smorest import Blueprint
 
 from domain.clock import iso
+from service.api import storage_costs
 from service.api.common import BEARER_DOC, NO_STORE, json_response, snapshot_view, token
 from service.api.departures import Departures
 from service.api.event_ids import notice_id
 from service.api.players import players
 from service.api.problems import BODY, documented
-from service.api.rate_limits import by_address, client, rate_limited
+from service.api.rate_limits import by_address, client, rate_limited, spends_storage
 from service.api.replay import EVENT_STREAM, TEXT, event_stream, wants_stream
 from service.api.schemas import (
     PlayerEventsQuery,
@@ -74,6 +75,7 @@ def seek_body(seek: Seek) -> dict[str, Any]:
 @blp.arguments(SeekSchema)
 @blp.response(201, SeekAnswerSchema, description="The seek: waiting, or matched at once")
 @documented(blp, *BODY, 401, 409, 429)
+@spends_storage(blp, storage_costs.SEEK)
 @rate_limited(blp, "account")
 def post_seek(body: dict[str, Any]):
     """Seek a table: you are paired with other seekers of the same kind of table whose ratings

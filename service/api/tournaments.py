@@ -32,11 +32,12 @@ from domain.tournament.errors import TournamentStepRefused
 from domain.tournament.events import Format
 from domain.tournament.matchpoints import half_matchpoints
 from projections.tournaments import ended_results, standings_rows
+from service.api import storage_costs
 from service.api.common import BEARER_DOC, json_response, token
 from service.api.event_ids import game_seq
 from service.api.players import players
 from service.api.problems import BODY, Problem, documented
-from service.api.rate_limits import client, rate_limited
+from service.api.rate_limits import client, rate_limited, spends_storage
 from service.api.replay import (
     EVENT_STREAM,
     TEXT,
@@ -257,6 +258,7 @@ def arena_summary(state: Tournament) -> dict[str, Any] | None:
 @blp.arguments(CreateTournamentSchema)
 @blp.response(201, TournamentSchema)
 @documented(blp, *BODY, 401, 403, 404, 409)
+@spends_storage(blp, storage_costs.TOURNAMENT)
 @rate_limited(blp, "tournament")
 def create(body: dict[str, Any]):
     """Create a tournament (registered players only): ``format`` duplicate (``rounds`` and
@@ -297,6 +299,7 @@ def get(tournament_id: str):
 @blp.arguments(EnterSchema)
 @blp.response(200, TournamentSchema)
 @documented(blp, *BODY, 401, 403, 404, 409)
+@spends_storage(blp, storage_costs.ENTRY)
 @rate_limited(blp, "account")
 def enter(body: dict[str, Any], tournament_id: str):
     """Enter with your key. ``stand_in``: a bot strategy that plays your boards (a bot

@@ -31,8 +31,15 @@ def hearts():
     # Rated games have a turn clock, at which bots standing in for every person play at a
     # person's pace (bot_away_pace): no pace here, or the farm's games take minutes.
     # Each farm game ends as a game of bots only made by hand-overs, which counts against
-    # the all-bot limit of the address (issue 42): lifted here, the ratings are the point.
-    settings = Settings(key_prefix="farm", bot_away_pace=0, rate_limit_bot_games="1000/minute")
+    # the all-bot limit of the address (issue 42), and spends a game of bots' bytes from its
+    # storage budget (nine games in seconds: ~2.6 MB): both lifted here, the ratings are the
+    # point.
+    settings = Settings(
+        key_prefix="farm",
+        bot_away_pace=0,
+        rate_limit_bot_games="1000/minute",
+        rate_limit_storage="off",
+    )
     app = create_app(settings, redis=redis)
     yield Hearts(app.test_client())
     app.extensions["hearts.bots_stop"]()

@@ -25,6 +25,7 @@ def limited_app(key_prefix: str, redis: Any = None, **limits: Any):
     kinds = ("create", "join", "import", "stream", "command", "register", "account", "analysis")
     kinds += ("bot_games", "long_reads", "preset_deals")
     values = {f"rate_limit_{k}": "1000/minute" for k in kinds}
+    values["rate_limit_storage"] = "1000000/minute"  # KiB: high as well
     values.update(limits)
     settings = Settings(key_prefix=key_prefix, rate_limits=True, **values)
     if redis is None:

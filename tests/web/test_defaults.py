@@ -151,7 +151,8 @@ def test_swagger_ui_shows_code_not_doubled_backticks(browser: Browser, web_serve
     page = browser.new_page()
     page.goto(f"{web_server}/api/v1/docs")
     summaries = page.locator(".opblock-summary-description")
-    expect(summaries.first).to_be_visible()
+    # The document is built on its first request (lazily, HeartsApi): seconds on a busy machine.
+    expect(summaries.first).to_be_visible(timeout=60_000)
     assert not [text for text in summaries.all_inner_texts() if "`" in text]
     # A description is Markdown: the docstring's ``replayed`` shows as code.
     join = page.locator("#operations-seats-joinGame")

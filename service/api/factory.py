@@ -24,6 +24,7 @@ from service.api.departures import Departures
 from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
+from service.api.routing import HeartsFlask
 from service.api.schemas import ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.abandonment import start_abandonment
@@ -162,7 +163,7 @@ def create_app(
     """The app. ``redis`` (a client, e.g. fakeredis in tests) overrides ``settings.redis_url``."""
     settings = settings or Settings.from_env()
     injected = redis is not None or service is not None
-    app = Flask("hearts")
+    app = HeartsFlask("hearts")  # url builders compiled once a process (service/api/routing.py)
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_TITLE="Hearts",

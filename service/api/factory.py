@@ -25,7 +25,7 @@ from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
 from service.api.routing import HeartsFlask
-from service.api.schemas import ProblemSchema
+from service.api.schemas import PROBLEM_DOC, ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.abandonment import start_abandonment
 from service.app.archiver import Archiver, start_archiver
@@ -74,8 +74,8 @@ class HeartsApi(Api):
     def _register_responses(self) -> None:
         for status in http.HTTPStatus:
             response: dict[str, Any] = {"description": status.phrase}
-            if status >= 400:
-                response["schema"] = self.ERROR_SCHEMA
+            if status >= 400:  # one instance: apispec instantiates a class at each status
+                response["schema"] = PROBLEM_DOC
             prepare_response(response, self.spec, PROBLEM_JSON)
             self.spec.components.response(status.name, response, lazy=True)
 

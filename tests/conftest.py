@@ -9,6 +9,19 @@ or starts its own with :func:`tests.redis_helpers.start_redis_server`.
 from __future__ import annotations
 
 import os
+import sys
+
+# --- Compiled files ---------------------------------------------------------------------------
+
+# A shell with PYTHONDONTWRITEBYTECODE=1 (this workplace's, many containers') made every process
+# the suite starts compile every module it imports, and every xdist worker rewrite every test
+# module's asserts from source: ~20 CPU-seconds a worker, ~0.7 s a `hearts serve` or child. The
+# suite keeps its compiled files (in __pycache__, git-ignored) whatever the shell says: set here,
+# before the test modules are imported, and in the environment its workers and children inherit.
+if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager

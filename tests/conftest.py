@@ -9,6 +9,19 @@ or starts its own with :func:`tests.redis_helpers.start_redis_server`.
 from __future__ import annotations
 
 import os
+import sys
+
+# --- Compiled files ---------------------------------------------------------------------------
+
+# A shell with PYTHONDONTWRITEBYTECODE=1 (this workplace's, many containers') made every process
+# the suite starts compile every module it imports, and every xdist worker rewrite every test
+# module's asserts from source: ~20 CPU-seconds a worker, ~0.7 s a `hearts serve` or child. The
+# suite keeps its compiled files (in __pycache__, git-ignored) whatever the shell says: set here,
+# before the test modules are imported, and in the environment its workers and children inherit.
+if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -209,3 +222,50 @@ def blob_store(request, tmp_path):
     from tests.blob_helpers import make_blob_store
 
     return make_blob_store(request, request.param, tmp_path)
+
+
+# --- The order files are handed to xdist's workers ---------------------------------------------
+
+# `--dist loadfile` hands each worker a whole file at a time, in the order of the collection
+# (`--no-loadscope-reorder` in pyproject.toml: xdist's own order, most tests first, put a file of
+# one long test, as the arena's 90 s, last, where it was the run's tail on one worker while the
+# other had nothing left). The files that take longest on their worker go first, longest first
+# (measured with `--junitxml`, docs/testing.md); the rest keep the most-tests-first order, so
+# the many short files even out the two workers at the end.
+LONGEST_FIRST = (
+    # Its arena lasts 60 s and its grace 30 s however fast the machine: first, on a quiet one.
+    "tests/tournaments/test_arena_serve.py",
+    # The rest by their time in a whole run on 28 November 2026 (load average ~15), longest first.
+    "tests/web/test_pages.py",
+    "tests/security/test_stalling.py",
+    "tests/projections/test_projector.py",
+    "tests/openapi/test_raised_problems.py",
+    "tests/openapi/test_conformance.py",
+    "tests/security/test_seek_pools.py",
+    "tests/test_children.py",
+    "tests/web/test_ratings.py",
+    "tests/web/test_table.py",
+    "tests/archive/test_readers.py",
+    "tests/transparency/test_api.py",
+    "tests/test_checklists.py",
+    "tests/api/test_contributions.py",
+    "tests/projections/test_ratings.py",
+    "tests/replay/test_api_replay.py",
+    "tests/security/test_long_work.py",
+    "tests/web/test_defaults.py",
+    "tests/bots/test_analysis.py",
+    "tests/api/test_redaction.py",
+    "tests/security/test_bounded_work.py",
+    "tests/web/test_analysis.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.pluginmanager.has_plugin("randomly"):
+        return  # `-p randomly`: a shuffled order is the point of that run
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    order = sorted(files, key=lambda path: (rank.get(path, len(rank)), -len(files[path])))
+    items[:] = [item for path in order for item in files[path]]

@@ -24,7 +24,8 @@ from service.api.departures import Departures
 from service.api.examples import ExamplesPlugin
 from service.api.problems import PROBLEM_JSON, Problem
 from service.api.projections import start_in_process_projector
-from service.api.schemas import ProblemSchema
+from service.api.routing import HeartsFlask
+from service.api.schemas import PROBLEM_DOC, ProblemSchema
 from service.api.security_headers import add_security_headers
 from service.app.abandonment import start_abandonment
 from service.app.archiver import Archiver, start_archiver
@@ -73,8 +74,8 @@ class HeartsApi(Api):
     def _register_responses(self) -> None:
         for status in http.HTTPStatus:
             response: dict[str, Any] = {"description": status.phrase}
-            if status >= 400:
-                response["schema"] = self.ERROR_SCHEMA
+            if status >= 400:  # one instance: apispec instantiates a class at each status
+                response["schema"] = PROBLEM_DOC
             prepare_response(response, self.spec, PROBLEM_JSON)
             self.spec.components.response(status.name, response, lazy=True)
 
@@ -162,7 +163,7 @@ def create_app(
     """The app. ``redis`` (a client, e.g. fakeredis in tests) overrides ``settings.redis_url``."""
     settings = settings or Settings.from_env()
     injected = redis is not None or service is not None
-    app = Flask("hearts")
+    app = HeartsFlask("hearts")  # url builders compiled once a process (service/api/routing.py)
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_TITLE="Hearts",

@@ -313,9 +313,11 @@ class RedisEventStore:
         pipe.xrange(key, f"{version}-0", "+")
         pipe.xlen(key)
         entries, length = pipe.execute()
-        if not entries and length == 0:
+        if length == 0:  # no stream: none yet, or moved to the archive (maybe between the two)
             archived = self._archived(game_id)
-            if archived is not None and version <= len(archived):
+            if archived is not None:
+                if version > len(archived):
+                    return None, []
                 return archived[version - 1].hash, archived[version:]
         if not entries or seq_of(entries[0][0]) != version:
             return None, []

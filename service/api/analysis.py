@@ -28,9 +28,10 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
+from service.api import storage_costs
 from service.api.common import json_response, service
 from service.api.problems import BODY, documented
-from service.api.rate_limits import client, rate_limited
+from service.api.rate_limits import client, rate_limited, spends_storage
 from service.api.replay import EVENT_STREAM, TEXT, wants_stream
 from service.app.analysis import AnalysisJobs
 from service.app.errors import AnalysisNotStarted
@@ -107,6 +108,9 @@ class AnalysisJob(MethodView):
     @blp.arguments(AnalysisRequestSchema)
     @blp.response(202, AnalysisStatusSchema, description="Started, under way or done: GET Location")
     @documented(blp, *BODY, 404, 409, 503)
+    @spends_storage(
+        blp, storage_costs.ANALYSIS, endpoint="AnalysisJob", unless=lambda: request.method != "POST"
+    )
     @rate_limited(blp, "analysis", endpoint="AnalysisJob", unless=lambda: request.method != "POST")
     def post(self, body: dict, game_id: str, number: int):
         """Start the analysis of finished hand ``number``; its status and where to follow it."""

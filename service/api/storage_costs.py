@@ -44,6 +44,9 @@ CHALLENGE = 2
 ENTRY = 1
 # A seek (14.1 KB each: twenty seeks of twenty players matched as five dealt games).
 SEEK = 14
+# A hand's analysis, kept (service/store/analyses.py, KEPT_SECONDS): 18.9-21.0 KB of JSON for
+# three one-hand games of bots at the default budget, a string of that length in Redis.
+ANALYSIS = 24
 # A tournament created (its log's first entries; its games are the entrants' to pay).
 TOURNAMENT = 10
 # An import keeps its events hot until the archiver's next pass: ~1.7 B of Redis a byte of

@@ -11,14 +11,25 @@ An analysis is a function of the hand (a finished hand never changes), the analy
 (``bots.analysis.ANALYSIS_VERSION``) and the budget in deals, for the default seed: so a key
 names its document for good and a write may race another only with the same bytes. Analyses
 under a time budget or another seed depend on more than the key says and are not kept.
+
+A kept analysis is a cache of that function, not a record: it lives ``KEPT_SECONDS`` after it
+was worked out, and one asked for after that is worked out again. Without the bound every hand
+anybody ever had analysed would stay in Redis for good (~20 KB each), beside games that long
+moved to the archive.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
+import redis
+
 from service.store.event_store import RedisEventStore
+
+# How long an analysis is kept after it was worked out (docs/operations.md, the retention table).
+KEPT_SECONDS = 30 * 24 * 3600
 
 
 class AnalysisStore:
@@ -36,8 +47,17 @@ class AnalysisStore:
         )
 
     def get(self, game_id: str, number: int, version: int, samples: int) -> dict[str, Any] | None:
-        raw = self.redis.get(self.key(game_id, number, version, samples))
-        return None if raw is None else json.loads(raw)
+        key = self.key(game_id, number, version, samples)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(key)
+        pipe.ttl(key)
+        raw, ttl = pipe.execute()
+        if raw is None:
+            return None
+        if ttl == -1:  # kept before analyses had a time to live: given one now
+            with contextlib.suppress(redis.RedisError):  # a refused write leaves the read be
+                self.redis.expire(key, KEPT_SECONDS)
+        return json.loads(raw)
 
     def put(
         self, game_id: str, number: int, version: int, samples: int, document: dict[str, Any]
@@ -45,6 +65,7 @@ class AnalysisStore:
         self.redis.set(
             self.key(game_id, number, version, samples),
             json.dumps(document, separators=(",", ":")),
+            ex=KEPT_SECONDS,
         )
 
     def job_key(self, game_id: str, number: int, version: int, samples: int) -> str:

@@ -7,10 +7,11 @@ import json
 import pytest
 import redis
 
-from bots.analysis import AnalysisBudget
+from bots.analysis import ANALYSIS_VERSION, AnalysisBudget
 from service.app.analysis import HandAnalyst
 from service.app.errors import GameNotFound, HandInProgress, HandNotFound
 from service.cli import main
+from service.store.analyses import KEPT_SECONDS
 from service.store.event_store import RedisEventStore
 from tests.replay.helpers import play_game
 
@@ -64,6 +65,21 @@ def test_asking_twice_returns_the_kept_analysis(store, game) -> None:
     assert store.redis.exists(analyst.kept.key(game, 1, first["version"], 4))
     with pytest.raises(GameNotFound):
         analyst.document("no-such-game", 1, small)
+
+
+def test_a_kept_analysis_expires_and_is_worked_out_again(store, game) -> None:
+    """Kept for KEPT_SECONDS after it was worked out (every stored byte has an end), one kept
+    before there was a time to live is given one when read, and one gone is worked out again."""
+    analyst = HandAnalyst(store)
+    small = AnalysisBudget(samples=4)
+    first, _ = analyst.document(game, 1, small)
+    key = analyst.kept.key(game, 1, ANALYSIS_VERSION, small.samples)
+    assert KEPT_SECONDS - 60 < store.redis.ttl(key) <= KEPT_SECONDS
+    store.redis.persist(key)  # as kept before analyses expired
+    assert analyst.document(game, 1, small) == (first, True)
+    assert KEPT_SECONDS - 60 < store.redis.ttl(key) <= KEPT_SECONDS
+    store.redis.delete(key)  # its time is up
+    assert analyst.document(game, 1, small) == (first, False)
 
 
 def test_the_command_prints_text_or_json_and_refuses_a_hand_in_play(store, game, capsys) -> None:

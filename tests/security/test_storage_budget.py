@@ -161,3 +161,51 @@ def test_a_person_creating_a_few_games_and_playing_them_is_never_refused(key_pre
     for _ in range(3):
         game_id, tokens = hearts.new_game(humans=1, rules={"hand_limit": 1})
         assert hearts.play_out(game_id, tokens)["phase"] == "finished"
+
+
+# Every operation that is not a GET stores something, unless it is named here with what it does
+# to Redis instead: a new write operation must spend the budget or say here why not.
+STORES_NOTHING_NEW = {
+    "POST /api/v1/challenges/<challenge_id>/cancel": "the challenge's record, rewritten in place",
+    "POST /api/v1/challenges/<challenge_id>/decline": "the challenge's record, rewritten in place",
+    "POST /api/v1/games/<game_id>/verify": "a check of a head: reads only",
+    "POST /api/v1/log/checkpoint": "a witness's cosignature, kept for the newest 1,024 sizes only",
+    "POST /api/v1/players/me/key": "the key's hash, replaced",
+    "DELETE /api/v1/players/me/key": "the key's hash, emptied",
+    "DELETE /api/v1/seeks/<seek_id>": "the seek, removed",
+    "POST /api/v1/tournaments/<tournament_id>/cancel": "one event, once a tournament",
+    "DELETE /api/v1/tournaments/<tournament_id>/entries/me": "one event; its entry paid ENTRY",
+    "POST /api/v1/tournaments/<tournament_id>/start": "its tables, seats its entries paid for",
+}
+
+
+def test_every_write_operation_spends_the_budget_or_says_why_not(key_prefix):
+    from service.api.rate_limits import _MARKED
+
+    app = app_with(key_prefix)
+    unmarked = set()
+    for rule in app.url_map.iter_rules():
+        kinds = {kind for kind, _, _ in _MARKED.get(rule.endpoint, [])}
+        for method in sorted(rule.methods - {"GET", "HEAD", "OPTIONS"}):
+            if not {"storage", "storage_key"} <= kinds:
+                unmarked.add(f"{method} {rule.rule}")
+    assert unmarked == set(STORES_NOTHING_NEW)
+
+
+def test_resuming_a_seat_again_and_again_meets_the_budget(key_prefix):
+    """A resume appends its event to the game's log (it was counted by no budget before)."""
+    app = app_with(key_prefix, rate_limit_storage="10/minute")
+    client = app.test_client()
+    key = client.post("/api/v1/players", json={"name": "Resumer"}, environ_base=HOME)
+    key = key.get_json()["key"]
+    game = client.post(GAMES, json={"seats": [None] * 4}, environ_base=HOME).get_json()["id"]
+    joined = client.post(f"{GAMES}/{game}/seats", json={}, headers=auth(key), environ_base=AWAY)
+    assert joined.status_code == 201, joined.get_json()
+    resume = f"{GAMES}/{game}/seats/{joined.get_json()['seat']}/resume"
+    answers = [client.post(resume, json={}, headers=auth(key), environ_base=AWAY) for _ in range(6)]
+    statuses = [answer.status_code for answer in answers]
+    # The key has spent the join's 3 KiB of its 10: three resumes of 2 KiB each, then no more.
+    assert statuses == [200, 200, 200, 429, 429, 429]
+    assert_limited(answers[-1])
+    version = client.get(f"{GAMES}/{game}", environ_base=HOME).get_json()["version"]
+    assert version == answers[2].get_json()["version"]  # nothing appended after the refusal

@@ -29,7 +29,8 @@ def _pytest(folder: Path, log: Path | None) -> subprocess.CompletedProcess:
     env["PYTHONPATH"] = str(ROOT)
     if log is not None:
         env[ENV] = str(log)
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "bench.suite_cpu", "-c", "/dev/null"]
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "bench.suite_cpu"]
+    args += ["-c", "/dev/null"]  # not this project's addopts: one process, the file's order
     args += ["--rootdir", str(folder), str(folder)]
     done = children.run(args, cwd=folder, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

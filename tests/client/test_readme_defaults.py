@@ -80,12 +80,14 @@ def readme_curl_block() -> str:
     return match.group(1)
 
 
-@pytest.mark.skipif(
-    not (shutil.which("curl") and shutil.which("jq")), reason="the session needs curl and jq"
-)
 def test_the_readme_curl_session_runs_verbatim_against_the_defaults(default_server):
     """Issue 44: run as written (only the port is this server's), whatever the deal: the pass
     and the play take their cards from the answers, and the last play is refused as shown."""
+    if not (shutil.which("curl") and shutil.which("jq")):
+        # .ci/run installs both and sets this: in CI the README's session always runs.
+        if os.environ.get("HEARTS_REQUIRE_CURL"):
+            pytest.fail("HEARTS_REQUIRE_CURL is set but curl or jq is not installed")
+        pytest.skip("the session needs curl and jq (apt-get install curl jq)")
     script = readme_curl_block().replace("http://127.0.0.1:8000", default_server)
     env = {"PATH": os.environ.get("PATH", "")}
     done = subprocess.run(

@@ -99,7 +99,7 @@ def join(body: dict[str, Any], game_id: str):
 @blp.arguments(EmptySchema)
 @blp.response(200, JoinedSchema, description="The seat's new token (shown only this once)")
 @documented(blp, *BODY, 401, 403, 404, 409)
-@spends_storage(blp, command_cost)  # its event (ResumeSeat) in the game's log
+@spends_storage(blp, command_cost)  # its SeatResumed event in the game's log
 @rate_limited(blp, "account")
 @blp.doc(responses={200: {"headers": NO_STORE_DOC}})
 def resume(body: dict[str, Any], game_id: str, seat: int):

@@ -341,12 +341,17 @@ class SeekStore:
     def of_player(self, player_id: str) -> list[Seek]:
         """The player's waiting seeks (one a pool at most), oldest first: a pointer whose seek
         is gone or over is skipped."""
-        found = []
-        for pool in self.pools():
-            seek_id = self.redis.get(self.player_key(pool, player_id))
-            seek = self.get(_text(seek_id)) if seek_id is not None else None
-            if seek is not None and seek.player_id == player_id and seek.state == "waiting":
-                found.append(seek)
+        pools = self.pools()
+        pipe = self.redis.pipeline(transaction=False)
+        for pool in pools:
+            pipe.get(self.player_key(pool, player_id))
+        ids = pipe.execute()
+        pointers = [(pool, _text(i)) for pool, i in zip(pools, ids, strict=True) if i is not None]
+        pipe = self.redis.pipeline(transaction=False)  # two round trips, however many pools
+        for pool, seek_id in pointers:
+            pipe.hgetall(self.seek_key(pool, seek_id))
+        seeks = [Seek.from_hash(raw) for raw in pipe.execute() if raw]
+        found = [s for s in seeks if s.player_id == player_id and s.state == "waiting"]
         return sorted(found, key=lambda seek: seek.posted)
 
     def pools(self) -> list[str]:

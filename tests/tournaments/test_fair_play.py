@@ -44,15 +44,24 @@ def test_an_absent_player_is_stood_in_for_scores_last_and_is_withdrawn_at_two(ap
     assert all(r["place"] < rows[-1]["place"] for r in rows[:-1])
 
 
+def _four_entered(
+    app, client, name: str, entry: dict[str, str]
+) -> tuple[TournamentService, list[str], str]:
+    """A tournament of one table of one board, four players entered with ``entry``, not
+    started; nobody is counted missing (an hour's grace)."""
+    service: TournamentService = app.extensions["hearts.tournaments"]
+    service.miss_after = 3600.0
+    keys = [register(client, f"{name}{i}") for i in range(4)]
+    tid = create(client, keys[0], name=name, rounds=1, boards=1, min_players=4)["id"]
+    for k in keys:
+        client.post(f"{API}/tournaments/{tid}/entries", json=entry, headers=auth(k))
+    return service, keys, tid
+
+
 @pytest.mark.unlimited("registers 4 players")
 @pytest.mark.parametrize("redis_client", ["fake"], indirect=True)
 def test_a_player_at_their_seat_within_the_grace_misses_nothing(app, client) -> None:
-    service: TournamentService = app.extensions["hearts.tournaments"]
-    service.miss_after = 3600.0
-    keys = [register(client, f"Here{i}") for i in range(4)]
-    tid = create(client, keys[0], name="Here", rounds=1, boards=1, min_players=4)["id"]
-    for k in keys:
-        client.post(f"{API}/tournaments/{tid}/entries", json={}, headers=auth(k))
+    service, keys, tid = _four_entered(app, client, "Here", {})
     client.post(f"{API}/tournaments/{tid}/start", json={}, headers=auth(keys[0]))
     assert service.fair_play(tid) == []
     (game,) = service.load(tid).state.rounds[0].games
@@ -64,14 +73,7 @@ def test_a_player_at_their_seat_within_the_grace_misses_nothing(app, client) -> 
 def test_the_sweep_hands_a_table_waiting_on_bots_back_to_them(app, client) -> None:
     # A table of stand-ins whose place in the bots' queue was lost (a Redis failover that
     # dropped the write, say): the tournament sweep, not only the next start-up, queues it again.
-    service: TournamentService = app.extensions["hearts.tournaments"]
-    service.miss_after = 3600.0
-    keys = [register(client, f"Lost{i}") for i in range(4)]
-    tid = create(client, keys[0], name="Lost", rounds=1, boards=1, min_players=4)["id"]
-    for k in keys:
-        client.post(
-            f"{API}/tournaments/{tid}/entries", json={"stand_in": "random"}, headers=auth(k)
-        )
+    service, keys, tid = _four_entered(app, client, "Lost", {"stand_in": "random"})
     settle(app, stop=True)  # no runner: what is queued stays queued
     client.post(f"{API}/tournaments/{tid}/start", json={}, headers=auth(keys[0]))
     (game,) = service.load(tid).state.rounds[0].games

@@ -44,8 +44,6 @@ export function render(element, content) {
   element.innerHTML = content.text;
 }
 
-// A path segment for a link inside the page (#/replay/ID/N): ids are checked by the router,
-// and encoded here too so that no value can add a segment or a query.
 // An element with its text (as text, never markup) and class: the DOM-call pages' builder.
 export function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -69,6 +67,8 @@ export function labelledSelect(label, name, options, chosen) {
   return wrap;
 }
 
+// A path segment for a link inside the page (#/replay/ID/N): ids are checked by the router,
+// and encoded here too so that no value can add a segment or a query.
 export const segment = (value) => encodeURIComponent(String(value));
 
 export function showProblem(error) {

@@ -34,6 +34,7 @@ from hypothesis import settings
 
 from service.store.event_store import RedisEventStore
 from service.store.redis_server import client_for
+from tests import backends
 from tests.redis_helpers import (
     RedisServerMissing,
     start_redis_cluster,
@@ -84,10 +85,19 @@ def key_prefix() -> str:
     return f"test-{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture(params=["fake", "real", "cluster"])
+REDIS_BACKENDS = ("fake", "real", "cluster")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # Every backend for the store's tests, one a test above it (tests/backends.py).
+    backends.parametrize(metafunc, "redis_client", REDIS_BACKENDS)
+
+
+@pytest.fixture
 def redis_client(request):
     """A Redis client: a private fakeredis server, the throwaway real server, or a cluster client
-    of the throwaway 3-master cluster (the service's own client for a ``redis+cluster://`` URL)."""
+    of the throwaway 3-master cluster (the service's own client for a ``redis+cluster://`` URL);
+    which ones a test gets: tests/backends.py."""
     if request.param == "fake":
         client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     elif request.param == "real":

@@ -68,7 +68,15 @@ class ExamplesPlugin(BasePlugin):
     """Adds each operation's recorded request and success response as its examples."""
 
     def __init__(self, examples: dict[str, dict[str, Any]] | None = None) -> None:
-        self.examples = load() if examples is None else examples
+        self._examples = examples
+
+    @property
+    def examples(self) -> dict[str, dict[str, Any]]:
+        # Read when the document is first built, not with the app: most apps never build it,
+        # and parsing the 200 KB file was a tenth of building one.
+        if self._examples is None:
+            self._examples = load()
+        return self._examples
 
     def operation_helper(
         self, path: str | None = None, operations: dict | None = None, **kwargs: Any

@@ -22,7 +22,7 @@ from service.store.redis_server import client_for
 from tests.api.helpers import Hearts
 from tests.projections.helpers import drain
 
-FAST = {"score_limit": 30}  # a complete game in a few hands
+FAST = {"hand_limit": 1}  # a complete game in one hand: its length is not what is tested
 
 # The ``hub`` (tests/archive/conftest.py) of a test that needs a Redis other processes reach (a
 # subprocess, the CLI): the throwaway redis-server, archiving to disk and to S3.

@@ -28,7 +28,7 @@ from service.store.layout import (
 )
 from service.store.partitions_change import STEPS, ChangeRefused, PartitionChange
 from service.store.read_models import ProjectionStore
-from tests.archive.helpers import World, redis_of, world
+from tests.archive.helpers import FAST, World, redis_of, world
 from tests.blob_helpers import archive_url
 from tests.projections.games import GamePlan, append_all, play_game
 from tests.projections.helpers import drain
@@ -98,7 +98,7 @@ def _games(hub: World) -> dict[str, Any]:
     """Archived games, an ended one not archived yet, and live games in every phase."""
     archived = [hub.bot_game() for _ in range(2)]  # bot games: 3 a minute an address
     while not any(_moves(g) for g in archived) and len(archived) < 12:  # one moves, surely
-        game_id, tokens = hub.hearts.new_game(humans=1, rules={"score_limit": 30})
+        game_id, tokens = hub.hearts.new_game(humans=1, rules=FAST)
         hub.hearts.play_out(game_id, tokens)
         archived.append(game_id)
     hub.project()
@@ -110,12 +110,13 @@ def _games(hub: World) -> dict[str, Any]:
     more = []  # waiting games enough that several live games move (a game moves at odds 1/2)
     while sum(_moves(g) for g in [waiting, *more]) < 3 and len(more) < 30:
         more.append(hub.hearts.create([None] * 4)["id"])
-    passing, passing_tokens = hub.hearts.new_game(humans=4)
-    playing, playing_tokens = hub.hearts.new_game(humans=1, rules={"score_limit": 30})
+    # Each played out after the change: one hand does (a game's length is not the point).
+    passing, passing_tokens = hub.hearts.new_game(humans=4, rules=FAST)
+    playing, playing_tokens = hub.hearts.new_game(humans=1, rules=FAST)
     for _ in range(3):  # into the first hand, mid-trick, waiting on the human
         hub.hearts.act(playing, *next(iter(playing_tokens.items())))
     clocked, clocked_tokens = hub.hearts.new_game(
-        humans=4, rules={"time_control": "relaxed", "score_limit": 30}
+        humans=4, rules={"time_control": "relaxed", **FAST}
     )
     endpoint, body = hub.hearts.move(hub.hearts.view(passing, passing_tokens[0]))
     path = f"{API}/games/{passing}/{endpoint}"

@@ -709,15 +709,24 @@ TOKEN = (401, 403)
 def documented(blp: Any, *statuses: int) -> Callable[[Callable], Callable]:
     """Document that an operation answers ``statuses`` with a problem (problem+json)."""
 
+    def describe(status: int) -> str:
+        return (
+            f"{http.HTTPStatus(status).phrase}: a problem; its code names the rule "
+            "(GET /problems lists every type)"
+        )
+
     def decorate(view: Callable) -> Callable:
-        for status in sorted(set(statuses) | set(ANY)):
-            view = blp.alt_response(
-                status,
-                schema=PROBLEM_DOC,
-                content_type=PROBLEM_JSON,
-                description=f"{http.HTTPStatus(status).phrase}: a problem; its code names the "
-                "rule (GET /problems lists every type)",
-            )(view)
+        first, *rest = sorted(set(statuses) | set(ANY))
+        # One alt_response, its entry copied for the other statuses: each alt_response wraps
+        # the view once more (a call a request, ~8 an operation) and deep-copies its docs
+        # (a tenth of the service's import time); the document is the same.
+        view = blp.alt_response(
+            first, schema=PROBLEM_DOC, content_type=PROBLEM_JSON, description=describe(first)
+        )(view)
+        responses = view._apidoc["response"]["responses"]
+        for status in rest:
+            entry = {**responses[first][-1], "description": describe(status)}
+            responses.setdefault(status, []).append(entry)
         return view
 
     return decorate

@@ -118,14 +118,39 @@ class Hearts:
 
     def play_out(self, game_id: str, tokens: dict[int, str], max_moves: int = 3000) -> Any:
         """Every human plays legal moves until the game is finished; the final public view."""
+        seat = min(tokens)
         for _ in range(max_moves):
-            public = self.wait_for_humans(game_id, tokens)
-            if public["phase"] == "finished":
-                return public
-            waiting = [s for s in public["awaiting"] if s in tokens]
-            assert waiting, f"nobody of {sorted(tokens)} can act: {public['awaiting']}"
-            self.act(game_id, waiting[0], tokens[waiting[0]])
+            view = self.turn_view(game_id, tokens, seat)
+            if view is None:
+                return self.view(game_id)
+            seat = view["seat"]
+            endpoint, body = self.move(view)
+            response = self.post(f"/api/v1/games/{game_id}/{endpoint}", body, tokens[seat])
+            assert response.status_code == 200, response.get_json()
+            data = response.get_json()
+            self.responses.append((seat, data))
+            # The answer's view says who is awaited now: read that seat's view next.
+            seat = next((s for s in data["view"]["awaiting"] if s in tokens), seat)
         raise AssertionError("the game did not finish")
+
+    def turn_view(self, game_id: str, tokens: dict[int, str], seat: int) -> Any:
+        """The view of a seat of ``tokens`` that must act now (``seat``'s if it is its turn),
+        or None once the game is over. In an app's client, one read once its bots settled;
+        else (or when another seat is awaited) the public view first, as ``act`` reads."""
+        app = getattr(self.http, "application", None)
+        if app is not None and "hearts" in app.extensions:
+            settle(app, [game_id])
+            view = self.view(game_id, tokens[seat], seat)
+            if seat in view["awaiting"]:
+                return view
+            if view["phase"] == "finished":
+                return None
+        public = self.wait_for_humans(game_id, tokens)
+        if public["phase"] == "finished":
+            return None
+        waiting = [s for s in public["awaiting"] if s in tokens]
+        assert waiting, f"nobody of {sorted(tokens)} can act: {public['awaiting']}"
+        return self.view(game_id, tokens[waiting[0]], waiting[0])
 
 
 def poll(

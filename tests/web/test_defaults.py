@@ -193,6 +193,13 @@ def test_the_sun_is_offered_at_its_own_points(browser: Browser, web_server: str)
     page.close()
 
 
+def active_games(port: int) -> set[str]:
+    """The ids the lobby's list of games in play holds (its first page: this module's games)."""
+    status, _, listed = request(port, "GET", "/api/v1/games?active=true&limit=100")
+    assert status == 200, listed
+    return {game["id"] for game in listed["games"]}
+
+
 def test_a_game_its_players_left_leaves_the_lobby(browser: Browser, web_server: str):
     port = urlsplit(web_server).port
     status, _, waiting = request(port, "POST", "/api/v1/games", {})
@@ -204,7 +211,12 @@ def test_a_game_its_players_left_leaves_the_lobby(browser: Browser, web_server: 
     page = browser.new_page()
     page.goto(web_server + "/")
     expect(page.locator(f'.game[data-game="{left["id"]}"] .phase')).to_have_text("passing")
-    time.sleep(IDLE + 1)
+    # Until the server's list of games in play (the lobby's) leaves it out: IDLE s after its
+    # last move, not a guessed sleep past that.
+    deadline = time.monotonic() + IDLE + 30
+    while left["id"] in active_games(port):
+        assert time.monotonic() < deadline, "the idle game stayed in the lobby's list"
+        time.sleep(0.2)
     page.get_by_role("button", name="Refresh").click()
     expect(page.locator(f'.game[data-game="{waiting["id"]}"]')).to_be_visible()
     expect(page.locator(f'.game[data-game="{left["id"]}"]')).to_have_count(0)

@@ -37,3 +37,13 @@ def watch(page: Page) -> list[str]:
         ),
     )
     return seen
+
+
+# Every text the table's live region says, in order (read back at the end; it acts on nothing).
+RECORD_SAID = """
+window.__said = [];
+new MutationObserver(() => {
+  const region = document.getElementById("announce");
+  if (region && region.textContent) window.__said.push(region.textContent);
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""

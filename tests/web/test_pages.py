@@ -34,7 +34,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.replay.live import request
-from tests.web.console import watch
+from tests.web.console import RECORD_SAID, watch
 from tests.web.test_analysis import finished_hand
 
 STATES = [
@@ -381,16 +381,6 @@ def test_no_serious_violation_and_random_clicks_break_nothing(
     back_to(page, url, READY[where])
     still_works(page, scene, where, url)
     assert errors == []
-
-
-# Every text the table's live region says, in order (read back at the end; it acts on nothing).
-RECORD_SAID = """
-window.__said = [];
-new MutationObserver(() => {
-  const region = document.getElementById("announce");
-  if (region && region.textContent) window.__said.push(region.textContent);
-}).observe(document, { subtree: true, childList: true, characterData: true });
-"""
 
 
 def focused(page: Page):

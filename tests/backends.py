@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -30,19 +31,24 @@ EVERY_BACKEND_PATHS = (
 )
 
 
-def every_backend_reason(definition: pytest.Item) -> str | None:
-    """The reason of the ``every_backend`` marker; a marker without one fails the test."""
-    marker = definition.get_closest_marker("every_backend")
+def marker_reason(node: Any, name: str, example: str) -> str | None:
+    """The reason of the ``name`` marker closest to ``node``; None: not marked. A marker
+    without a reason fails the test (``example``: a marker with one, for the message)."""
+    marker = node.get_closest_marker(name)
     if marker is None:
         return None
     reason = marker.args[0] if marker.args else marker.kwargs.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         pytest.fail(
-            f"{definition.nodeid}: @pytest.mark.every_backend needs its reason, e.g. "
-            '@pytest.mark.every_backend("the cluster refuses a multi-key script here")',
-            pytrace=False,
+            f"{node.nodeid}: @pytest.mark.{name} needs its reason, e.g. {example}", pytrace=False
         )
     return reason
+
+
+def every_backend_reason(definition: Any) -> str | None:
+    """The reason of the ``every_backend`` marker; a marker without one fails the test."""
+    example = '@pytest.mark.every_backend("the cluster refuses a multi-key script here")'
+    return marker_reason(definition, "every_backend", example)
 
 
 def backends_for(definition: pytest.Item, offered: Sequence[str]) -> list[str]:

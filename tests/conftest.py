@@ -130,17 +130,8 @@ def event_store(redis_client, key_prefix) -> RedisEventStore:
 def unlimited_reason(node: pytest.Item | pytest.Collector) -> str | None:
     """The reason of the ``unlimited`` marker closest to ``node``; None: not marked. A marker
     without a reason fails the test: going beyond the limits is a choice someone explains."""
-    marker = node.get_closest_marker("unlimited")
-    if marker is None:
-        return None
-    reason = marker.args[0] if marker.args else marker.kwargs.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        pytest.fail(
-            f"{node.nodeid}: @pytest.mark.unlimited needs its reason, e.g. "
-            '@pytest.mark.unlimited("creates 40 games a second to race the matchmaker")',
-            pytrace=False,
-        )
-    return reason
+    example = '@pytest.mark.unlimited("creates 40 games a second to race the matchmaker")'
+    return backends.marker_reason(node, "unlimited", example)
 
 
 @contextmanager

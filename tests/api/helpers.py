@@ -109,6 +109,10 @@ class Hearts:
             lambda: self.view(game_id, token, seat),
             lambda v: seat in v["awaiting"] or v["phase"] == "finished",
         )
+        return self.play(game_id, seat, token, view, **headers)
+
+    def play(self, game_id: str, seat: int, token: str, view: Any, **headers: str) -> Any:
+        """The first legal move of the seat whose view this is, posted; its answer."""
         endpoint, body = self.move(view)
         response = self.post(f"/api/v1/games/{game_id}/{endpoint}", body, token, **headers)
         assert response.status_code == 200, response.get_json()
@@ -124,11 +128,7 @@ class Hearts:
             if view is None:
                 return self.view(game_id)
             seat = view["seat"]
-            endpoint, body = self.move(view)
-            response = self.post(f"/api/v1/games/{game_id}/{endpoint}", body, tokens[seat])
-            assert response.status_code == 200, response.get_json()
-            data = response.get_json()
-            self.responses.append((seat, data))
+            data = self.play(game_id, seat, tokens[seat], view)
             # The answer's view says who is awaited now: read that seat's view next.
             seat = next((s for s in data["view"]["awaiting"] if s in tokens), seat)
         raise AssertionError("the game did not finish")

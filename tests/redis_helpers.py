@@ -197,10 +197,13 @@ class LocalCluster:
 
     def wait_ok(self, timeout: float = 30.0) -> None:
         """Until every live node says cluster_state:ok and agrees on every slot's master, and
-        every replica's link to its master is up."""
+        every replica's link to its master is up and its master counts it online (WAIT counts
+        only those: a replica back from a full sync is up on its side first)."""
         deadline = time.monotonic() + timeout
         while True:
             views = []
+            replicas: dict[int, int] = {}  # replica port -> its master's port
+            online: set[int] = set()  # ports of replicas their master counts online
             for port, process in self.nodes.items():
                 if process.poll() is not None:
                     continue
@@ -220,14 +223,21 @@ class LocalCluster:
                         if ok
                         else (False, None)
                     )
+                    if replication.get("role") == "slave":
+                        replicas[port] = int(replication["master_port"])
+                    online |= _online_replicas(replication)
                 except redis.RedisError:
                     views.append((False, None))
                 finally:
                     node.close()
-            if views and all(ok for ok, _ in views) and len({str(v) for _, v in views}) == 1:
+            agreed = views and all(ok for ok, _ in views) and len({str(v) for _, v in views}) == 1
+            if agreed and set(replicas) <= online:
                 return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"cluster in {self.directory} not ok: {views}")
+                raise RuntimeError(
+                    f"cluster in {self.directory} not ok: {views}; replicas {replicas}, "
+                    f"online {online}"
+                )
             time.sleep(0.05)
 
     def restart(self, port: int) -> None:
@@ -239,6 +249,12 @@ class LocalCluster:
     def stop(self) -> None:
         for process in self.nodes.values():
             stop_redis_server(process)
+
+
+def _online_replicas(replication: dict) -> set[int]:
+    """The ports of the replicas a master's ``INFO replication`` counts online."""
+    entries = (v for k, v in replication.items() if k.startswith("slave") and isinstance(v, dict))
+    return {int(v["port"]) for v in entries if v.get("state") == "online"}
 
 
 def start_redis_cluster(

@@ -70,6 +70,23 @@ def status_of(cls: type[BaseException]) -> int | None:
     return None if problem.status >= 500 and problem.code == "internal-error" else problem.status
 
 
+def _definition(key: object, fn: Callable[..., Any]) -> ast.stmt | None:
+    """A function's parsed definition, read once for all the operations' walks (each walk
+    keeps its own memo: a result cut short by a recursion in one walk must not stand in
+    another's)."""
+    if key not in _DEFINITIONS:
+        try:
+            source = textwrap.dedent(inspect.getsource(fn))
+        except (OSError, TypeError):
+            _DEFINITIONS[key] = None
+        else:
+            _DEFINITIONS[key] = parse_python(source).body[0]
+    return _DEFINITIONS[key]
+
+
+_DEFINITIONS: dict[object, ast.stmt | None] = {}
+
+
 class Analysis:
     """The exceptions a function can raise, following calls into our packages."""
 
@@ -82,11 +99,9 @@ class Analysis:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = frozenset()  # a recursion stops here
-        try:
-            source = textwrap.dedent(inspect.getsource(fn))
-        except (OSError, TypeError):
+        node = _definition(key, fn)
+        if node is None:
             return frozenset()
-        node = parse_python(source).body[0]
         if owner is None:
             owner = self._owner(fn)
         scope = _Scope(self, fn, owner, node)
@@ -249,6 +264,7 @@ class _Scope:
         return set()
 
 
+@functools.cache  # the walks of all the operations ask the same few classes
 def _attribute_type(cls: type, name: str) -> Any:
     """The declared class of ``cls().name``: a class annotation, else ``self.name = param`` in
     ``__init__`` with the parameter's annotation."""

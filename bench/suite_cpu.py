@@ -44,6 +44,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         yield
         return
     own, children = _cpu()
+    at = time.time()
     started = time.monotonic()
     yield
     own_after, children_after = _cpu()
@@ -52,6 +53,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "cpu": round(own_after - own, 4),
         "children": round(children_after - children, 4),
         "wall": round(time.monotonic() - started, 4),
+        # When and where it ran, for a timeline of the run (what ran beside what).
+        "at": round(at, 3),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
     }
     # One short line an append (xdist's workers share the file): written whole.
     with open(path, "a", encoding="utf-8") as out:
@@ -73,6 +77,17 @@ def totals(rows: list[dict[str, Any]], depth: int | None) -> list[tuple[str, lis
     return sorted(sums.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))
 
 
+def span(rows: list[dict[str, Any]]) -> tuple[float, int] | None:
+    """Seconds from the first test's start to the last one's end, and how many workers ran
+    them (None for a log without the times)."""
+    timed = [r for r in rows if "at" in r]
+    if not timed:
+        return None
+    first = min(r["at"] for r in timed)
+    last = max(r["at"] + r["wall"] for r in timed)
+    return last - first, len({r["worker"] for r in timed})
+
+
 def report(rows: list[dict[str, Any]], files: int) -> str:
     cpu = sum(r["cpu"] for r in rows)
     children = sum(r["children"] for r in rows)
@@ -80,6 +95,15 @@ def report(rows: list[dict[str, Any]], files: int) -> str:
     lines = [
         f"{len(rows)} tests: {cpu:,.0f} CPU-s in the workers, {children:,.0f} in their "
         f"children, {wall:,.0f} s of tests' wall time (summed over workers)",
+    ]
+    timed = span(rows)
+    if timed is not None:
+        seconds, workers = timed
+        lines.append(
+            f"run: {seconds:,.0f} s of tests on {workers} worker(s), busy "
+            f"{wall / (seconds * workers):.0%} of it"
+        )
+    lines += [
         "",
         f"{'cpu':>8} {'children':>8} {'wall':>8} {'tests':>6}  folder",
     ]

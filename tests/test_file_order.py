@@ -3,6 +3,7 @@ each file's tests together and in the file's order."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -44,3 +45,11 @@ def test_a_shuffled_run_keeps_its_shuffle():
     items = [SimpleNamespace(nodeid=n) for n in ("tests/a.py::x", "tests/b.py::x", "tests/a.py::y")]
     conftest.pytest_collection_modifyitems(_config(randomly=True), items)
     assert [i.nodeid for i in items] == ["tests/a.py::x", "tests/b.py::x", "tests/a.py::y"]
+
+
+def test_auto_runs_two_workers_a_core(request):
+    """`-n auto` (pyproject.toml) asks this hook through xdist: a misspelt hook would be ignored
+    and leave one worker a core."""
+    cores = len(os.sched_getaffinity(0))
+    workers = request.config.hook.pytest_xdist_auto_num_workers(config=request.config)
+    assert workers == conftest.WORKERS_PER_CORE * cores == 2 * cores

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.suite_cpu import ENV, report, totals
+from bench.suite_cpu import ENV, report, span, totals
 from tests import children
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,12 @@ def test_a_run_with_the_plugin_records_every_test_and_the_report_sums_them(tmp_p
     ((name, (cpu, children_cpu, _wall, count)),) = totals(rows, None)
     assert name.endswith("test_spin.py") and count == 2
     assert cpu == spins["cpu"] + child["cpu"] and children_cpu == child["children"]
-    assert report(rows, 5).startswith("2 tests: ")
+    assert [r["worker"] for r in rows] == ["main", "main"]  # one process, no xdist
+    assert spins["at"] + spins["wall"] <= child["at"] + 0.01  # one after the other (ms rounding)
+    seconds, workers = span(rows)
+    assert workers == 1 and seconds >= spins["wall"] + child["wall"]
+    text = report(rows, 5)
+    assert text.startswith("2 tests: ") and "on 1 worker(s), busy" in text
 
 
 def test_without_its_variable_the_plugin_writes_nothing(tmp_path: Path):

@@ -11,8 +11,10 @@ import os
 import shutil
 import time
 import uuid
+from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, BrowserContext
 
 from tests.replay.live import start_server, stop_server
 
@@ -43,6 +45,36 @@ def browser_type_launch_args(browser_type_launch_args):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
     return {**browser_type_launch_args, "executable_path": binary}
+
+
+class CalmBrowser:
+    """The session's browser, whose new contexts ask for reduced motion unless told otherwise.
+
+    The table's animations (a glow on the seat to play, cards dealt in and gathered) repaint
+    while a page is open, and Playwright waits for a moving card to come to rest before it
+    clicks it: CPU and seconds for every test that is not about motion. A test of the motion
+    itself says ``reduced_motion="no-preference"``."""
+
+    def __init__(self, browser: Browser) -> None:
+        self._browser = browser
+
+    def new_context(self, **options: Any) -> BrowserContext:
+        options.setdefault("reduced_motion", "reduce")
+        return self._browser.new_context(**options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
+
+@pytest.fixture
+def browser(browser: Browser) -> CalmBrowser:
+    return CalmBrowser(browser)
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    """pytest-playwright's ``context`` and ``page`` fixtures: calm too (above)."""
+    return {**browser_context_args, "reduced_motion": "reduce"}
 
 
 # Each web_server's Redis URL and key prefix, by its base URL: for a test that writes what the

@@ -112,7 +112,9 @@ def check_last_trick(page: Page, view: dict) -> None:
 
 
 def test_a_hand_on_the_card_table_by_mouse_and_keyboard(browser: Browser, web_server: str):
-    context = browser.new_context(viewport={"width": 1200, "height": 860})
+    context = browser.new_context(
+        viewport={"width": 1200, "height": 860}, reduced_motion="no-preference"
+    )
     try:
         context.add_init_script(RECORD_MOTION)
         page = context.new_page()

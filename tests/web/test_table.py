@@ -57,10 +57,9 @@ def api(base: str, path: str, token: str | None = None):
 def screenshot(page: Page, name: str) -> None:
     folder = os.environ.get(SHOTS_ENV)
     if folder:
-        # At rest: a trick being gathered to its winner is not caught half-way.
-        page.emulate_media(reduced_motion="reduce")
+        # At rest (the tests' contexts ask for reduced motion: tests/web/conftest.py): a trick
+        # being gathered to its winner is not caught half-way.
         page.screenshot(path=str(Path(folder) / name), full_page=True)
-        page.emulate_media(reduced_motion="no-preference")
 
 
 def game_id_of(page: Page) -> str:

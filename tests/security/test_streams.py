@@ -231,7 +231,11 @@ def test_an_idle_stream_stays_open_with_keepalives_past_the_redis_socket_timeout
                 stamps.append(elapsed)
         assert len(stamps) >= 4, stamps
         gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
-        assert all(KEEPALIVE * 0.8 < gap < KEEPALIVE * 3 for gap in gaps), gaps  # on time
+        # On time: none bunched up, none late, and their pace the interval. One gap alone may
+        # fall short of it by the delay the one before it met on a loaded machine (seen: 1.17
+        # s after 1.88 s), so the pace is read over them all.
+        assert all(KEEPALIVE * 0.5 < gap < KEEPALIVE * 3 for gap in gaps), gaps
+        assert KEEPALIVE * 0.8 < sum(gaps) / len(gaps) < KEEPALIVE * 2, gaps
         join(quiet, game_id, "late")  # and it still carries the game
         assert until_joined(stream, "late")["seq"] > 1
     finally:

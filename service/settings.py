@@ -167,6 +167,9 @@ class Settings:
     # Who runs the analyses of hands (docs/analysis.md): "in-process" (a thread of the worker
     # that took the POST) or "external" (queued in Redis for `hearts analyst` processes).
     analysis_worker: str = "in-process"
+    # Sampled deals per decision of an analysis (bots/analysis.py AnalysisBudget): its accuracy
+    # against its CPU. Results are kept under it, so an API and its analysts must agree.
+    analysis_samples: int = 200
     # Who times out seats whose turn clock ran out (service/app/timekeeper.py): "in-process" (a
     # thread of every worker; the appends' version checks keep each timeout single) or
     # "external" (`hearts timekeeper` processes, sharing the partitions by leases).
@@ -383,6 +386,13 @@ def positive(raw: str) -> int:
     return value
 
 
+def at_least_two(raw: str) -> int:
+    value = int(raw)
+    if value < 2:
+        raise ValueError(raw)
+    return value
+
+
 def ipv6_prefix_length(raw: str) -> int:
     """An IPv6 network's prefix length: 1 to 128 bits."""
     value = int(raw)
@@ -462,6 +472,7 @@ _VARIABLES = (
     ("long_work_per_client", "HEARTS_LONG_WORK_PER_CLIENT", positive),
     ("long_work", "HEARTS_LONG_WORK", long_work),
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),
+    ("analysis_samples", "HEARTS_ANALYSIS_SAMPLES", at_least_two),
     ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),
     ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
     ("seek_ttl", "HEARTS_SEEK_TTL", positive),

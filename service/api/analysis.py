@@ -33,7 +33,7 @@ from service.api.common import json_response, service
 from service.api.problems import BODY, documented
 from service.api.rate_limits import client, rate_limited, spends_storage
 from service.api.replay import EVENT_STREAM, TEXT, wants_stream
-from service.app.analysis import AnalysisJobs
+from service.app.analysis import AnalysisBudget, AnalysisJobs
 from service.app.errors import AnalysisNotStarted
 from service.app.live import StreamSlots
 from service.store.analysis_queue import AnalysisQueue
@@ -85,12 +85,18 @@ def _jobs() -> AnalysisJobs:
     jobs = current_app.extensions.get("hearts.analyses")
     if jobs is None:
         store = service().store
-        external = current_app.extensions["hearts.settings"].analysis_worker == "external"
+        settings = current_app.extensions["hearts.settings"]
+        external = settings.analysis_worker == "external"
         queue = AnalysisQueue(store) if external else None  # for `hearts analyst`
         jobs = current_app.extensions.setdefault(
-            # The hand is checked on the game's cached fold, not by reading its log (issue 33).
             "hearts.analyses",
-            AnalysisJobs(store, queue=queue, game=lambda g: service().snapshot(g).state.state),
+            AnalysisJobs(
+                store,
+                budget=AnalysisBudget(samples=settings.analysis_samples),
+                queue=queue,
+                # The hand is checked on the game's cached fold, not by reading its log (33).
+                game=lambda g: service().snapshot(g).state.state,
+            ),
         )
     return jobs
 

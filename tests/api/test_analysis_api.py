@@ -20,10 +20,10 @@ SMALL = AnalysisBudget(samples=4)
 
 @pytest.fixture
 def app(key_prefix):
-    settings = Settings(key_prefix=key_prefix, sweep_on_start=False)
+    # A small budget through the setting (HEARTS_ANALYSIS_SAMPLES), as an operator sets it.
+    settings = Settings(key_prefix=key_prefix, sweep_on_start=False, analysis_samples=4)
     app = create_app(settings, redis=fakeredis.FakeRedis(server=fakeredis.FakeServer()))
     store = app.extensions["hearts"].store
-    app.extensions["hearts.analyses"] = AnalysisJobs(store, budget=SMALL)
     # Hand 1 scored (about 77 events with the creation and joins), hand 2 in play.
     play_game(store, "analysed", seed="analyse", stop_after=100)
     return app

@@ -32,6 +32,14 @@ def test_a_bad_value_is_a_config_error() -> None:
         Settings.from_env({"HEARTS_PORT": "zero"})
 
 
+def test_the_analysis_budget_is_a_setting_of_two_deals_or_more() -> None:
+    assert Settings.from_env({}).analysis_samples == 200
+    assert Settings.from_env({"HEARTS_ANALYSIS_SAMPLES": "24"}).analysis_samples == 24
+    for bad in ("1", "0", "-5", "many"):
+        with pytest.raises(ConfigError, match="HEARTS_ANALYSIS_SAMPLES"):
+            Settings.from_env({"HEARTS_ANALYSIS_SAMPLES": bad})
+
+
 def test_a_child_process_reads_back_the_same_settings() -> None:
     settings = Settings(
         redis_url="redis://127.0.0.1:1/0",
@@ -40,6 +48,7 @@ def test_a_child_process_reads_back_the_same_settings() -> None:
         projector_in_process=True,
         metrics_dir="/tmp/x",
         no_color=False,
+        analysis_samples=24,
     )
     assert Settings.from_env(settings.child_env()) == settings
 

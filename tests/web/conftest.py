@@ -92,6 +92,9 @@ def web_server(redis_server, tmp_path_factory):
         prefix,
         tmp_path_factory.mktemp("gunicorn-web"),
         HEARTS_PROJECTOR_IN_PROCESS="1",
+        # What the pages show of an analysis does not depend on its accuracy: an eighth of
+        # the default's deals (the default's own analyses: tests/client, tests/api).
+        HEARTS_ANALYSIS_SAMPLES="24",
     )
     base = f"http://127.0.0.1:{port}"
     SERVED[base] = (redis_server, prefix)

@@ -90,6 +90,12 @@ SWEEP_ANCHORS = 16  # seeks a sweep looks for a table around, per pool
 SWEEP_BUDGET = 64  # seeks a sweep expires or fills, per pool
 
 
+# Where a pairing reads the ranged seeks from: a generator of its own, so that the sweeps and
+# pairings in background threads never move the process's global ``random`` (its users' state:
+# a test framework drawing examples from it beside them, say).
+_PLACES = random.Random()
+
+
 @dataclass(frozen=True, slots=True)
 class Seek:
     id: str
@@ -303,7 +309,7 @@ class SeekStore:
         pipe.zrangebyscore(open_, low, high, start=0, num=limit + 1)
         pipe.zcount(ranged, low, high)
         open_ids, in_range = pipe.execute()
-        start = random.randrange(max(1, in_range - limit))
+        start = _PLACES.randrange(max(1, in_range - limit))
         ranged_ids = self.redis.zrangebyscore(ranged, low, high, start=start, num=limit + 1)
         found = self._read(anchor.pool, [*open_ids, *ranged_ids])
         # The seeks without a range first (any of them fits), then the oldest first.

@@ -249,31 +249,33 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # (measured with `--junitxml`, docs/testing.md); the rest keep the most-tests-first order, so
 # the many short files even out the two workers at the end.
 LONGEST_FIRST = (
-    # Its arena lasts 60 s and its grace 30 s however fast the machine: first, on a quiet one.
-    "tests/tournaments/test_arena_serve.py",
-    # The rest by their time in a whole run on 28 November 2026 (load average ~5, after the
-    # store's tests alone kept every backend: tests/backends.py), longest first.
+    # By their time in a whole run on 28 November 2026 (quiet, two workers a core: 334 s), longest
+    # first. The SIGKILLed arena's 30 s + waits are real time however fast the machine.
     "tests/web/test_pages.py",
     "tests/web/test_table.py",
-    "tests/web/test_xss.py",
     "tests/integration/test_serve_supervision.py",
-    "tests/web/test_defaults.py",
-    "tests/web/test_card_table.py",
     "tests/openapi/test_conformance.py",
-    "tests/projections/test_projector.py",
-    "tests/web/test_analysis.py",
-    "tests/web/test_challenges.py",
-    "tests/web/test_ratings.py",
-    "tests/client/test_client_analysis.py",
+    "tests/web/test_defaults.py",
+    "tests/tournaments/test_arena_serve.py",
     "tests/store/test_partitions_change.py",
-    "tests/archive/test_crash.py",
-    "tests/test_checklists.py",
-    "tests/web/test_limits.py",
-    "tests/security/test_streams.py",
-    "tests/web/test_turn_clock.py",
-    "tests/cluster/test_failover.py",
-    "tests/web/test_tournament_page.py",
+    "tests/projections/test_projector.py",
+    "tests/web/test_xss.py",
     "tests/cluster/test_replayed_durability.py",
+    "tests/cluster/test_failover.py",
+    "tests/web/test_analysis.py",
+    "tests/web/test_card_table.py",
+    "tests/test_checklists.py",
+    "tests/web/test_challenges.py",
+    "tests/archive/test_crash.py",
+    "tests/security/test_long_work.py",
+    "tests/security/test_streams.py",
+    "tests/web/test_ratings.py",
+    "tests/cluster/test_tree_failover.py",
+    "tests/web/test_turn_clock.py",
+    "tests/security/test_bounded_reads.py",
+    "tests/archive/test_archiver.py",
+    "tests/client/test_client_analysis.py",
+    "tests/client/test_readme_defaults.py",
 )
 
 

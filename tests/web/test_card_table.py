@@ -15,7 +15,14 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from tests.web.console import watch
-from tests.web.test_table import api, create_game, game_id_of, screenshot, token_of
+from tests.web.test_table import (
+    api,
+    choose_to_pass,
+    create_game,
+    game_id_of,
+    screenshot,
+    token_of,
+)
 
 SERIOUS = ("serious", "critical")
 WCAG = {
@@ -48,9 +55,7 @@ def serious_violations(page: Page) -> list[str]:
 
 
 def pass_three(page: Page) -> None:
-    cards = page.locator(".hand .card")
-    for index in (0, 4, 8):
-        cards.nth(index).click()
+    choose_to_pass(page, (0, 4, 8))
     page.locator("#pass").click()
     expect(page.locator(".hand .card.received")).to_have_count(3)
 

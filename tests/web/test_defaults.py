@@ -17,7 +17,7 @@ from domain.rules import TIME_CONTROLS
 from tests.replay.live import request, start_server, stop_server
 from tests.web.console import RECORD_SAID, watch
 from tests.web.test_analysis import finished_hand
-from tests.web.test_table import TAKES_EVERY_TRICK
+from tests.web.test_table import TAKES_EVERY_TRICK, choose_to_pass
 
 IDLE = 8  # HEARTS_LOBBY_IDLE of this module's server: a game no one moves in leaves quickly
 
@@ -245,8 +245,7 @@ def test_cards_have_spoken_names_and_the_table_announces_turns_and_plays(
     announce = page.locator("#announce")
     expect(announce).to_have_attribute("aria-live", "polite")
     if page.locator("#pass").count():  # hand 1 passes left: choose three, pass
-        for index in range(3):
-            cards.nth(index).click()
+        choose_to_pass(page, (0, 1, 2))
         page.locator("#pass").click()
     page.locator("#table[data-phase='finished'], .hand .card.legal:not(:disabled)").first.wait_for()
     if page.locator("#table").get_attribute("data-phase") == "playing":

@@ -343,11 +343,19 @@ def non_negative_seconds(raw: str) -> float:
     return value
 
 
-def non_negative(raw: str) -> int:
-    value = int(raw)
-    if value < 0:
-        raise ValueError(raw)
-    return value
+def at_least(minimum: int) -> Callable[[str], int]:
+    """A parser of a whole number of at least ``minimum``."""
+
+    def parse(raw: str) -> int:
+        value = int(raw)
+        if value < minimum:
+            raise ValueError(raw)
+        return value
+
+    return parse
+
+
+non_negative = at_least(0)
 
 
 def one_of(*choices: str) -> Callable[[str], str]:
@@ -379,18 +387,7 @@ analysis_worker = one_of("in-process", "external")
 timekeeper = one_of("in-process", "external")
 
 
-def positive(raw: str) -> int:
-    value = int(raw)
-    if value < 1:
-        raise ValueError(raw)
-    return value
-
-
-def at_least_two(raw: str) -> int:
-    value = int(raw)
-    if value < 2:
-        raise ValueError(raw)
-    return value
+positive = at_least(1)
 
 
 def ipv6_prefix_length(raw: str) -> int:
@@ -472,7 +469,7 @@ _VARIABLES = (
     ("long_work_per_client", "HEARTS_LONG_WORK_PER_CLIENT", positive),
     ("long_work", "HEARTS_LONG_WORK", long_work),
     ("analysis_worker", "HEARTS_ANALYSIS_WORKER", analysis_worker),
-    ("analysis_samples", "HEARTS_ANALYSIS_SAMPLES", at_least_two),
+    ("analysis_samples", "HEARTS_ANALYSIS_SAMPLES", at_least(2)),
     ("timekeeper", "HEARTS_TIMEKEEPER", timekeeper),
     ("timekeeper_interval", "HEARTS_TIMEKEEPER_INTERVAL", seconds),
     ("seek_ttl", "HEARTS_SEEK_TTL", positive),

@@ -244,10 +244,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 # `--dist loadfile` hands each worker a whole file at a time, in the order of the collection
 # (`--no-loadscope-reorder` in pyproject.toml: xdist's own order, most tests first, put a file of
-# one long test, as the arena's 90 s, last, where it was the run's tail on one worker while the
-# other had nothing left). The files that take longest on their worker go first, longest first
+# one long test, as the arena's, last, where it was the run's tail on one worker while the
+# others had nothing left). The files that take longest on their worker go first, longest first
 # (measured with `--junitxml`, docs/testing.md); the rest keep the most-tests-first order, so
-# the many short files even out the two workers at the end.
+# the many short files even out the workers at the end.
 LONGEST_FIRST = (
     # By their time in a whole run on 28 November 2026 (quiet, two workers a core: 334 s), longest
     # first. The SIGKILLed arena's 30 s + waits are real time however fast the machine.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 
 # --- Compiled files ---------------------------------------------------------------------------
 
@@ -288,3 +290,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     order = sorted(files, key=lambda path: (rank.get(path, len(rank)), -len(files[path])))
     items[:] = [item for path in order for item in files[path]]
+
+
+# --- Background threads ---------------------------------------------------------------------------
+
+# The app's sweepers and the in-process projector wake on a timer for as long as they run: one
+# left running by a test works on for the rest of its worker's run (an expiry sweep at 20 a
+# second took 4% of a core). The bot runners and live readers wait on their work, not a timer.
+TIMED_QUIET = ("hearts-bots", "hearts-live")
+
+
+def _timed_threads() -> dict[int, threading.Thread]:
+    timed = [t for t in threading.enumerate() if t.name.startswith(("hearts-", "projector"))]
+    return {t.ident or 0: t for t in timed if not t.name.startswith(TIMED_QUIET)}
+
+
+@pytest.fixture(autouse=True)
+def _no_timed_thread_left_running() -> Iterator[None]:
+    """A test stops the sweepers and projector it started (``app.extensions["hearts.stop"]``)."""
+    before = _timed_threads()
+    yield
+    left = [t for ident, t in _timed_threads().items() if ident not in before]
+    deadline = time.monotonic() + 5  # a stopped thread ends at its next wake-up
+    for thread in left:
+        thread.join(max(deadline - time.monotonic(), 0))
+    running = sorted(t.name for t in left if t.is_alive())
+    assert not running, f"left running by this test (stop them: hearts.stop): {running}"

@@ -314,6 +314,7 @@ def create_app(
         stops.append(start_archiver(archiver).set)
     if settings.projector_in_process:
         start_in_process_projector(app)
+        stops.append(app.extensions["hearts.projector_stop"].set)
     return app
 
 

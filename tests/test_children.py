@@ -56,6 +56,11 @@ def test_runs_until_interrupted(served, slow_teardown):
 """
 
 
+def stat_fields(stat: str) -> list[str]:
+    """The fields of a /proc/PID/stat after the command's name (state first, then parent...)."""
+    return stat[stat.rindex(")") + 2 :].split()
+
+
 def processes() -> dict[int, tuple[int, str, str]]:
     """{pid: (parent pid, start time, command line)} of the live processes."""
     found = {}
@@ -67,7 +72,7 @@ def processes() -> dict[int, tuple[int, str, str]]:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:  # gone meanwhile
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
+        fields = stat_fields(stat)
         if fields[0] != "Z":  # a zombie has ended; its parent only has to reap it
             found[int(entry.name)] = (int(fields[1]), fields[19], command.strip())
     return found
@@ -92,7 +97,7 @@ def waiting(root: int) -> str:
     lines = []
     for pid, (parent, _, command) in {root: (0, "", "(the run)"), **descendants(root)}.items():
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            state = stat_fields(Path(f"/proc/{pid}/stat").read_text())[0]
             wchan = Path(f"/proc/{pid}/wchan").read_text()
         except OSError:
             state = wchan = "gone"

@@ -16,6 +16,10 @@ from typing import Any
 from tests import children
 from tests.redis_helpers import free_port
 
+# Each server's log by port: a failing web test shows the tail of the logs of the servers its
+# pages talked to (tests/web/conftest.py).
+SERVER_LOGS: dict[int, Path] = {}
+
 
 def start_server(
     redis_url: str, key_prefix: str, log_dir: Path, **env: str
@@ -30,6 +34,7 @@ def start_server(
         **env,
     }
     log = open(log_dir / f"gunicorn-{port}.log", "wb")  # noqa: SIM115 - closed with the process
+    SERVER_LOGS[port] = log_dir / f"gunicorn-{port}.log"
     args = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
     args += ["--workers", "1", "--no-projector"]
     process = children.start(

@@ -8,15 +8,18 @@ No browser is downloaded at run time: the tests use Debian's ``chromium-headless
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext
+from playwright.sync_api import Browser, BrowserContext, Page
 
-from tests.replay.live import start_server, stop_server
+from tests.replay.live import SERVER_LOGS, start_server, stop_server
 
 REQUIRE_ENV = "HEARTS_REQUIRE_BROWSER"
 BINARY_ENV = "HEARTS_CHROMIUM"
@@ -55,6 +58,105 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": binary}
 
 
+class Witness:
+    """What the browser met during one test, told only if the test fails: requests that failed,
+    answers of 400 and up, console errors and warnings, uncaught errors, navigations; and the
+    new lines of the logs of the servers its pages talked to. A page that stays on "Loading…"
+    (a module script that did not load) then says which request and what the server saw."""
+
+    MOST_LINES = 80
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.lines: list[str] = []
+        self.ports: set[int] = set()
+        # Where each server's log stood when the test began: only its new lines are told.
+        self.offsets = {port: _size(path) for port, path in SERVER_LOGS.items()}
+
+    def watch(self, context: BrowserContext) -> None:
+        context.on("requestfailed", lambda r: self._say(f"failed {r.method} {r.url}: {r.failure}"))
+        context.on("response", self._response)
+        context.on("console", self._console)
+        context.on("weberror", lambda error: self._say(f"uncaught: {error.error}"))
+        context.on("page", self.watch_page)
+
+    def watch_page(self, page: Page) -> None:
+        page.on("framenavigated", self._navigated)
+
+    def _say(self, line: str) -> None:
+        if len(self.lines) < self.MOST_LINES:
+            self.lines.append(f"{time.monotonic() - self.start:7.2f}s {line}")
+
+    def _response(self, response: Any) -> None:
+        port = urlsplit(response.url).port
+        if port is not None:
+            self.ports.add(port)
+        if response.status >= 400:
+            self._say(f"{response.status} {response.request.method} {response.url}")
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self._say(f"console {message.type}: {message.text}")
+
+    def _navigated(self, frame: Any) -> None:
+        if frame.parent_frame is None:
+            self._say(f"navigated to {frame.url}")
+
+    def report(self) -> str:
+        parts = ["\n".join(self.lines) or "(nothing)"]
+        for port in sorted(self.ports & SERVER_LOGS.keys()):
+            path = SERVER_LOGS[port]
+            try:
+                with path.open("rb") as log:
+                    log.seek(self.offsets.get(port, 0))
+                    lines = log.read().decode(errors="replace").splitlines()
+                tail = [_AGENT.sub("", line) for line in lines[-self.MOST_LINES :]]
+            except OSError as error:
+                tail = [f"(unreadable: {error})"]
+            parts.append(f"--- server :{port} ({path.name}), its lines since the test began")
+            parts.append("\n".join(tail))
+        return "\n".join(parts)
+
+
+# An access log line's referrer and user agent: the same on every line of a test.
+_AGENT = re.compile(r' "[^"]*" "[^"]*"$')
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+WITNESS = pytest.StashKey[Witness]()
+_witness: Witness | None = None
+
+
+@pytest.fixture(autouse=True)
+def witness(request: pytest.FixtureRequest):
+    """This test's Witness: every context the browser fixtures make is watched by it."""
+    global _witness
+    _witness = request.node.stash[WITNESS] = Witness()
+    yield _witness
+    _witness = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    found = item.stash.get(WITNESS, None)
+    if report.failed and found is not None:
+        report.sections.append(("What the browser met", found.report()))
+    return report
+
+
+def _watched(context: BrowserContext) -> BrowserContext:
+    if _witness is not None:
+        _witness.watch(context)
+    return context
+
+
 class CalmBrowser:
     """The session's browser, whose new contexts ask for reduced motion unless told otherwise.
 
@@ -68,7 +170,15 @@ class CalmBrowser:
 
     def new_context(self, **options: Any) -> BrowserContext:
         options.setdefault("reduced_motion", "reduce")
-        return self._browser.new_context(**options)
+        return _watched(self._browser.new_context(**options))
+
+    def new_page(self, **options: Any) -> Page:
+        options.setdefault("reduced_motion", "reduce")
+        page = self._browser.new_page(**options)  # its own context, closed with it
+        _watched(page.context)
+        if _witness is not None:
+            _witness.watch_page(page)  # made before its context was watched
+        return page
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._browser, name)

@@ -156,17 +156,16 @@ def _row(stats: PlayerStats, names: dict[str, str]) -> dict[str, Any]:
 
 
 def start_in_process_projector(app: Flask) -> threading.Thread:
-    """With fakeredis no other process can reach the data: project in a daemon thread of the
-    app (``create_app`` starts it when ``Settings.projector_in_process``)."""
+    """Project in a daemon thread of the app (``create_app`` starts it when
+    ``Settings.projector_in_process``): with fakeredis no other process can reach the data."""
     settings = app.extensions["hearts.settings"]
     store = ProjectionStore(app.extensions["hearts"].store, settings.count_arranged_games)
     app.extensions["hearts.projections"] = store
-    # Not blocking: fakeredis's blocking XREADGROUP spins, holding a gevent worker's only thread.
+    # Blocking on a real Redis (an idle one costs nothing); polling fakeredis (Projector).
     public_log = app.extensions["hearts.log"]
     projector = Projector(
         store,
         consumer="in-process",
-        blocking=False,
         public_log=Appender(public_log.store, public_log.origin),
     )
     stop = threading.Event()

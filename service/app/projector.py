@@ -31,8 +31,8 @@ partition (tests drive several side by side to show the checkpoint is what keeps
 
 On a Redis Cluster no command may name keys of two slots, so new entries are read with one
 non-blocking XREADGROUP per partition (pipelined, the client sends each node its own), and an
-empty round waits ``poll_ms``; one Redis gets a single blocking XREADGROUP over them all (unless
-``blocking=False``: fakeredis's blocking read spins without yielding under gevent).
+empty round waits ``poll_ms``; one Redis gets a single blocking XREADGROUP over them all. So
+does fakeredis, but non-blocking: its blocking read spins without yielding under gevent.
 
 Redis unreachable (not started yet, restarting, a failover): the projector waits and retries
 with back-off (``RETRY_FIRST`` doubling up to ``RETRY_MAX`` seconds), at start-up as while running;
@@ -75,7 +75,7 @@ from service.store.read_models import (
     new_generation_id,
     stream_id,
 )
-from service.store.redis_server import is_cluster
+from service.store.redis_server import is_cluster, is_fake
 from service.store.stream_entries import LogEntry
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,9 @@ class Projector:
         self.lease_ms = lease_ms
         self.poll_ms = poll_ms
         # Blocking XREADGROUP over every partition at once: not on a cluster (see above).
-        self.blocking = not is_cluster(self.redis) if blocking is None else blocking
+        if blocking is None:
+            blocking = not is_cluster(self.redis) and not is_fake(self.redis)
+        self.blocking = blocking
         # The partitions this projector reads: all of them, or (with leases) those it holds.
         self.owned: set[int] = set(range(len(self._keys))) if lease_ms is None else set()
         self._next_lease_check = 0.0

@@ -142,6 +142,11 @@ def is_cluster(client: Any) -> bool:
     return isinstance(client, redis.cluster.RedisCluster)
 
 
+def is_fake(client: Any) -> bool:
+    """Whether ``client`` is fakeredis's (an in-process server: ``--ephemeral``, unit tests)."""
+    return type(client).__module__.startswith("fakeredis")
+
+
 def _answers(url: str) -> bool:
     client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
     try:

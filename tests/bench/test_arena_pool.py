@@ -1,0 +1,45 @@
+"""Pooling arena runs: a deal is one observation, named by its run (two runs' deal 0 differ)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.arena_pool import pooled
+
+
+def write(path, hands):
+    path.write_text("".join(json.dumps(h) + "\n" for h in hands))
+    return str(path)
+
+
+def hand(deal, seat, ours, ismcts, baseline=None):
+    return {
+        "deal": deal,
+        "seat": seat,
+        "direction": "left",
+        "ours": ours,
+        "ismcts": ismcts,
+        "baseline": baseline,
+    }
+
+
+def test_runs_pool_by_deal_each_deal_its_seats_mean(tmp_path):
+    first = write(tmp_path / "a.jsonl", [hand(0, 0, 5, 9, 6), hand(0, 1, 3, 3, 3)])  # deal +2
+    second = write(tmp_path / "b.jsonl", [hand(0, 0, 10, 8, 10), hand(1, 2, 0, 4, 1)])  # -2, +4
+    figures = pooled([first, second, first])
+    assert (figures["runs"], figures["deals"], figures["hands"]) == (2, 3, 4)
+    mean, low, high = figures["ismcts"]["minus_ours"]
+    assert mean == pytest.approx(4 / 3)
+    assert low < mean < high
+    assert figures["ismcts"]["points_a_hand"] == pytest.approx(6.0)
+    assert figures["baseline"]["minus_ours"][0] == pytest.approx((0.5 + 0 + 1) / 3)
+    assert figures["ours_points_a_hand"] == pytest.approx(4.5)
+
+
+def test_a_run_without_a_baseline_reports_none(tmp_path):
+    only = write(tmp_path / "a.jsonl", [hand(0, 0, 5, 9), hand(1, 0, 3, 4)])
+    figures = pooled([only])
+    assert "baseline" not in figures
+    assert figures["ismcts"]["minus_ours"][0] == pytest.approx(2.5)

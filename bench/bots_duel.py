@@ -18,6 +18,11 @@ counts for what it does to the others).
 A strategy is a spec (``bots.specs``); ``REF:spec`` (``main:montecarlo``) is the spec as the bots
 package was at git ref REF of this repository, for comparisons with an earlier version.
 Decision costs are CPU time (``time.process_time``) of this process.
+
+``--results F`` appends each deal's observation to F as a JSON line (its seed, game and hand,
+and the two differences), and ``--pool F [F ...]`` reads such files back: the figures over
+every deal of runs with independent seeds (a deal is named by its seed, game and hand), e.g.
+two runs made side by side, one a core.
 """
 
 from __future__ import annotations
@@ -91,6 +96,7 @@ def duel(
     rules: RuleOptions,
     progress: bool = True,
     max_seconds: float | None = None,
+    results: str | None = None,
 ) -> dict[str, Any]:
     n = rules.players
     bots = {
@@ -132,6 +138,8 @@ def duel(
                 decisions[who] += game.decisions[seat]
                 seconds[who] += game.decision_seconds[seat]
                 slowest[who] = max(slowest[who], game.slowest_decision[seat])
+        if results is not None:
+            _record(results, seed, g, points, relative)
         if progress:
             print(
                 f"\r{g + 1}/{games} games, {time.perf_counter() - started:.0f} s",
@@ -176,9 +184,52 @@ def duel(
     }
 
 
+def _record(
+    path: str,
+    seed: str,
+    game: int,
+    points: dict[str, dict[tuple[int, int], list[float]]],
+    relative: dict[str, dict[tuple[int, int], list[float]]],
+) -> None:
+    """Append game ``game``'s deals, one JSON line each: candidate minus baseline, its seats
+    averaged, in both measures."""
+
+    def diff(table: dict[str, dict[tuple[int, int], list[float]]], key: tuple[int, int]) -> float:
+        cand, base = table["candidate"][key], table["baseline"][key]
+        return sum(cand) / len(cand) - sum(base) / len(base)
+
+    keys = [k for k in points["candidate"] if k[0] == game and k in points["baseline"]]
+    with open(path, "a") as out:
+        for key in sorted(keys):
+            line = {"seed": seed, "game": key[0], "hand": key[1]}
+            line |= {"points": diff(points, key), "relative": diff(relative, key)}
+            out.write(json.dumps(line) + "\n")
+
+
+def pool(paths: list[str]) -> dict[str, Any]:
+    """The figures over every deal in ``--results`` files (each deal once, by seed, game and
+    hand: a file named twice, or a run appended twice, counts once)."""
+    deals: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                deal = json.loads(line)
+                deals[(deal["seed"], deal["game"], deal["hand"])] = deal
+
+    def show(i: Interval) -> dict[str, float]:
+        return {"mean": round(i.mean, 3), "ci95": round(i.half_width, 3), "n": i.n}
+
+    return {
+        "seeds": sorted({seed for seed, _, _ in deals}),
+        "deals": len(deals),
+        "points_difference": show(interval([d["points"] for d in deals.values()])),
+        "relative_difference": show(interval([d["relative"] for d in deals.values()])),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--candidate", required=True)
+    parser.add_argument("--candidate")
     parser.add_argument("--baseline", default="montecarlo")
     parser.add_argument("--others", default="heuristic")
     parser.add_argument("--deals", type=int, default=200, help="duplicate deals (hands)")
@@ -189,7 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-seconds", type=float, default=None, help="stop after the game that passes this"
     )
+    parser.add_argument("--results", help="append each deal's observation here (JSON lines)")
+    parser.add_argument("--pool", nargs="+", metavar="RESULTS", help="pool --results files")
     args = parser.parse_args(argv)
+    if args.pool:
+        print(json.dumps(pool(args.pool)))
+        return 0
+    if not args.candidate:
+        parser.error("--candidate is required (or --pool)")
     options = {"score_limit": 500, **json.loads(args.rules)}  # the most (issue 33)
     rules = RuleOptions.from_dict(options)
     result = duel(
@@ -202,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         rules,
         progress=not args.quiet,
         max_seconds=args.max_seconds,
+        results=args.results,
     )
     print(json.dumps(result))
     return 0

@@ -296,8 +296,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # The app's sweepers and the in-process projector wake on a timer for as long as they run: one
 # left running by a test works on for the rest of its worker's run (an expiry sweep at 20 a
-# second took 4% of a core). The bot runners and live readers wait on their work, not a timer.
-TIMED_QUIET = ("hearts-bots", "hearts-live")
+# second took 4% of a core). The bot runners wait on their work, not a timer. A live reader
+# ends once its last stream is closed: a test closes the streams it reads (``with
+# client.get(...) as response``, as a WSGI server closes every response), or a reader of its
+# logs on in later tests (an outage of its Redis said in another test's log).
+TIMED_QUIET = ("hearts-bots",)
 
 
 def _timed_threads() -> dict[int, threading.Thread]:

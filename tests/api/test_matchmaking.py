@@ -262,7 +262,9 @@ def test_the_players_live_stream_sends_a_snapshot_then_notices_and_resumes(
         for key in keys:
             seek(client, key, players=3)
         live = {**auth(keys[0]), "Accept": "text/event-stream"}
-        body = client.get("/api/v1/players/me/events", headers=live).get_data(as_text=True)
+        # Closed as a WSGI server closes it: the stream's watch (and the hub's reader) end.
+        with client.get("/api/v1/players/me/events", headers=live) as response:
+            body = response.get_data(as_text=True)
         messages = [m for m in body.split("\n\n") if m.strip()]
         kinds = [
             line.split(": ", 1)[1]
@@ -276,9 +278,10 @@ def test_the_players_live_stream_sends_a_snapshot_then_notices_and_resumes(
         # Resumed after the first notice: what followed it is sent again, with its id.
         feed = client.get("/api/v1/players/me/events?after=0-0", headers=auth(keys[0])).get_json()
         first, rest = feed["events"][0], feed["events"][1:]
-        resumed = client.get(
+        with client.get(
             "/api/v1/players/me/events", headers={**live, "Last-Event-ID": first["id"]}
-        ).get_data(as_text=True)
+        ) as response:
+            resumed = response.get_data(as_text=True)
         ids = [line[4:] for line in resumed.split("\n") if line.startswith("id: ")]
         assert ids == [e["id"] for e in rest]
         # A Last-Event-ID that is no stream id is 400 before the stream, never a 500 (issue 32).

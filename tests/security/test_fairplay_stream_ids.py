@@ -88,9 +88,10 @@ def test_the_largest_notice_id_is_read_to_its_end(client):
     page = client.get(url, query_string={"after": LARGEST}, headers=auth(key))
     assert page.status_code == 200, page.get_data(as_text=True)
     assert page.get_json() == {"events": [], "last_id": LARGEST}
-    live = client.get(url, headers={**auth(key), **STREAM, "Last-Event-ID": LARGEST})
-    assert live.status_code == 200
-    body = live.get_data(as_text=True)  # ends after sse_max_seconds
+    # Closed as a WSGI server closes it: the stream's watch (and the hub's reader) end.
+    with client.get(url, headers={**auth(key), **STREAM, "Last-Event-ID": LARGEST}) as live:
+        assert live.status_code == 200
+        body = live.get_data(as_text=True)  # ends after sse_max_seconds
     assert body.rstrip().endswith("event: reconnect\ndata: {}"), body
 
 

@@ -9,13 +9,12 @@ minus ours, with each side's points a hand."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 from bench.arena import interval
+from bench.common import json_lines
 
 
 def pooled(paths: list[str]) -> dict:
@@ -23,10 +22,8 @@ def pooled(paths: list[str]) -> dict:
     paths = list(dict.fromkeys(paths))  # a file named twice is one run
     deals: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for path in paths:
-        for line in Path(path).read_text().splitlines():
-            if line.strip():
-                hand = json.loads(line)
-                deals[(path, hand["deal"])].append(hand)
+        for hand in json_lines(path):
+            deals[(path, hand["deal"])].append(hand)
     hands = [hand for seats in deals.values() for hand in seats]
     figures: dict = {"runs": len(paths), "deals": len(deals), "hands": len(hands)}
     for side in ("ismcts", "baseline"):

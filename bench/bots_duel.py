@@ -38,12 +38,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import json_lines
 from bots.base import Bot
 from bots.specs import make_bot
 from bots.tournament import Interval, interval, play_game
 from domain.rules import RuleOptions
 
 _REPO = Path(__file__).resolve().parent.parent
+# A measure's results by side ("candidate", "baseline"), then by deal (game, hand): each seat's.
+Table = dict[str, dict[tuple[int, int], list[float]]]
 _LOADED: dict[str, Any] = {}
 
 
@@ -104,8 +107,8 @@ def duel(
         "baseline": bot_for(baseline),
         "others": bot_for(others),
     }
-    points: dict[str, dict[tuple[int, int], list[float]]] = {"candidate": {}, "baseline": {}}
-    relative: dict[str, dict[tuple[int, int], list[float]]] = {"candidate": {}, "baseline": {}}
+    points: Table = {"candidate": {}, "baseline": {}}
+    relative: Table = {"candidate": {}, "baseline": {}}
     decisions = {"candidate": 0, "baseline": 0}
     seconds = {"candidate": 0.0, "baseline": 0.0}
     slowest = {"candidate": 0.0, "baseline": 0.0}
@@ -152,17 +155,13 @@ def duel(
     if progress:
         print(file=sys.stderr)
 
-    def diff(table: dict[str, dict[tuple[int, int], list[float]]]) -> Interval:
-        cand, base = table["candidate"], table["baseline"]
+    def diff(table: Table) -> Interval:
         return interval(
-            [sum(cand[k]) / len(cand[k]) - sum(base[k]) / len(base[k]) for k in cand if k in base]
+            [_difference(table, k) for k in table["candidate"] if k in table["baseline"]]
         )
 
     def mean(table: dict[tuple[int, int], list[float]]) -> Interval:
         return interval([sum(v) / len(v) for v in table.values()])
-
-    def show(i: Interval) -> dict[str, float]:
-        return {"mean": round(i.mean, 3), "ci95": round(i.half_width, 3), "n": i.n}
 
     return {
         "candidate": candidate,
@@ -170,10 +169,10 @@ def duel(
         "others": others,
         "seed": seed,
         "deals": diff(points).n,
-        "points_difference": show(diff(points)),
-        "relative_difference": show(diff(relative)),
-        "points": {w: show(mean(points[w])) for w in points},
-        "relative": {w: show(mean(relative[w])) for w in relative},
+        "points_difference": _show(diff(points)),
+        "relative_difference": _show(diff(relative)),
+        "points": {w: _show(mean(points[w])) for w in points},
+        "relative": {w: _show(mean(relative[w])) for w in relative},
         "moons": moons,
         "ms_per_decision": {
             w: round(1000 * seconds[w] / decisions[w], 2) if decisions[w] else 0.0
@@ -184,46 +183,36 @@ def duel(
     }
 
 
-def _record(
-    path: str,
-    seed: str,
-    game: int,
-    points: dict[str, dict[tuple[int, int], list[float]]],
-    relative: dict[str, dict[tuple[int, int], list[float]]],
-) -> None:
+def _difference(table: Table, key: tuple[int, int]) -> float:
+    """A deal's observation: the candidate's mean over its seats minus the baseline's."""
+    cand, base = table["candidate"][key], table["baseline"][key]
+    return sum(cand) / len(cand) - sum(base) / len(base)
+
+
+def _show(i: Interval) -> dict[str, float]:
+    return {"mean": round(i.mean, 3), "ci95": round(i.half_width, 3), "n": i.n}
+
+
+def _record(path: str, seed: str, game: int, points: Table, relative: Table) -> None:
     """Append game ``game``'s deals, one JSON line each: candidate minus baseline, its seats
     averaged, in both measures."""
-
-    def diff(table: dict[str, dict[tuple[int, int], list[float]]], key: tuple[int, int]) -> float:
-        cand, base = table["candidate"][key], table["baseline"][key]
-        return sum(cand) / len(cand) - sum(base) / len(base)
-
     keys = [k for k in points["candidate"] if k[0] == game and k in points["baseline"]]
     with open(path, "a") as out:
         for key in sorted(keys):
             line = {"seed": seed, "game": key[0], "hand": key[1]}
-            line |= {"points": diff(points, key), "relative": diff(relative, key)}
+            line |= {"points": _difference(points, key), "relative": _difference(relative, key)}
             out.write(json.dumps(line) + "\n")
 
 
 def pool(paths: list[str]) -> dict[str, Any]:
     """The figures over every deal in ``--results`` files (each deal once, by seed, game and
     hand: a file named twice, or a run appended twice, counts once)."""
-    deals: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for path in paths:
-        for line in Path(path).read_text().splitlines():
-            if line.strip():
-                deal = json.loads(line)
-                deals[(deal["seed"], deal["game"], deal["hand"])] = deal
-
-    def show(i: Interval) -> dict[str, float]:
-        return {"mean": round(i.mean, 3), "ci95": round(i.half_width, 3), "n": i.n}
-
+    deals = {(d["seed"], d["game"], d["hand"]): d for path in paths for d in json_lines(path)}
     return {
         "seeds": sorted({seed for seed, _, _ in deals}),
         "deals": len(deals),
-        "points_difference": show(interval([d["points"] for d in deals.values()])),
-        "relative_difference": show(interval([d["relative"] for d in deals.values()])),
+        "points_difference": _show(interval([d["points"] for d in deals.values()])),
+        "relative_difference": _show(interval([d["relative"] for d in deals.values()])),
     }
 
 

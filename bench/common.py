@@ -127,6 +127,13 @@ def alternate(
     return results
 
 
+def json_lines(path: str | Path) -> Iterator[Any]:
+    """The values of a JSON-lines file (a run's ``--results``), blank lines skipped."""
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 

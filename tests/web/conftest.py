@@ -129,15 +129,14 @@ def _size(path: Path) -> int:
         return 0
 
 
-WITNESS = pytest.StashKey[Witness]()
 _witness: Witness | None = None
 
 
 @pytest.fixture(autouse=True)
-def witness(request: pytest.FixtureRequest):
+def witness():
     """This test's Witness: every context the browser fixtures make is watched by it."""
     global _witness
-    _witness = request.node.stash[WITNESS] = Witness()
+    _witness = Witness()
     yield _witness
     _witness = None
 
@@ -145,7 +144,7 @@ def witness(request: pytest.FixtureRequest):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    found = item.stash.get(WITNESS, None)
+    found = getattr(item, "funcargs", {}).get("witness")
     if report.failed and found is not None:
         report.sections.append(("What the browser met", found.report()))
     return report

@@ -38,7 +38,6 @@ at least 500 duplicate hands, at no more than a tenth of ISMCTS's CPU time per d
 from __future__ import annotations
 
 import json
-import math
 import random
 import statistics
 import sys
@@ -59,6 +58,7 @@ from bench.arena_openspiel import (
 )
 from bench.bots_duel import bot_for
 from bench.common import HeartsServer, RedisServer, Report, parser
+from bots.tournament import interval as tournament_interval
 from domain.cards import DECK
 
 TARGET_MARGIN = 2.5
@@ -271,22 +271,10 @@ def _record(
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95% CI (Student's t) of independent observations."""
-    n = len(values)
-    mean = statistics.fmean(values)
-    if n < 2:
-        return mean, -math.inf, math.inf
-    half = _t975(n - 1) * statistics.stdev(values) / math.sqrt(n)
-    return mean, mean - half, mean + half
-
-
-def _t975(df: int) -> float:
-    try:
-        from scipy.stats import t  # present with open_spiel; else the normal quantile
-
-        return float(t.ppf(0.975, df))
-    except ImportError:
-        return statistics.NormalDist().inv_cdf(0.975)
+    """Mean and 95% CI of independent observations: ``bots.tournament.interval``'s (the
+    normal quantile; the deals are hundreds), as (mean, low, high)."""
+    i = tournament_interval(values)
+    return i.mean, i.low, i.high
 
 
 def per_play_ms(timing: Timing) -> float:

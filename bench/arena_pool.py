@@ -5,27 +5,53 @@
 Each run's deals are its own (its ``--seed``), so a deal is named by its file and number; a deal
 is one observation (its test seats averaged, as ``bench.arena`` reports), and the figures are
 the means with 95% CIs (Student's t) of ISMCTS's points minus ours and of the baseline's points
-minus ours, with each side's points a hand."""
+minus ours, with each side's points a hand.
+
+    python -m bench.arena_pool --pair bench/results/arena-41/arena-415.jsonl new-415.jsonl
+
+**A new bot against a stored run** (``--pair REFERENCE RUN``, repeatable; plain files may be
+named too): RUN is ``bench.arena --sims 0 --our-bot NEW`` with REFERENCE's ``--seed`` and
+``--table``. Our side is deterministic (the deals, the table's seeds), and the ISMCTS game of a
+test seat involves no bot of ours, so REFERENCE's ISMCTS points for that hand are a draw of the
+same game: RUN's hands take them, and REFERENCE's own bot becomes their baseline (what NEW is
+measured against: ISMCTS, and the bot it would replace). Hands are matched by deal and seat, their
+directions checked; a hand of RUN that REFERENCE lacks is an error (another seed or a longer run),
+while REFERENCE's extra hands are left out. Each agent's CPU time is not in the files: read it
+from the runs' own reports."""
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 from collections import defaultdict
 
 from bench.arena import interval
 from bench.common import json_lines
 
 
-def pooled(paths: list[str]) -> dict:
-    """The pooled figures of the runs' JSON lines."""
+def paired(reference: str, run: str) -> list[dict]:
+    """RUN's hands, each with REFERENCE's ISMCTS points and REFERENCE's bot as its baseline."""
+    stored = {(h["deal"], h["seat"]): h for h in json_lines(reference)}
+    hands = []
+    for hand in json_lines(run):
+        ref = stored.get((hand["deal"], hand["seat"]))
+        if ref is None or ref["direction"] != hand["direction"]:
+            raise ValueError(f"{run}: deal {hand['deal']} seat {hand['seat']} not in {reference}")
+        hands.append({**hand, "ismcts": ref["ismcts"], "baseline": ref["ours"]})
+    return hands
+
+
+def pooled(paths: list[str], pairs: list[tuple[str, str]] = ()) -> dict:
+    """The pooled figures of the runs' JSON lines, and of runs paired with their references."""
     paths = list(dict.fromkeys(paths))  # a file named twice is one run
+    runs = {path: list(json_lines(path)) for path in paths}
+    runs.update({f"{ref}+{run}": paired(ref, run) for ref, run in dict.fromkeys(pairs)})
     deals: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    for path in paths:
-        for hand in json_lines(path):
-            deals[(path, hand["deal"])].append(hand)
+    for name, run_hands in runs.items():
+        for hand in run_hands:
+            deals[(name, hand["deal"])].append(hand)
     hands = [hand for seats in deals.values() for hand in seats]
-    figures: dict = {"runs": len(paths), "deals": len(deals), "hands": len(hands)}
+    figures: dict = {"runs": len(runs), "deals": len(deals), "hands": len(hands)}
     for side in ("ismcts", "baseline"):
         per_deal = [
             statistics.fmean(h[side] - h["ours"] for h in seats)
@@ -41,10 +67,20 @@ def pooled(paths: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths:
-        sys.exit("usage: python -m bench.arena_pool RESULTS.jsonl [...]")
-    figures = pooled(paths)
+    p = argparse.ArgumentParser(description="pool arena runs' duplicate hands")
+    p.add_argument("paths", nargs="*", metavar="RESULTS.jsonl")
+    p.add_argument(
+        "--pair",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("REFERENCE", "RUN"),
+        help="RUN (--sims 0, REFERENCE's seed) takes REFERENCE's ISMCTS and bot as baseline",
+    )
+    args = p.parse_args(argv)
+    if not args.paths and not args.pair:
+        p.error("name a results file or a --pair")
+    figures = pooled(args.paths, [tuple(pair) for pair in args.pair])
     print(f"{figures['hands']} duplicate hands, {figures['deals']} deals, {figures['runs']} runs")
     print(f"ours: {figures['ours_points_a_hand']:.2f} points a hand")
     for side in ("ismcts", "baseline"):

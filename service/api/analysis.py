@@ -33,7 +33,7 @@ from service.api.common import json_response, service
 from service.api.problems import BODY, documented
 from service.api.rate_limits import client, rate_limited, spends_storage
 from service.api.replay import EVENT_STREAM, TEXT, wants_stream
-from service.app.analysis import AnalysisBudget, AnalysisJobs
+from service.app.analysis import AnalysisJobs, service_budget
 from service.app.errors import AnalysisNotStarted
 from service.app.live import StreamSlots
 from service.store.analysis_queue import AnalysisQueue
@@ -92,7 +92,7 @@ def _jobs() -> AnalysisJobs:
             "hearts.analyses",
             AnalysisJobs(
                 store,
-                budget=AnalysisBudget(samples=settings.analysis_samples),
+                budget=service_budget(settings),
                 queue=queue,
                 # The hand is checked on the game's cached fold, not by reading its log (33).
                 game=lambda g: service().snapshot(g).state.state,

@@ -38,10 +38,17 @@ from service.app.errors import (
     HandNotFound,
 )
 from service.app.hand_records import logged
+from service.settings import Settings
 from service.store.analyses import AnalysisStore
 from service.store.analysis_queue import MAX_QUEUED, AnalysisQueue
 from service.store.event_store import RedisEventStore
 from service.store.upcasting import UpcasterRegistry
+
+
+def service_budget(settings: Settings) -> AnalysisBudget:
+    """The budget of the service's analyses (``HEARTS_ANALYSIS_SAMPLES``): the API's jobs and
+    every ``hearts analyst`` use it, since results are kept under it and must agree."""
+    return AnalysisBudget(samples=settings.analysis_samples)
 
 
 class HandAnalyst:

@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.app.analysis import AnalysisBudget, AnalysisJobs, Analyst
+    from service.app.analysis import AnalysisJobs, Analyst, service_budget
     from service.app.projector import default_consumer_name
     from service.cli.connection import open_store
     from service.settings import Settings
@@ -36,9 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     with open_store() as store:
         queue = AnalysisQueue(store, claim_idle_ms=int(args.claim_idle * 1000))
-        # The service's budget (HEARTS_ANALYSIS_SAMPLES): its results are kept under it.
-        budget = AnalysisBudget(samples=Settings.from_env().analysis_samples)
-        jobs = AnalysisJobs(store, budget=budget)
+        jobs = AnalysisJobs(store, budget=service_budget(Settings.from_env()))
         analyst = Analyst(jobs, queue, args.name or default_consumer_name())
         if args.once:
             while analyst.run_once():

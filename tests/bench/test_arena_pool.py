@@ -43,3 +43,24 @@ def test_a_run_without_a_baseline_reports_none(tmp_path):
     figures = pooled([only])
     assert "baseline" not in figures
     assert figures["ismcts"]["minus_ours"][0] == pytest.approx(2.5)
+
+
+def test_a_new_run_pairs_with_a_stored_runs_ismcts_and_bot(tmp_path):
+    # The stored run: ISMCTS and the old bot; the new run: the new bot alone (--sims 0).
+    stored = write(tmp_path / "ref.jsonl", [hand(0, 0, 6, 9), hand(0, 1, 2, 4), hand(1, 2, 8, 7)])
+    new = write(tmp_path / "new.jsonl", [hand(0, 0, 5, None), hand(0, 1, 3, None)])
+    figures = pooled([], [(stored, new)])
+    assert (figures["runs"], figures["deals"], figures["hands"]) == (1, 1, 2)
+    assert figures["ismcts"]["minus_ours"][0] == pytest.approx(((9 - 5) + (4 - 3)) / 2)
+    assert figures["baseline"]["minus_ours"][0] == pytest.approx(((6 - 5) + (2 - 3)) / 2)
+    assert figures["ours_points_a_hand"] == pytest.approx(4.0)
+
+
+def test_a_hand_the_stored_run_lacks_is_refused(tmp_path):
+    stored = write(tmp_path / "ref.jsonl", [hand(0, 0, 6, 9)])
+    other_seed = write(tmp_path / "new.jsonl", [hand(0, 0, 5, None), hand(3, 1, 3, None)])
+    with pytest.raises(ValueError, match="deal 3 seat 1"):
+        pooled([], [(stored, other_seed)])
+    turned = {**hand(0, 0, 5, None), "direction": "right"}
+    with pytest.raises(ValueError, match="deal 0 seat 0"):
+        pooled([], [(stored, write(tmp_path / "turned.jsonl", [turned]))])

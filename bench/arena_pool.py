@@ -14,7 +14,8 @@ named too): RUN is ``bench.arena --sims 0 --our-bot NEW`` with REFERENCE's ``--s
 ``--table``. Our side is deterministic (the deals, the table's seeds), and the ISMCTS game of a
 test seat involves no bot of ours, so REFERENCE's ISMCTS points for that hand are a draw of the
 same game: RUN's hands take them, and REFERENCE's own bot becomes their baseline (what NEW is
-measured against: ISMCTS, and the bot it would replace). Hands are matched by deal and seat, their
+measured against: ISMCTS, and the bot it would replace; ``--against baseline``: REFERENCE's
+baseline instead). Hands are matched by deal and seat, their
 directions checked; a hand of RUN that REFERENCE lacks is an error (another seed or a longer run),
 while REFERENCE's extra hands are left out. Each agent's CPU time is not in the files: read it
 from the runs' own reports."""
@@ -29,23 +30,25 @@ from bench.arena import interval
 from bench.common import json_lines
 
 
-def paired(reference: str, run: str) -> list[dict]:
-    """RUN's hands, each with REFERENCE's ISMCTS points and REFERENCE's bot as its baseline."""
+def paired(reference: str, run: str, against: str = "ours") -> list[dict]:
+    """RUN's hands, each with REFERENCE's ISMCTS points and, as its baseline, REFERENCE's bot
+    (``against="ours"``) or REFERENCE's own baseline (``"baseline"``)."""
     stored = {(h["deal"], h["seat"]): h for h in json_lines(reference)}
     hands = []
     for hand in json_lines(run):
         ref = stored.get((hand["deal"], hand["seat"]))
         if ref is None or ref["direction"] != hand["direction"]:
             raise ValueError(f"{run}: deal {hand['deal']} seat {hand['seat']} not in {reference}")
-        hands.append({**hand, "ismcts": ref["ismcts"], "baseline": ref["ours"]})
+        hands.append({**hand, "ismcts": ref["ismcts"], "baseline": ref[against]})
     return hands
 
 
-def pooled(paths: list[str], pairs: list[tuple[str, str]] = ()) -> dict:
+def pooled(paths: list[str], pairs: list[tuple[str, str]] = (), against: str = "ours") -> dict:
     """The pooled figures of the runs' JSON lines, and of runs paired with their references."""
     paths = list(dict.fromkeys(paths))  # a file named twice is one run
     runs = {path: list(json_lines(path)) for path in paths}
-    runs.update({f"{ref}+{run}": paired(ref, run) for ref, run in dict.fromkeys(pairs)})
+    for ref, run in dict.fromkeys(pairs):
+        runs[f"{ref}+{run}"] = paired(ref, run, against)
     deals: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for name, run_hands in runs.items():
         for hand in run_hands:
@@ -77,10 +80,16 @@ def main(argv: list[str] | None = None) -> None:
         metavar=("REFERENCE", "RUN"),
         help="RUN (--sims 0, REFERENCE's seed) takes REFERENCE's ISMCTS and bot as baseline",
     )
+    p.add_argument(
+        "--against",
+        choices=("ours", "baseline"),
+        default="ours",
+        help="which of REFERENCE's bots a paired RUN's bot is measured against",
+    )
     args = p.parse_args(argv)
     if not args.paths and not args.pair:
         p.error("name a results file or a --pair")
-    figures = pooled(args.paths, [tuple(pair) for pair in args.pair])
+    figures = pooled(args.paths, [tuple(pair) for pair in args.pair], args.against)
     print(f"{figures['hands']} duplicate hands, {figures['deals']} deals, {figures['runs']} runs")
     print(f"ours: {figures['ours_points_a_hand']:.2f} points a hand")
     for side in ("ismcts", "baseline"):

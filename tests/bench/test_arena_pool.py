@@ -64,3 +64,11 @@ def test_a_hand_the_stored_run_lacks_is_refused(tmp_path):
     turned = {**hand(0, 0, 5, None), "direction": "right"}
     with pytest.raises(ValueError, match="deal 0 seat 0"):
         pooled([], [(stored, write(tmp_path / "turned.jsonl", [turned]))])
+
+
+def test_a_paired_run_may_be_measured_against_the_stored_baseline(tmp_path):
+    stored = write(tmp_path / "ref.jsonl", [hand(0, 0, 6, 9, 8)])
+    new = write(tmp_path / "new.jsonl", [hand(0, 0, 5, None)])
+    assert pooled([], [(stored, new)])["baseline"]["minus_ours"][0] == pytest.approx(1.0)
+    against = pooled([], [(stored, new)], against="baseline")
+    assert against["baseline"]["minus_ours"][0] == pytest.approx(3.0)

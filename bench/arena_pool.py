@@ -4,7 +4,7 @@
 
 Each run's deals are its own (its ``--seed``), so a deal is named by its file and number; a deal
 is one observation (its test seats averaged, as ``bench.arena`` reports), and the figures are
-the means with 95% CIs (Student's t) of ISMCTS's points minus ours and of the baseline's points
+the means with 95% CIs (bench.arena's) of ISMCTS's points minus ours and of the baseline's points
 minus ours, with each side's points a hand.
 
     python -m bench.arena_pool --pair bench/results/arena-41/arena-415.jsonl new-415.jsonl
@@ -18,7 +18,13 @@ measured against: ISMCTS, and the bot it would replace; ``--against baseline``: 
 baseline instead). Hands are matched by deal and seat, their
 directions checked; a hand of RUN that REFERENCE lacks is an error (another seed or a longer run),
 while REFERENCE's extra hands are left out. Each agent's CPU time is not in the files: read it
-from the runs' own reports."""
+from the runs' own reports.
+
+    python -m bench.arena_pool bench/results/arena-41/arena-41[56].jsonl --swap arena-417.jsonl
+
+``--swap RUN``: RUN's baseline pools as ours (a run of a candidate with ``--baseline master``
+pools its master with runs of ``--our-bot master``). The baseline's figure is then of the runs'
+baselines together, whatever they were: read it only when they were one bot."""
 
 from __future__ import annotations
 
@@ -43,12 +49,23 @@ def paired(reference: str, run: str, against: str = "ours") -> list[dict]:
     return hands
 
 
-def pooled(paths: list[str], pairs: list[tuple[str, str]] = (), against: str = "ours") -> dict:
-    """The pooled figures of the runs' JSON lines, and of runs paired with their references."""
+def pooled(
+    paths: list[str],
+    pairs: list[tuple[str, str]] = (),
+    against: str = "ours",
+    swapped: list[str] = (),
+) -> dict:
+    """The pooled figures of the runs' JSON lines, of runs paired with their references, and of
+    ``swapped`` runs: their baseline taken as ours and ours as their baseline (a bot that was
+    one run's baseline and another's own pools as one)."""
     paths = list(dict.fromkeys(paths))  # a file named twice is one run
     runs = {path: list(json_lines(path)) for path in paths}
     for ref, run in dict.fromkeys(pairs):
         runs[f"{ref}+{run}"] = paired(ref, run, against)
+    for path in dict.fromkeys(swapped):
+        runs[f"swapped:{path}"] = [
+            {**h, "ours": h["baseline"], "baseline": h["ours"]} for h in json_lines(path)
+        ]
     deals: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for name, run_hands in runs.items():
         for hand in run_hands:
@@ -86,10 +103,17 @@ def main(argv: list[str] | None = None) -> None:
         default="ours",
         help="which of REFERENCE's bots a paired RUN's bot is measured against",
     )
+    p.add_argument(
+        "--swap",
+        action="append",
+        default=[],
+        metavar="RESULTS.jsonl",
+        help="a run whose baseline is the bot pooled as ours (and ours its baseline)",
+    )
     args = p.parse_args(argv)
-    if not args.paths and not args.pair:
-        p.error("name a results file or a --pair")
-    figures = pooled(args.paths, [tuple(pair) for pair in args.pair], args.against)
+    if not args.paths and not args.pair and not args.swap:
+        p.error("name a results file, a --pair or a --swap")
+    figures = pooled(args.paths, [tuple(pair) for pair in args.pair], args.against, args.swap)
     print(f"{figures['hands']} duplicate hands, {figures['deals']} deals, {figures['runs']} runs")
     print(f"ours: {figures['ours_points_a_hand']:.2f} points a hand")
     for side in ("ismcts", "baseline"):

@@ -72,3 +72,14 @@ def test_a_paired_run_may_be_measured_against_the_stored_baseline(tmp_path):
     assert pooled([], [(stored, new)])["baseline"]["minus_ours"][0] == pytest.approx(1.0)
     against = pooled([], [(stored, new)], against="baseline")
     assert against["baseline"]["minus_ours"][0] == pytest.approx(3.0)
+
+
+def test_a_swapped_run_pools_its_baseline_as_ours(tmp_path):
+    # The master was ours in one run and the baseline in another: pooled as one bot.
+    first = write(tmp_path / "a.jsonl", [hand(0, 0, 5, 9, 7)])
+    second = write(tmp_path / "b.jsonl", [hand(0, 0, 6, 10, 4)])
+    figures = pooled([first], swapped=[second])
+    assert (figures["runs"], figures["deals"]) == (2, 2)
+    assert figures["ismcts"]["minus_ours"][0] == pytest.approx(((9 - 5) + (10 - 4)) / 2)
+    assert figures["baseline"]["minus_ours"][0] == pytest.approx(((7 - 5) + (6 - 4)) / 2)
+    assert figures["ours_points_a_hand"] == pytest.approx(4.5)

@@ -396,7 +396,9 @@ def test_a_whole_hand_is_played_with_the_keyboard_alone(context: BrowserContext,
     page.goto(f"{scene.base}/#/game/{game['id']}")
     keys = page.keyboard
 
-    # Tab to the table's join form, type a name, Enter: seated, the pass to choose.
+    # Tab to the table's join form, type a name, Enter: seated, the pass to choose. Once it is
+    # drawn: Tabs pressed before it (a loaded machine) would all pass it by.
+    expect(page.locator(".join input")).to_be_visible()
     for _ in range(30):
         if page.locator(".join input:focus").count():
             break
@@ -592,3 +594,31 @@ def test_the_tables_stream_waits_out_a_429_and_says_so(context: BrowserContext, 
     # Then it follows the game again, having waited as asked (not the 1 s of a dropped line).
     expect(badge).to_have_attribute("data-state", "live", timeout=15_000)
     assert asked[1] - asked[0] >= 2.5
+
+
+def test_leaving_the_table_mid_contribution_and_coming_back_sends_it_once(
+    context: BrowserContext, scene: Scene
+):
+    # The seat's contribution to the next hand's shuffle is held on its way, the table left
+    # (which cuts the request off) and opened again: whether it arrived or not, the page must not
+    # send that hand's contribution again (a second is refused, 409: a console error).
+    game = _call(scene.base, "POST", "/games", {"seats": [None] + [{"bot": "random"}] * 3})
+    held: list[Route] = []
+    context.route("**/contribution", lambda route: held.append(route))
+    page = context.new_page()
+    errors = watch(page)
+    page.goto(f"{scene.base}/#/game/{game['id']}")
+    page.locator(".join input").fill("kay")
+    page.locator(".join input").press("Enter")
+    expect(page.locator(".hand .card")).to_have_count(13)
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert len(held) == 1, "the seat contributed to the next hand"
+    page.goto(f"{scene.base}/#/")
+    expect(page.locator(".lobby, main")).not_to_have_count(0)
+    page.goto(f"{scene.base}/#/game/{game['id']}")
+    expect(page.locator(".hand .card")).to_have_count(13)
+    page.wait_for_timeout(500)  # a view or two drawn: time for a second contribution to go
+    assert len(held) == 1
+    assert errors == []

@@ -21,6 +21,10 @@ import {
   showProblem,
 } from "./ui.js";
 
+// The hands this page's seats have contributed to ("game/hand"), kept across the tables it
+// opens: leaving a table and coming back must not send a hand's contribution twice.
+const contributed = new Set();
+
 // Seconds left until an ISO deadline, as m:ss (never below 0:00).
 function timeLeft(deadline) {
   const left = Math.max(0, Math.ceil((Date.parse(deadline) - Date.now()) / 1000));
@@ -84,15 +88,21 @@ export async function showTable(root, gameId, { watch }) {
 
   // Deals no one can steer: the server committed its seed for the next hand (next_deal); this
   // seat adds a random seed of its own to that hand's shuffle, once a hand.
-  const contributed = new Set();
   function contribute() {
     const next = view.next_deal;
-    if (view.seat == null || !next || contributed.has(next.hand_number)) return;
+    const key = `${gameId}/${next?.hand_number}`;
+    if (view.seat == null || !next || contributed.has(key)) return;
     if (next.contributions.some((c) => c.seat === view.seat)) return;
-    contributed.add(next.hand_number);
+    contributed.add(key);
     const bytes = crypto.getRandomValues(new Uint8Array(16));
     const seed = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-    api.contribute(gameId, mine.token, next.hand_number, seed).catch(() => contributed.delete(next.hand_number));
+    api.contribute(gameId, mine.token, next.hand_number, seed).catch((error) => {
+      // Refused for a reason of its own: try again on the next view. Not when it is there
+      // already (409) nor when leaving the table cut the request off: it may have arrived,
+      // and a second one would be refused (a console error) when the table is opened again.
+      const status = error?.problem?.status;
+      if (status && status !== 409) contributed.delete(key);
+    });
   }
 
   function accept(next) {

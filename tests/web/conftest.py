@@ -153,7 +153,46 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def _watched(context: BrowserContext) -> BrowserContext:
     if _witness is not None:
         _witness.watch(context)
+    context.on("page", _steady)
     return context
+
+
+# Chromium cancels every request in flight when the machine's network changes (Chromium issue
+# 41465264), as it does while the container tests beside the web tests add and remove podman's
+# interfaces: a page whose own files were cut off so never runs its module graph (CI-style run
+# of 29 Nov: "failed GET /web/app.js: net::ERR_NETWORK_CHANGED", the lobby stuck on
+# "Loading…"). A load that lost a document, script or style sheet that way is made again.
+NETWORK_CHANGED = "net::ERR_NETWORK_CHANGED"
+_PAGE_FILES = ("document", "script", "stylesheet")
+
+
+def _steady(page: Page) -> None:
+    cut: list[str] = []
+    page.on(
+        "requestfailed",
+        lambda r: (
+            cut.append(r.url)
+            if r.failure == NETWORK_CHANGED and r.resource_type in _PAGE_FILES
+            else None
+        ),
+    )
+
+    def steady(load: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            cut.clear()
+            response = load(*args, **kwargs)
+            for _ in range(2):
+                if not cut:
+                    break
+                cut.clear()
+                response = reload(timeout=kwargs.get("timeout"))  # every file fetched again
+            return response
+
+        return run
+
+    reload = page.reload
+    page.goto = steady(page.goto)  # type: ignore[method-assign]
+    page.reload = steady(page.reload)  # type: ignore[method-assign]
 
 
 class CalmBrowser:
@@ -175,6 +214,7 @@ class CalmBrowser:
         options.setdefault("reduced_motion", "reduce")
         page = self._browser.new_page(**options)  # its own context, closed with it
         _watched(page.context)
+        _steady(page)  # made before its context was watched
         if _witness is not None:
             _witness.watch_page(page)  # made before its context was watched
         return page

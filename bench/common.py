@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from service.lifeline import die_with_parent
+
 # The throwaway servers' free port (and free cluster bus port) is chosen as the tests choose it.
 from tests.redis_helpers import free_port
 
@@ -174,6 +176,8 @@ class RedisServer:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # A benchmark stopped by a signal runs no __exit__: the kernel ends its server.
+            preexec_fn=die_with_parent(),
         )
         self.url = f"redis://127.0.0.1:{port}/0"
         _wait_for_port(port, self.process)

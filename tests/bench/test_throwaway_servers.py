@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.children import start
+
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
 import time
@@ -32,9 +34,7 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal (Linux)")
 def test_a_benchmark_killed_outright_takes_its_redis_server_with_it():
-    bench = subprocess.Popen(
-        [sys.executable, "-c", HOLD], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
+    bench = start([sys.executable, "-c", HOLD], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         redis = int(bench.stdout.readline())
         assert alive(redis)

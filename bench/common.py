@@ -336,6 +336,7 @@ class HeartsServer:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=die_with_parent(),  # as the redis-server's: a killed benchmark's ends
         )
         try:
             _wait_for_port(self.port, self.process, timeout=60)

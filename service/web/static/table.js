@@ -90,8 +90,9 @@ export async function showTable(root, gameId, { watch }) {
   // seat adds a random seed of its own to that hand's shuffle, once a hand.
   function contribute() {
     const next = view.next_deal;
-    const key = `${gameId}/${next?.hand_number}`;
-    if (view.seat == null || !next || contributed.has(key)) return;
+    if (view.seat == null || !next) return;
+    const key = `${gameId}/${next.hand_number}`;
+    if (contributed.has(key)) return;
     if (next.contributions.some((c) => c.seat === view.seat)) return;
     contributed.add(key);
     const bytes = crypto.getRandomValues(new Uint8Array(16));

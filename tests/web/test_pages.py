@@ -621,4 +621,9 @@ def test_leaving_the_table_mid_contribution_and_coming_back_sends_it_once(
     expect(page.locator(".hand .card")).to_have_count(13)
     page.wait_for_timeout(500)  # a view or two drawn: time for a second contribution to go
     assert len(held) == 1
+    # Nor after a reload: the tab remembers (sessionStorage), not only the page's module.
+    page.reload()
+    expect(page.locator(".hand .card")).to_have_count(13)
+    page.wait_for_timeout(500)
+    assert len(held) == 1
     assert errors == []

@@ -21,9 +21,39 @@ import {
   showProblem,
 } from "./ui.js";
 
-// The hands this page's seats have contributed to ("game/hand"), kept across the tables it
-// opens: leaving a table and coming back must not send a hand's contribution twice.
-const contributed = new Set();
+// The hands this tab's seats have contributed to ("game/hand"), kept across the tables it opens
+// and its reloads (sessionStorage): coming back to a table must not send a hand's contribution
+// twice (one cut off by leaving may still have arrived). The newest few: a hand's key matters
+// only until its deal.
+const CONTRIBUTED = "hearts.contributed";
+const CONTRIBUTED_KEPT = 32;
+
+const contributed = {
+  keys() {
+    try {
+      const found = JSON.parse(sessionStorage.getItem(CONTRIBUTED));
+      return Array.isArray(found) ? found.filter((k) => typeof k === "string") : [];
+    } catch {
+      return []; // storage off, or not ours: remember nothing rather than fail the table
+    }
+  },
+  store(keys) {
+    try {
+      sessionStorage.setItem(CONTRIBUTED, JSON.stringify(keys.slice(-CONTRIBUTED_KEPT)));
+    } catch {
+      // storage full or off: the server's 409 is the backstop
+    }
+  },
+  has(key) {
+    return this.keys().includes(key);
+  },
+  add(key) {
+    this.store([...this.keys().filter((k) => k !== key), key]);
+  },
+  delete(key) {
+    this.store(this.keys().filter((k) => k !== key));
+  },
+};
 
 // Seconds left until an ISO deadline, as m:ss (never below 0:00).
 function timeLeft(deadline) {

@@ -78,7 +78,6 @@ class Witness:
         context.on("response", self._response)
         context.on("console", self._console)
         context.on("weberror", lambda error: self._say(f"uncaught: {error.error}"))
-        context.on("page", self.watch_page)
 
     def watch_page(self, page: Page) -> None:
         page.on("framenavigated", self._navigated)
@@ -153,8 +152,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def _watched(context: BrowserContext) -> BrowserContext:
     if _witness is not None:
         _witness.watch(context)
-    context.on("page", _steady)
+    context.on("page", _page_made)
     return context
+
+
+def _page_made(page: Page) -> None:
+    """Every new page, however made: its loads kept steady, its navigations witnessed."""
+    _steady(page)
+    if _witness is not None:
+        _witness.watch_page(page)
 
 
 # Chromium cancels every request in flight when the machine's network changes (Chromium issue
@@ -214,9 +220,7 @@ class CalmBrowser:
         options.setdefault("reduced_motion", "reduce")
         page = self._browser.new_page(**options)  # its own context, closed with it
         _watched(page.context)
-        _steady(page)  # made before its context was watched
-        if _witness is not None:
-            _witness.watch_page(page)  # made before its context was watched
+        _page_made(page)  # made before its context was watched
         return page
 
     def __getattr__(self, name: str) -> Any:

@@ -114,14 +114,17 @@ def _moon_hand(hand: int, r: TableRules) -> bool:
 # -- play -----------------------------------------------------------------------------------------
 
 
-def choose_card(st: PlayState, seat: int, legal: int) -> int:
-    """One card of the ``legal`` mask for ``seat``, from what that seat may know of ``st``."""
+def choose_card(st: PlayState, seat: int, legal: int, bold: int = 0) -> int:
+    """One card of the ``legal`` mask for ``seat``, from what that seat may know of ``st``.
+
+    ``bold``: how many more cards that could lose a trick the seat may hold and still go for the
+    moon (0: the heuristic's own rule). A search's model of players bolder than the heuristic."""
     if not legal & (legal - 1):
         return lowest(legal)
     r = st.rules
     hand = st.hands[seat]
     unseen = r.in_play & ~st.played & ~hand
-    mood, target = _mood(st, seat, hand, unseen)
+    mood, target = _mood(st, seat, hand, unseen, bold)
     if not st.trick:
         return _lead(st, seat, legal, hand, unseen, mood, target)
     led = st.trick[0][1] // 13
@@ -130,7 +133,7 @@ def choose_card(st: PlayState, seat: int, legal: int) -> int:
     return _discard(st, seat, legal, hand, unseen, mood, target)
 
 
-def _mood(st: PlayState, seat: int, hand: int, unseen: int) -> tuple[int, int]:
+def _mood(st: PlayState, seat: int, hand: int, unseen: int, bold: int = 0) -> tuple[int, int]:
     r = st.rules
     penalty = st.penalty
     taker = -1
@@ -142,7 +145,7 @@ def _mood(st: PlayState, seat: int, hand: int, unseen: int) -> tuple[int, int]:
     if taker < 0 or taker == seat:
         if taker < 0 and st.tricks_done > 1:
             return NORMAL, -1
-        allowed = 1 if penalty[seat] * 2 >= r.moon_points else 0
+        allowed = (1 if penalty[seat] * 2 >= r.moon_points else 0) + bold
         if _losers_at_most(hand, unseen, allowed):
             return SHOOT, seat
         return NORMAL, -1

@@ -81,10 +81,16 @@ class Budget:
     # choice in that deal multiplies the deal's weight by this (0 < weigh < 1); 0: every
     # deal counts alike. A soft ``infer``: a deal the plays contradict counts less, not never.
     weigh: float = 0.0
+    # The others in the play-outs go for the moon holding up to this many more cards that could
+    # lose a trick than the heuristic would (issue 41): players that search, as the server's
+    # montecarlo does, shoot far more often than the heuristic. 0: they play the heuristic.
+    bold: int = 0
 
     def __post_init__(self) -> None:
         if self.ms is not None and not self.ms > 0:
             raise ValueError(f"ms must be positive, not {self.ms}")
+        if self.bold < 0:
+            raise ValueError(f"bold must be 0 or more, not {self.bold}")
         if self.plays < 1 or self.min_samples < 2:
             raise ValueError("plays must be at least 1 and min_samples at least 2")
         if self.max_samples is not None and self.max_samples < self.min_samples:
@@ -169,7 +175,7 @@ def best_card(
         world = sample_state(k, rng)
         weight = likelihood(world, history or [], me, budget.weigh) if weighed else 1.0
         values = [
-            _value(_play_out(world.copy(), me, card), me, budget.others_weight)
+            _value(_play_out(world.copy(), me, card, budget.bold), me, budget.others_weight)
             for card in candidates
         ]
         _add_deal(values, values[d], totals, gaps, squares, weight)
@@ -292,12 +298,13 @@ def _same_class(c: int, default: int, candidates: list[int]) -> bool:
     return c <= default < upper and default // 13 == c // 13
 
 
-def _play_out(st: PlayState, me: int, card: int) -> PlayState:
+def _play_out(st: PlayState, me: int, card: int, bold: int = 0) -> PlayState:
+    """The hand finished from ``card``: every seat the heuristic, the others ``bold``."""
     play(st, me, card)
     hands = st.hands
     while hands[st.turn]:
         seat = st.turn
-        play(st, seat, choose_card(st, seat, legal_mask(st, seat)))
+        play(st, seat, choose_card(st, seat, legal_mask(st, seat), bold if seat != me else 0))
     return st
 
 

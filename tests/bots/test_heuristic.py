@@ -112,3 +112,15 @@ def test_shooting_it_takes_the_trick_it_would_otherwise_duck() -> None:
     assert chosen(st) == "AH"  # every point so far is ours and only the 3H can lose
     st = position(hand, trick, played=played, tricks_done=10, penalty=[12, 1, 0, 0])
     assert chosen(st) == "3H"  # the moon is gone: duck
+
+
+def test_a_bold_seat_goes_for_the_moon_with_more_cards_that_could_lose() -> None:
+    # Every point so far is ours (4, under half the moon): the heuristic shoots only with no
+    # card that could lose; this hand has two (the 3H and 4H under the unseen 5H-JH).
+    hand, out, trick = "AH 3H 4H", "5H 6H 7H 8H 9H TH JH", "2H KH"
+    unplayed = set(f"{hand} {out} {trick}".split())
+    played = " ".join(c for c in DECK if c not in unplayed)
+    st = position(hand, trick, played=played, tricks_done=10, penalty=[4, 0, 0, 0])
+    assert chosen(st) == "4H"  # under the king: duck
+    bold = [str(card_of(choose_card(st, 0, legal_mask(st, 0), bold=b))) for b in (1, 2)]
+    assert bold == ["4H", "AH"]  # two more losers allowed: it takes the trick to shoot

@@ -142,6 +142,7 @@ def test_a_spec_sets_the_budget() -> None:
     assert isinstance(bot, MonteCarloBot) and bot.clock is clock
     assert bot.budget == Budget(ms=50.0, max_samples=500, settle_z=0.0)
     assert make_bot("montecarlo:plays=1000").budget == Budget(plays=1000)
+    assert make_bot("montecarlo:bold=2").budget == Budget(bold=2)
     assert make_bot("heuristic").name == "heuristic"
     assert make_bot("montecarlo").budget == Budget()
 
@@ -159,6 +160,7 @@ def test_a_spec_sets_the_budget() -> None:
         ("montecarlo:plays=1.5", BadBotSpec, "not a number"),
         ("montecarlo:ms=5:ms=6", BadBotSpec, "twice"),
         ("montecarlo:ms=5", BadBotSpec, "needs a clock"),  # no clock given
+        ("montecarlo:bold=-1", BadBotSpec, "bold must be 0 or more"),
     ],
 )
 def test_a_bad_spec_is_refused(spec: str, error: type[Exception], message: str) -> None:

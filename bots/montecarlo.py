@@ -45,6 +45,7 @@ from .cardbits import QS, SUIT_MASK, bits, card_of, mask_of
 from .heuristic import _pass_danger, choose_card, pass_cards
 from .inference import excluded_cards
 from .knowledge import Knowledge, knowledge_of
+from .pass_inference import PassClue, pass_clue
 from .sampling import sample_state
 from .simulation import PlayState, TableRules, legal_mask, outcome, play, table_rules
 
@@ -85,6 +86,10 @@ class Budget:
     # lose a trick than the heuristic would (issue 41): players that search, as the server's
     # montecarlo does, shoot far more often than the heuristic. 0: they play the heuristic.
     bold: int = 0
+    # Weigh each sampled deal by what the cards passed to us say (issue 41, bots.pass_inference):
+    # a deal in which the seat that passed them, passing as the heuristic, would have passed
+    # others counts this much (0 < pass_weigh < 1); 0: every deal counts alike.
+    pass_weigh: float = 0.0
 
     def __post_init__(self) -> None:
         if self.ms is not None and not self.ms > 0:
@@ -97,6 +102,8 @@ class Budget:
             raise ValueError("max_samples must be at least min_samples")
         if not 0 <= self.weigh < 1:
             raise ValueError(f"weigh must be in [0, 1), not {self.weigh}")
+        if not 0 <= self.pass_weigh < 1:
+            raise ValueError(f"pass_weigh must be in [0, 1), not {self.pass_weigh}")
 
 
 DEFAULT_BUDGET = Budget()
@@ -125,8 +132,9 @@ class MonteCarloBot:
             k = dataclasses.replace(k, excluded=excluded_cards(view, rules))
         legal = mask_of(view.legal_cards)
         history = plays_of(view) if self.budget.weigh > 0 else None
+        clue = pass_clue(view, rules) if self.budget.pass_weigh > 0 else None
         rng = random.Random(seed)
-        return card_of(best_card(k, legal, rng, self.budget, self.clock, history))
+        return card_of(best_card(k, legal, rng, self.budget, self.clock, history, clue))
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
         return best_moon_choice(view, rules)
@@ -142,9 +150,11 @@ def best_card(
     budget: Budget,
     clock: Clock | None = None,
     history: list[tuple[int, int]] | None = None,
+    clue: PassClue | None = None,
 ) -> int:
     """The card to play. ``clock`` is read only under a budget in milliseconds; ``history``
-    (every play of the hand so far, in order) weighs the deals under ``budget.weigh``."""
+    (every play of the hand so far, in order) weighs the deals under ``budget.weigh``, ``clue``
+    (what the pass received says) under ``budget.pass_weigh``."""
     me = k.seat
     default = choose_card(k.state, me, legal)
     candidates = distinct_cards(legal, k.state.hands[me], k.unseen, k.state.rules.bonus)
@@ -174,6 +184,8 @@ def best_card(
     for done in range(1, samples + 1):
         world = sample_state(k, rng)
         weight = likelihood(world, history or [], me, budget.weigh) if weighed else 1.0
+        if clue is not None and not clue.agrees(world.hands[clue.passer]):
+            weight *= budget.pass_weigh
         values = [
             _value(_play_out(world.copy(), me, card, budget.bold), me, budget.others_weight)
             for card in candidates

@@ -46,6 +46,19 @@ class Checked:
         return choice
 
 
+def plays_legally_and_alike(bot: Bot, seed: str, hands: int) -> None:
+    """``bot`` in seat 0 of heuristic players, two games of the same seed: every answer legal,
+    and the same game both times (a seed fixes a work-budget bot's every choice)."""
+    checked = Checked(bot)
+    lineup = ["w", "heuristic", "heuristic", "heuristic"]
+    rules = RuleOptions()
+    games = [
+        play_game("w", rules, lineup, seed, bots={"w": checked}, max_hands=hands, keep_events=True)
+        for _ in range(2)
+    ]
+    assert checked.calls and games[0].events == games[1].events
+
+
 def test_the_strategies_are_registered() -> None:
     assert {"random", "heuristic", "montecarlo"} <= set(bot_names())
     for name in ("random", "heuristic", "montecarlo"):

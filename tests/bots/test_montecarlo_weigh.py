@@ -10,9 +10,8 @@ import pytest
 from bots.heuristic import choose_card
 from bots.montecarlo import Budget, MonteCarloBot, likelihood
 from bots.simulation import PlayState, legal_mask, play, table_rules
-from bots.tournament import play_game
 from domain.rules import RuleOptions
-from tests.bots.test_bots import Checked
+from tests.bots.test_bots import plays_legally_and_alike
 
 TR = table_rules(RuleOptions())
 
@@ -57,14 +56,7 @@ def test_a_deal_that_contradicts_a_play_counts_less() -> None:
 
 
 def test_weighing_plays_legal_moves_and_the_same_game_for_the_same_seeds() -> None:
-    bot = Checked(MonteCarloBot(Budget(plays=600, weigh=0.5)))
-    rules = RuleOptions.from_dict({"preset": "standard"})
-    lineup = ["w", "heuristic", "heuristic", "heuristic"]
-    games = [
-        play_game("w", rules, lineup, "weigh", bots={"w": bot}, max_hands=1, keep_events=True)
-        for _ in range(2)
-    ]
-    assert bot.calls and games[0].events == games[1].events
+    plays_legally_and_alike(MonteCarloBot(Budget(plays=600, weigh=0.5)), "weigh", hands=1)
 
 
 def test_weigh_is_a_factor_below_one() -> None:

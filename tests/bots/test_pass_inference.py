@@ -13,7 +13,7 @@ from domain.decider import fold
 from domain.rules import RuleOptions
 from domain.state import INITIAL_STATE, GameState, Phase
 from domain.views import seat_view
-from tests.bots.test_bots import Checked
+from tests.bots.test_bots import plays_legally_and_alike
 
 STANDARD = RuleOptions()
 
@@ -92,13 +92,7 @@ def test_nothing_is_read_where_no_pass_or_another_pass_was_made() -> None:
 
 
 def test_pass_weigh_plays_legal_moves_and_the_same_game_for_the_same_seeds() -> None:
-    bot = Checked(MonteCarloBot(Budget(plays=600, pass_weigh=0.1)))
-    lineup = ["w", "heuristic", "heuristic", "heuristic"]
-    games = [
-        play_game("w", STANDARD, lineup, "pw", bots={"w": bot}, max_hands=3, keep_events=True)
-        for _ in range(2)
-    ]
-    assert bot.calls and games[0].events == games[1].events
+    plays_legally_and_alike(MonteCarloBot(Budget(plays=600, pass_weigh=0.1)), "pw", hands=3)
 
 
 def test_pass_weigh_is_a_factor_below_one() -> None:

@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from tests.replay.live import SERVER_LOGS, start_server, stop_server
+from tests.web.console import NETWORK_CHANGED
 
 REQUIRE_ENV = "HEARTS_REQUIRE_BROWSER"
 BINARY_ENV = "HEARTS_CHROMIUM"
@@ -168,7 +169,6 @@ def _page_made(page: Page) -> None:
 # interfaces: a page whose own files were cut off so never runs its module graph (CI-style run
 # of 29 Nov: "failed GET /web/app.js: net::ERR_NETWORK_CHANGED", the lobby stuck on
 # "Loading…"). A load that lost a document, script or style sheet that way is made again.
-NETWORK_CHANGED = "net::ERR_NETWORK_CHANGED"
 _PAGE_FILES = ("document", "script", "stylesheet")
 
 

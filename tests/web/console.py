@@ -12,6 +12,8 @@ import re
 from playwright.sync_api import Page
 
 BACK_PRESSURE = (429, 503)
+# Chromium's error when the machine's network changed under a request (conftest.py's _steady).
+NETWORK_CHANGED = "net::ERR_NETWORK_CHANGED"
 _BACK_PRESSURE_LINE = re.compile(r"status of (?:429|503)\b")
 
 
@@ -25,7 +27,7 @@ def watch(page: Page) -> list[str]:
             seen.append(f"console: {message.text}")
             if message.type == "error"
             and not _BACK_PRESSURE_LINE.search(message.text)
-            and "net::ERR_NETWORK_CHANGED" not in message.text  # the machine's, conftest.py
+            and NETWORK_CHANGED not in message.text  # the machine's, not the page's
             else None
         ),
     )

@@ -15,9 +15,10 @@ named too): RUN is ``bench.arena --sims 0 --our-bot NEW`` with REFERENCE's ``--s
 test seat involves no bot of ours, so REFERENCE's ISMCTS points for that hand are a draw of the
 same game: RUN's hands take them, and REFERENCE's own bot becomes their baseline (what NEW is
 measured against: ISMCTS, and the bot it would replace; ``--against baseline``: REFERENCE's
-baseline instead). Hands are matched by deal and seat, their
-directions checked; a hand of RUN that REFERENCE lacks is an error (another seed or a longer run),
-while REFERENCE's extra hands are left out. Each agent's CPU time is not in the files: read it
+baseline instead; ``--pair-baseline REFERENCE RUN``: that pair alone, so runs whose bot was
+ours in some references and the baseline in others pool together). Hands are matched by deal
+and seat, their directions checked; a hand of RUN that REFERENCE lacks is an error (another
+seed or a longer run), while REFERENCE's extra hands are left out. Each agent's CPU time is not in the files: read it
 from the runs' own reports.
 
     python -m bench.arena_pool bench/results/arena-41/arena-41[56].jsonl --swap arena-417.jsonl
@@ -54,14 +55,18 @@ def pooled(
     pairs: list[tuple[str, str]] = (),
     against: str = "ours",
     swapped: list[str] = (),
+    against_baseline: list[tuple[str, str]] = (),
 ) -> dict:
-    """The pooled figures of the runs' JSON lines, of runs paired with their references, and of
-    ``swapped`` runs: their baseline taken as ours and ours as their baseline (a bot that was
-    one run's baseline and another's own pools as one)."""
+    """The pooled figures of the runs' JSON lines, of runs paired with their references (with
+    REFERENCE's ``against`` bot as the baseline; ``against_baseline`` pairs with REFERENCE's own
+    baseline), and of ``swapped`` runs: their baseline taken as ours and ours as their baseline
+    (a bot that was one run's baseline and another's own pools as one)."""
     paths = list(dict.fromkeys(paths))  # a file named twice is one run
     runs = {path: list(json_lines(path)) for path in paths}
     for ref, run in dict.fromkeys(pairs):
         runs[f"{ref}+{run}"] = paired(ref, run, against)
+    for ref, run in dict.fromkeys(against_baseline):
+        runs[f"{ref}+{run}"] = paired(ref, run, "baseline")
     for path in dict.fromkeys(swapped):
         runs[f"swapped:{path}"] = [
             {**h, "ours": h["baseline"], "baseline": h["ours"]} for h in json_lines(path)
@@ -104,6 +109,14 @@ def main(argv: list[str] | None = None) -> None:
         help="which of REFERENCE's bots a paired RUN's bot is measured against",
     )
     p.add_argument(
+        "--pair-baseline",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("REFERENCE", "RUN"),
+        help="as --pair, RUN measured against REFERENCE's baseline (this pair only)",
+    )
+    p.add_argument(
         "--swap",
         action="append",
         default=[],
@@ -111,9 +124,15 @@ def main(argv: list[str] | None = None) -> None:
         help="a run whose baseline is the bot pooled as ours (and ours its baseline)",
     )
     args = p.parse_args(argv)
-    if not args.paths and not args.pair and not args.swap:
-        p.error("name a results file, a --pair or a --swap")
-    figures = pooled(args.paths, [tuple(pair) for pair in args.pair], args.against, args.swap)
+    if not args.paths and not args.pair and not args.pair_baseline and not args.swap:
+        p.error("name a results file, a --pair, a --pair-baseline or a --swap")
+    figures = pooled(
+        args.paths,
+        [tuple(pair) for pair in args.pair],
+        args.against,
+        args.swap,
+        [tuple(pair) for pair in args.pair_baseline],
+    )
     print(f"{figures['hands']} duplicate hands, {figures['deals']} deals, {figures['runs']} runs")
     print(f"ours: {figures['ours_points_a_hand']:.2f} points a hand")
     for side in ("ismcts", "baseline"):

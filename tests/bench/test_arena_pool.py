@@ -74,6 +74,19 @@ def test_a_paired_run_may_be_measured_against_the_stored_baseline(tmp_path):
     assert against["baseline"]["minus_ours"][0] == pytest.approx(3.0)
 
 
+def test_pairs_against_a_references_bot_and_against_anothers_baseline_pool_together(tmp_path):
+    # The master was ours in one stored run and the baseline in another: a new bot run on both
+    # seeds is measured against the master in each.
+    as_ours = write(tmp_path / "a.jsonl", [hand(0, 0, 6, 9, 8)])
+    as_baseline = write(tmp_path / "b.jsonl", [hand(0, 0, 7, 10, 4)])
+    new_a = write(tmp_path / "new-a.jsonl", [hand(0, 0, 5, None)])
+    new_b = write(tmp_path / "new-b.jsonl", [hand(0, 0, 3, None)])
+    figures = pooled([], [(as_ours, new_a)], against_baseline=[(as_baseline, new_b)])
+    assert (figures["runs"], figures["deals"]) == (2, 2)
+    assert figures["baseline"]["minus_ours"][0] == pytest.approx(((6 - 5) + (4 - 3)) / 2)
+    assert figures["ismcts"]["minus_ours"][0] == pytest.approx(((9 - 5) + (10 - 3)) / 2)
+
+
 def test_a_swapped_run_pools_its_baseline_as_ours(tmp_path):
     # The master was ours in one run and the baseline in another: pooled as one bot.
     first = write(tmp_path / "a.jsonl", [hand(0, 0, 5, 9, 7)])

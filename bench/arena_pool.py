@@ -18,8 +18,8 @@ measured against: ISMCTS, and the bot it would replace; ``--against baseline``: 
 baseline instead; ``--pair-baseline REFERENCE RUN``: that pair alone, so runs whose bot was
 ours in some references and the baseline in others pool together). Hands are matched by deal
 and seat, their directions checked; a hand of RUN that REFERENCE lacks is an error (another
-seed or a longer run), while REFERENCE's extra hands are left out. Each agent's CPU time is not in the files: read it
-from the runs' own reports.
+seed or a longer run), while REFERENCE's extra hands are left out. Each agent's CPU time is
+not in the files: read it from the runs' own reports.
 
     python -m bench.arena_pool bench/results/arena-41/arena-41[56].jsonl --swap arena-417.jsonl
 

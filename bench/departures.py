@@ -158,8 +158,8 @@ def departures(
     bots: dict[str, Any] = {"watched": watched}
     started = time.process_time()
     for i in range(hands):
-        # Seat 0's turn comes round: each hand a seat of its own at a table of ``table``.
-        turned = seats[-(i % 4) :] + seats[: -(i % 4)] if i % 4 else seats
+        # The seats turn round: at a table of ``table`` the bot plays each seat in turn.
+        turned = seats[-(i % 4) :] + seats[: -(i % 4)]  # i % 4 == 0: seats[0:] + []
         play_game(f"d{i}", RuleOptions(), turned, f"{seed}-{i}", bots=bots, max_hands=1)
     figures = tally.figures()
     return (

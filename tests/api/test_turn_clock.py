@@ -288,7 +288,7 @@ def paced_moves(client, game_id: str, after: int, count: int, within: float) -> 
     deadline = time.monotonic() + within
     while True:
         moved = [
-            datetime.fromisoformat(e["time"].replace("Z", "+00:00")).timestamp()
+            moment(e["time"])
             for e in events(client, game_id, after)
             if e["type"] in ("CardsPassed", "CardPlayed")
         ]

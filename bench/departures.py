@@ -26,7 +26,7 @@ from typing import Any
 
 from bots.base import Bot
 from bots.cardbits import QS, SUIT_MASK, mask_of
-from bots.heuristic import NORMAL, _mood, choose_card
+from bots.heuristic import NORMAL, _mood, choose_card, stray_card
 from bots.knowledge import knowledge_of
 from bots.specs import make_bot
 from bots.tournament import play_game
@@ -49,6 +49,10 @@ class Tally:
     patterns: dict[str, Counter[str]] = field(
         default_factory=lambda: {k: Counter() for k in ("lead", "follow", "discard")}
     )
+    # By kind, in the normal mood: the plays where ``heuristic.stray_card`` offers another card
+    # (montecarlo's ``stray`` model of a searching player), and the departures it names.
+    stray_offered: Counter[str] = field(default_factory=Counter)
+    stray_named: Counter[str] = field(default_factory=Counter)
 
     def note(self, view: SeatView, rules: RuleOptions, chosen: Card) -> None:
         k = knowledge_of(view, rules)
@@ -62,12 +66,15 @@ class Tally:
         key = (kind, MOODS[mood])
         self.decisions[key] += 1
         self.by_trick[st.tricks_done] += 1
+        other = stray_card(st, view.seat, legal, theirs) if mood == NORMAL else -1
+        self.stray_offered[kind] += other >= 0
         if mine == theirs:
             return
         self.departures[key] += 1
         self.departed_by_trick[st.tricks_done] += 1
         if mood == NORMAL:
             self.patterns[kind][_pattern(kind, st, mine, theirs)] += 1
+            self.stray_named[kind] += mine == other
 
     def figures(self, top: int = 8) -> dict[str, Any]:
         def rate(done: int, of: int) -> float:
@@ -93,6 +100,15 @@ class Tally:
             "commonest": {
                 kind: [[what, n] for what, n in counts.most_common(top)]
                 for kind, counts in self.patterns.items()
+            },
+            "stray": {
+                kind: {
+                    "offered": self.stray_offered[kind],
+                    "departures": self.departures[(kind, "normal")],
+                    "named": self.stray_named[kind],
+                    "share": rate(self.stray_named[kind], self.departures[(kind, "normal")]),
+                }
+                for kind in self.patterns
             },
         }
 
@@ -191,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  commonest {kind} departures (normal mood):")
         for what, n in rows:
             print(f"    {n:>6}  {what}")
+    print("  the departures heuristic.stray_card names (montecarlo's stray), normal mood:")
+    for kind, row in result["stray"].items():
+        print(
+            f"    {kind:<8} {row['named']:>6} of {row['departures']:>6}  {row['share']:.1%}"
+            f"  (it offers a card at {row['offered']} plays)"
+        )
     return 0
 
 

@@ -24,6 +24,8 @@ it lacks. It chooses only among the legal cards it is given.
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from domain.cards import Card
 from domain.rules import MoonScoring, RuleOptions
 from domain.views import SeatView
@@ -133,6 +135,62 @@ def choose_card(st: PlayState, seat: int, legal: int, bold: int = 0) -> int:
     return _discard(st, seat, legal, hand, unseen, mood, target)
 
 
+def stray_card(
+    st: PlayState,
+    seat: int,
+    legal: int,
+    chosen: int,
+    bold: int = 0,
+    spread: float = 0.0,
+    draw: float = 0.0,
+) -> int:
+    """The card a player that searches plays where it leaves ``chosen`` (the heuristic's
+    card), or -1 where no such departure is modelled.
+
+    A search's model of players unlike the heuristic (issue 41): at tables of montecarlo
+    players, a lead is another than the heuristic's in 44% of cases, a follow to a clean trick
+    takes it (shedding a high card) where the heuristic ducks, or ducks where it takes
+    (``python -m bench.departures``). Discards, and every mood but the normal one, are left to
+    the heuristic. A strayed lead is the heuristic's next cheapest (``spread`` 0), or, with
+    ``draw`` uniform in [0, 1), its k-th next cheapest with odds in proportion to ``spread``
+    to the k (a search's leads leave the heuristic's for the next few about alike).
+    """
+    if not legal & (legal - 1):
+        return -1
+    r = st.rules
+    hand = st.hands[seat]
+    unseen = r.in_play & ~st.played & ~hand
+    if _mood(st, seat, hand, unseen, bold)[0] != NORMAL:
+        return -1
+    if not st.trick:
+        rest = [t for t in _lead_costs(st, seat, legal, hand, unseen) if t[1] != chosen]
+        if not rest:
+            return -1
+        if spread <= 0:
+            return min(rest, key=itemgetter(0))[1]
+        rest.sort(key=itemgetter(0))
+        weights = [spread**k for k in range(len(rest))]
+        aim = draw * sum(weights)
+        for (_, c), weight in zip(rest, weights, strict=True):
+            aim -= weight
+            if aim < 0:
+                return c
+        return rest[-1][1]
+    led = st.trick[0][1] // 13
+    if not legal & SUIT_MASK[led] or led == r.penalty_suit:
+        return -1
+    if led == SPADES and unseen & QS_BIT or any(r.penalty_mask >> c & 1 for _, c in st.trick):
+        return -1  # not a clean trick
+    _, w = st.trick_winner()
+    under = legal & below(w)
+    over = legal & ~below(w) & ~QS_BIT & ~(1 << r.bonus if r.bonus >= 0 else 0)
+    if chosen < w and over:
+        return highest(over)
+    if chosen > w and under:
+        return highest(under)
+    return -1
+
+
 def _mood(st: PlayState, seat: int, hand: int, unseen: int, bold: int = 0) -> tuple[int, int]:
     r = st.rules
     penalty = st.penalty
@@ -187,13 +245,22 @@ def _lead(
         pen = legal & r.penalty_suit_mask
         if pen and not unseen & r.penalty_suit_mask & above(highest(pen)):
             return highest(pen)  # a sure winner that takes a penalty card from the shooter
+    # The first of the cheapest, as the costs were reckoned (suits upward, ranks downward).
+    return min(_lead_costs(st, seat, legal, hand, unseen), key=itemgetter(0))[1]
+
+
+def _lead_costs(
+    st: PlayState, seat: int, legal: int, hand: int, unseen: int
+) -> list[tuple[float, int]]:
+    """Each lead worth weighing in the normal mood, with its cost (lower is better)."""
+    r = st.rules
     n = r.players
     queen_live = bool(unseen & QS_BIT)
     others_void = 0
     for o in range(n):
         if o != seat:
             others_void |= st.voids[o]
-    best, best_cost = -1, 1e9
+    costs: list[tuple[float, int]] = []
     for s in range(4):
         mine = legal & SUIT_MASK[s]
         if not mine:
@@ -229,9 +296,8 @@ def _lead(
                 if hand & QS_BIT and c != QS:
                     cost += 0.5  # do not pull the guards from our own queen
             cost -= 0.01 * (c % 13) + 0.05 * (5 - count)
-            if cost < best_cost:
-                best, best_cost = c, cost
-    return best
+            costs.append((cost, c))
+    return costs
 
 
 def _follow(

@@ -42,7 +42,7 @@ from domain.views import SeatView
 
 from .base import best_moon_choice, register
 from .cardbits import QS, SUIT_MASK, bits, card_of, mask_of
-from .heuristic import _pass_danger, choose_card, pass_cards
+from .heuristic import _pass_danger, choose_card, pass_cards, stray_card
 from .inference import excluded_cards
 from .knowledge import Knowledge, knowledge_of
 from .pass_inference import PassClue, pass_clue
@@ -90,6 +90,13 @@ class Budget:
     # a deal in which the seat that passed them, passing as the heuristic, would have passed
     # others counts this much (0 < pass_weigh < 1); 0: every deal counts alike.
     pass_weigh: float = 0.0
+    # The others in the play-outs leave the heuristic's card this often (0 <= stray < 1) for
+    # the card a searching player most often plays instead (``heuristic.stray_card``; issue
+    # 41): a search that does not assume the others play the heuristic. 0: they always do.
+    stray: float = 0.0
+    # A strayed lead: the heuristic's next cheapest (0), or its k-th next with odds in
+    # proportion to this to the k (0 < stray_spread <= 1).
+    stray_spread: float = 0.0
 
     def __post_init__(self) -> None:
         if self.ms is not None and not self.ms > 0:
@@ -102,6 +109,10 @@ class Budget:
             raise ValueError("max_samples must be at least min_samples")
         if not 0 <= self.weigh < 1:
             raise ValueError(f"weigh must be in [0, 1), not {self.weigh}")
+        if not 0 <= self.stray < 1:
+            raise ValueError(f"stray must be in [0, 1), not {self.stray}")
+        if not 0 <= self.stray_spread <= 1:
+            raise ValueError(f"stray_spread must be in [0, 1], not {self.stray_spread}")
         if not 0 <= self.pass_weigh < 1:
             raise ValueError(f"pass_weigh must be in [0, 1), not {self.pass_weigh}")
 
@@ -186,8 +197,14 @@ def best_card(
         weight = likelihood(world, history or [], me, budget.weigh) if weighed else 1.0
         if clue is not None and not clue.agrees(world.hands[clue.passer]):
             weight *= budget.pass_weigh
+        # Every candidate's play-out strays at the same odds: the deal's own draws.
+        strays = rng.getrandbits(32) if budget.stray > 0 else 0
         values = [
-            _value(_play_out(world.copy(), me, card, budget.bold), me, budget.others_weight)
+            _value(
+                _play_out(world.copy(), me, card, budget, strays),
+                me,
+                budget.others_weight,
+            )
             for card in candidates
         ]
         _add_deal(values, values[d], totals, gaps, squares, weight)
@@ -310,13 +327,30 @@ def _same_class(c: int, default: int, candidates: list[int]) -> bool:
     return c <= default < upper and default // 13 == c // 13
 
 
-def _play_out(st: PlayState, me: int, card: int, bold: int = 0) -> PlayState:
-    """The hand finished from ``card``: every seat the heuristic, the others ``bold``."""
+def _play_out(
+    st: PlayState, me: int, card: int, budget: Budget = DEFAULT_BUDGET, seed: int = 0
+) -> PlayState:
+    """The hand finished from ``card``: every seat the heuristic, the others ``budget.bold``,
+    and leaving its card for ``stray_card``'s at odds ``budget.stray`` (drawn from ``seed``)."""
     play(st, me, card)
     hands = st.hands
+    bold, stray, spread = budget.bold, budget.stray, budget.stray_spread
+    odds = random.Random(seed).random if stray > 0 else None
     while hands[st.turn]:
         seat = st.turn
-        play(st, seat, choose_card(st, seat, legal_mask(st, seat), bold if seat != me else 0))
+        legal = legal_mask(st, seat)
+        if seat == me:
+            play(st, seat, choose_card(st, seat, legal))
+            continue
+        c = choose_card(st, seat, legal, bold)
+        if odds is not None:
+            draw = odds()
+            if draw < stray:
+                # Given that it strays, draw / stray is uniform in [0, 1): which card, too.
+                alt = stray_card(st, seat, legal, c, bold, spread, draw / stray)
+                if alt >= 0:
+                    c = alt
+        play(st, seat, c)
     return st
 
 

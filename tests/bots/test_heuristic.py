@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bots.cardbits import card_of, mask_of
-from bots.heuristic import choose_card, pass_cards
+from bots.heuristic import choose_card, pass_cards, stray_card
 from bots.simulation import PlayState, TableRules, legal_mask, table_rules
 from domain.cards import DECK, parse_cards
 from domain.rules import RuleOptions
@@ -124,3 +124,37 @@ def test_a_bold_seat_goes_for_the_moon_with_more_cards_that_could_lose() -> None
     assert chosen(st) == "4H"  # under the king: duck
     bold = [str(card_of(choose_card(st, 0, legal_mask(st, 0), bold=b))) for b in (1, 2)]
     assert bold == ["4H", "AH"]  # two more losers allowed: it takes the trick to shoot
+
+
+def strayed(st: PlayState) -> tuple[str, str | None]:
+    """The heuristic's card and the one a searching player most often plays instead."""
+    legal = legal_mask(st, 0)
+    card = choose_card(st, 0, legal)
+    other = stray_card(st, 0, legal, card)
+    return str(card_of(card)), str(card_of(other)) if other >= 0 else None
+
+
+def test_a_stray_follow_to_a_clean_trick_takes_it_where_the_heuristic_ducks() -> None:
+    assert strayed(position("5C 8C KC 2H", "3C 9C")) == ("8C", "KC")  # second or third: take
+    assert strayed(position("5C 8C KC 2H", "3C 9C 4C")) == ("KC", "8C")  # last: duck
+
+
+def test_a_trick_with_points_or_the_queen_out_is_never_strayed_on() -> None:
+    assert strayed(position("5C 8C KC 2H", "3C 9C 4H")) == ("8C", None)  # a heart on it
+    assert strayed(position("2S 9S KS 2D", "5S 8S")) == ("2S", None)  # spades, the queen out
+    assert strayed(position("QS AH 2D 3D", "4C 9C")) == ("QS", None)  # a discard
+
+
+def test_a_stray_lead_is_the_heuristics_next_cheapest() -> None:
+    assert strayed(position("2C 9D KD")) == ("2C", "9D")
+    assert strayed(position("4C 7D 9S")) == ("9S", "4C")
+    assert strayed(position("2C 3C")) == ("3C", None)  # both sure to lose: one choice
+
+
+def test_a_spread_stray_lead_is_the_kth_next_cheapest_at_odds_spread_to_the_k() -> None:
+    st = position("4C 7D 9S 5H")  # cheapest first: 9S (the heuristic's), 4C, 7D, 5H
+    legal = legal_mask(st, 0)
+    card = choose_card(st, 0, legal)
+    # Odds 1 : 0.5 : 0.25 of 1.75 for 4C, 7D, 5H: a uniform draw below 4/7 is the 4C, ...
+    picks = [stray_card(st, 0, legal, card, spread=0.5, draw=d) for d in (0.0, 0.56, 0.58, 0.99)]
+    assert [str(card_of(c)) for c in picks] == ["4C", "4C", "7D", "5H"]

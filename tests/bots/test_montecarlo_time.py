@@ -143,6 +143,7 @@ def test_a_spec_sets_the_budget() -> None:
     assert bot.budget == Budget(ms=50.0, max_samples=500, settle_z=0.0)
     assert make_bot("montecarlo:plays=1000").budget == Budget(plays=1000)
     assert make_bot("montecarlo:bold=2").budget == Budget(bold=2)
+    assert make_bot("montecarlo:stray=0.3").budget == Budget(stray=0.3)
     assert make_bot("heuristic").name == "heuristic"
     assert make_bot("montecarlo").budget == Budget()
 
@@ -161,6 +162,7 @@ def test_a_spec_sets_the_budget() -> None:
         ("montecarlo:ms=5:ms=6", BadBotSpec, "twice"),
         ("montecarlo:ms=5", BadBotSpec, "needs a clock"),  # no clock given
         ("montecarlo:bold=-1", BadBotSpec, "bold must be 0 or more"),
+        ("montecarlo:stray=1", BadBotSpec, "stray must be in"),
     ],
 )
 def test_a_bad_spec_is_refused(spec: str, error: type[Exception], message: str) -> None:

@@ -173,7 +173,12 @@ def test_a_command_with_a_member_twice_is_refused_and_appends_nothing(client):
     game_id = game.get_json()["id"]
     joined = client.post(f"/api/v1/games/{game_id}/seats", json={"name": "ann"})
     token = joined.get_json()["token"]
-    before = client.get(f"/api/v1/games/{game_id}/events").get_json()
+    # The bots pass in the join's answer or, on a busy machine, soon after in the background:
+    # the log is read once all three have, so that only the refused command could add to it.
+    before = poll(
+        lambda: client.get(f"/api/v1/games/{game_id}/events").get_json(),
+        lambda log: sum(e["type"] == "CardsPassed" for e in log["events"]) == 3,
+    )
     hand = joined.get_json()["view"]["hand"]
     raw = json.dumps({"cards": hand[:3]})[:-1] + ', "cards": ' + json.dumps(hand[3:6]) + "}"
     response = client.post(

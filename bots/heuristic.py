@@ -24,6 +24,7 @@ it lacks. It chooses only among the legal cards it is given.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from operator import itemgetter
 
 from domain.cards import Card
@@ -245,14 +246,19 @@ def _lead(
         pen = legal & r.penalty_suit_mask
         if pen and not unseen & r.penalty_suit_mask & above(highest(pen)):
             return highest(pen)  # a sure winner that takes a penalty card from the shooter
-    # The first of the cheapest, as the costs were reckoned (suits upward, ranks downward).
-    return min(_lead_costs(st, seat, legal, hand, unseen), key=itemgetter(0))[1]
+    # The first of the cheapest, as the costs are reckoned (suits upward, ranks downward).
+    best, best_cost = -1, 1e9
+    for cost, c in _lead_costs(st, seat, legal, hand, unseen):
+        if cost < best_cost:
+            best, best_cost = c, cost
+    return best
 
 
 def _lead_costs(
     st: PlayState, seat: int, legal: int, hand: int, unseen: int
-) -> list[tuple[float, int]]:
-    """Each lead worth weighing in the normal mood, with its cost (lower is better)."""
+) -> Iterator[tuple[float, int]]:
+    """Each lead worth weighing in the normal mood, with its cost (lower is better): yielded,
+    since the play-outs' every lead reads them and most want only the cheapest."""
     r = st.rules
     n = r.players
     queen_live = bool(unseen & QS_BIT)
@@ -260,7 +266,6 @@ def _lead_costs(
     for o in range(n):
         if o != seat:
             others_void |= st.voids[o]
-    costs: list[tuple[float, int]] = []
     for s in range(4):
         mine = legal & SUIT_MASK[s]
         if not mine:
@@ -296,8 +301,7 @@ def _lead_costs(
                 if hand & QS_BIT and c != QS:
                     cost += 0.5  # do not pull the guards from our own queen
             cost -= 0.01 * (c % 13) + 0.05 * (5 - count)
-            costs.append((cost, c))
-    return costs
+            yield cost, c
 
 
 def _follow(

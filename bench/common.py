@@ -281,6 +281,9 @@ def checkout(rev: str | None) -> Iterator[Path | None]:
 
 
 STOP_SECONDS = 1.0  # HeartsServer's wait for its quick shutdown, then SIGKILL
+# Where a server keeps what outlives its Redis: a benchmark's server gets its own, unless the
+# benchmark names one (``env``).
+OWN_STORAGE = ("HEARTS_ARCHIVE_URL", "HEARTS_LOG_KEY_FILE")
 
 
 class HeartsServer:
@@ -310,6 +313,10 @@ class HeartsServer:
         self.process: subprocess.Popen | None = None
         # Lives as long as the server; read back only if it fails to start.
         self._log = tempfile.TemporaryFile(prefix="hearts-bench-serve-")  # noqa: SIM115
+        # Its data directory (the archive of its ended games and the public log's tiles, the
+        # log's key) is thrown away with it, as its Redis is: never the user's own, where a
+        # server of theirs would meet the benchmark's tiles as another log's.
+        self._data = tempfile.TemporaryDirectory(prefix="hearts-bench-data-")
 
     def __enter__(self) -> HeartsServer:
         self.port = free_port()
@@ -319,8 +326,12 @@ class HeartsServer:
             "HEARTS_KEY_PREFIX": "bench",
             "HEARTS_SWEEP_ON_START": "0",
             "HEARTS_RATE_LIMITS": "0",  # a benchmark is a flood by design; a run may set its own
+            "HEARTS_DATA_DIR": self._data.name,
             **self.env,
         }
+        for name in OWN_STORAGE:  # the shell's, if set, would point it at the user's
+            if name not in self.env:
+                env.pop(name, None)
         if self.root is not None:  # another checkout's code (e.g. the code before a change)
             paths = [str(self.root), env.get("PYTHONPATH", "")]
             env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
@@ -363,8 +374,14 @@ class HeartsServer:
         return [int(pid) for pid in text.split()]
 
     def __exit__(self, *exc: object) -> None:
-        if self.process is None or self.process.poll() is not None:
+        try:
+            self._stop()
+        finally:
             self._log.close()
+            self._data.cleanup()
+
+    def _stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
             return
         try:
             # Our session: master and workers. SIGINT is gunicorn's quick shutdown (TERM's
@@ -377,7 +394,6 @@ class HeartsServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-        self._log.close()
 
 
 def rss_kib(pid: int) -> int:

@@ -199,6 +199,25 @@ def _log_key_file(tmp_path_factory):
         os.environ["HEARTS_LOG_KEY_FILE"] = previous
 
 
+# --- The data directory (service/settings.py data_directory) ----------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _data_home(tmp_path_factory):
+    """The per-user data directory of every app and server the tests start (in this process or
+    as children, which inherit the environment) is the session's: ``hearts serve`` keeps its
+    archive there (ended games, the public log's tiles), and a run must never write into the
+    user's own, where a server of theirs would meet the tests' tiles as another log's. The
+    default's own code path still runs (platformdirs under XDG_DATA_HOME), only its root moves;
+    a test that checks that path sets its own."""
+    home = tmp_path_factory.mktemp("data-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(home))
+        patch.delenv("HEARTS_DATA_DIR", raising=False)
+        patch.delenv("HEARTS_ARCHIVE_URL", raising=False)
+        yield home
+
+
 # --- Blob stores (service/store/blobs.py): local disk and S3 ------------------------------------
 
 

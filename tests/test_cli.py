@@ -1,14 +1,15 @@
 """The ``hearts`` command itself (issue 18): help when bare, defaults in --help, quiet on a
-closed pipe, --data-dir on every subcommand."""
+closed pipe, --data-dir on every subcommand; what a starting master clears of a dead one's."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from service.cli import BROKEN_PIPE, build_parser, main
+from service.cli import BROKEN_PIPE, build_parser, main, metrics_dir
 from tests import children
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,3 +84,25 @@ def test_projections_status_require_live_here_is_a_health_check(
     finally:
         client.delete(alive_key(key_prefix))
         client.close()
+
+
+def test_a_starting_master_removes_only_the_metrics_files_of_masters_gone(tmp_path):
+    ended = children.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead = int(ended.stdout)  # a pid no process holds now (none took it again in between)
+    orphan = tmp_path / f"hearts-metrics-{dead}-abc"
+    live = tmp_path / f"hearts-metrics-{os.getpid()}-abc"  # a master still running
+    other = tmp_path / "hearts-metrics-legacy"  # not named by a pid
+    target = tmp_path / "kept"
+    for directory in (orphan, live, other, target):
+        directory.mkdir()
+        (directory / "counter_1.db").write_bytes(b"x")
+    link = tmp_path / f"hearts-metrics-{dead}-link"  # a link in a shared /tmp: never followed
+    link.symlink_to(target)
+    plain = tmp_path / f"hearts-metrics-{dead}-file"
+    plain.write_text("not a directory")
+
+    assert metrics_dir.remove_orphans(tmp_path) == [orphan]
+    assert not orphan.exists()
+    assert all(path.exists() for path in (live, other, link, plain, target / "counter_1.db"))

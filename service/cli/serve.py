@@ -25,7 +25,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -70,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Imported here: service.settings and service.store.redis_server do not import
     # prometheus_client, which must not be imported before its multiprocess directory is set.
+    from service.cli import metrics_dir as metrics_directory
     from service.cli import refusals
     from service.cli.replay import sse_worker_class
     from service.cli.supervise import Supervisor
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if url == redis_server.FAKE_URL and workers != 1:
         log.warning("fakeredis lives inside one process: running 1 worker, not %d", workers)
         workers = 1
-    metrics_dir = tempfile.mkdtemp(prefix="hearts-metrics-")
+    metrics_dir = metrics_directory.make()
     publish_metrics_dir(metrics_dir)
     in_process = settings.projector_in_process
     companion: Supervisor | None = None

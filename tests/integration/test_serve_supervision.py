@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from service.cli import metrics_dir
 from tests.api.helpers import Hearts
 from tests.children import start as start_child
 from tests.integration.http import HttpClient
@@ -174,9 +175,12 @@ def test_a_killed_projector_is_restarted_and_catches_up(tmp_path):
         stop_redis_server(redis_process)
 
 
-def test_sigkill_of_the_master_leaves_no_child(tmp_path):
+def test_sigkill_of_the_master_leaves_no_child_and_the_next_start_takes_its_files(tmp_path):
     port = free_port()
-    server = serve(tmp_path, port)  # the embedded redis-server, in the test's data directory
+    temporary = tmp_path / "tmp"  # where its workers' metrics files go
+    temporary.mkdir()
+    # The embedded redis-server, in the test's data directory.
+    server = serve(tmp_path, port, TMPDIR=str(temporary))
     client = HttpClient(f"http://127.0.0.1:{port}", timeout=10)
     try:
         wait_for(lambda: answering(server, client), what="hearts serve")
@@ -197,6 +201,11 @@ def test_sigkill_of_the_master_leaves_no_child(tmp_path):
             timeout=30,
             what=f"the children to end: {[kids[p] for p in kids if alive(p)]}",
         )
+        # Its metrics files stay (no finally ran), named by it: a master starting removes them.
+        left = list(temporary.glob(f"hearts-metrics-{server.pid}-*"))
+        assert len(left) == 1 and any(left[0].iterdir()), left
+        assert metrics_dir.remove_orphans(temporary) == left
+        assert not left[0].exists()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)

@@ -33,8 +33,12 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal (Linux)")
-def test_a_benchmark_killed_outright_takes_its_redis_server_with_it():
-    bench = start([sys.executable, "-c", HOLD], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+def test_a_benchmark_killed_outright_takes_its_redis_server_with_it(tmp_path):
+    # Its server's directory, which no __exit__ removes once it is killed: the test's.
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    bench = start(
+        [sys.executable, "-c", HOLD], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+    )
     try:
         redis = int(bench.stdout.readline())
         assert alive(redis)

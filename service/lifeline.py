@@ -71,3 +71,17 @@ def watch_parent(parent: int, on_gone: Callable[[], None], interval: float = 0.5
         on_gone()
 
     threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+def running(pid: int) -> bool:
+    """Whether a process ``pid`` runs (another user's counts; so does a pid the system gave to
+    another program since: what waits on its end then waits longer, never too little)."""
+    if pid <= 0:
+        return True  # a process group or every process: not one process's end to act on
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

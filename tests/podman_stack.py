@@ -27,6 +27,7 @@ from pathlib import Path
 
 import httpx
 
+from service.lifeline import running
 from tests import children
 from tests.redis_helpers import free_port
 
@@ -92,18 +93,8 @@ def sweep() -> None:
         projects.add(network.removesuffix("_default"))
     for project in projects:
         pid = project.removeprefix(PREFIX).split("-")[0]
-        if project.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
+        if project.startswith(PREFIX) and pid.isdigit() and not running(int(pid)):
             teardown(project)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Stack:

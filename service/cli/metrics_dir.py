@@ -15,6 +15,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from service.lifeline import running
+
 PREFIX = "hearts-metrics-"
 
 
@@ -30,7 +32,7 @@ def remove_orphans(root: Path) -> list[Path]:
     removed = []
     for path in root.glob(f"{PREFIX}*-*"):
         pid = path.name.removeprefix(PREFIX).split("-", 1)[0]
-        if not pid.isdigit() or _running(int(pid)):
+        if not pid.isdigit() or running(int(pid)):
             continue
         try:
             found = path.lstat()
@@ -41,17 +43,3 @@ def remove_orphans(root: Path) -> list[Path]:
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
-
-
-def _running(pid: int) -> bool:
-    """Whether a process ``pid`` runs (a pid taken again by another program counts: its
-    directory then waits for a later start)."""
-    if pid <= 0:
-        return True  # not a process's: never guess
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,6 +1,7 @@
 """Where a bot's plays depart from the heuristic's: what a search's play-out policy gets wrong.
 
     python -m bench.departures --bot montecarlo --hands 300
+    python -m bench.departures --hands 150 --again     (each play asked twice: the seed's share)
 
 Plays one-hand games with ``--bot`` at every seat (``--table`` for the other three instead) and,
 at each of the bot's plays with a choice, asks the heuristic what it would play from the same
@@ -21,6 +22,7 @@ import argparse
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,8 +55,17 @@ class Tally:
     # (montecarlo's ``stray`` model of a searching player), and the departures it names.
     stray_offered: Counter[str] = field(default_factory=Counter)
     stray_named: Counter[str] = field(default_factory=Counter)
+    # By kind, in the normal mood, with ``--again`` (the bot asked a second time from the same
+    # view, another seed): the plays asked twice, those where it played the same card, its
+    # departures, and those of them it made again (the same card).
+    again_asked: Counter[str] = field(default_factory=Counter)
+    again_same: Counter[str] = field(default_factory=Counter)
+    again_departed: Counter[str] = field(default_factory=Counter)
+    again_repeated: Counter[str] = field(default_factory=Counter)
 
-    def note(self, view: SeatView, rules: RuleOptions, chosen: Card) -> None:
+    def note(
+        self, view: SeatView, rules: RuleOptions, chosen: Card, again: Card | None = None
+    ) -> None:
         k = knowledge_of(view, rules)
         st = k.state
         legal = mask_of(view.legal_cards)
@@ -68,6 +79,11 @@ class Tally:
         self.by_trick[st.tricks_done] += 1
         other = stray_card(st, view.seat, legal, theirs) if mood == NORMAL else -1
         self.stray_offered[kind] += other >= 0
+        if again is not None and mood == NORMAL:
+            self.again_asked[kind] += 1
+            self.again_same[kind] += again.index == mine
+            self.again_departed[kind] += mine != theirs
+            self.again_repeated[kind] += mine != theirs and again.index == mine
         if mine == theirs:
             return
         self.departures[key] += 1
@@ -110,6 +126,19 @@ class Tally:
                 }
                 for kind in self.patterns
             },
+        } | ({"again": self._again(rate)} if self.again_asked else {})
+
+    def _again(self, rate: Callable[[int, int], float]) -> dict[str, Any]:
+        """How much of the bot's play is its view's and how much its seed's: the share of its
+        plays it makes again from the same view, and of its departures from the heuristic."""
+        return {
+            kind: {
+                "asked": self.again_asked[kind],
+                "same": rate(self.again_same[kind], self.again_asked[kind]),
+                "departures": self.again_departed[kind],
+                "repeated": rate(self.again_repeated[kind], self.again_departed[kind]),
+            }
+            for kind in self.patterns
         }
 
 
@@ -146,9 +175,10 @@ def _pattern(kind: str, st: Any, mine: int, theirs: int) -> str:
 class Watched:
     """A bot whose plays are noted against the heuristic's."""
 
-    def __init__(self, bot: Bot, tally: Tally) -> None:
+    def __init__(self, bot: Bot, tally: Tally, again: bool = False) -> None:
         self.bot = bot
         self.tally = tally
+        self.again = again  # ask each play a second time, with another seed
         self.name = getattr(bot, "name", "watched")
 
     def choose_pass(self, view: SeatView, rules: RuleOptions, seed: str) -> tuple[Card, ...]:
@@ -157,7 +187,8 @@ class Watched:
     def choose_play(self, view: SeatView, rules: RuleOptions, seed: str) -> Card:
         card = self.bot.choose_play(view, rules, seed)
         if len(view.legal_cards) > 1:
-            self.tally.note(view, rules, card)
+            again = self.bot.choose_play(view, rules, f"{seed}/again") if self.again else None
+            self.tally.note(view, rules, card, again)
         return card
 
     def choose_moon_scoring(self, view: SeatView, rules: RuleOptions, seed: str) -> MoonScoring:
@@ -165,11 +196,16 @@ class Watched:
 
 
 def departures(
-    bot: str, hands: int, seed: str = "departures", table: str | None = None
+    bot: str,
+    hands: int,
+    seed: str = "departures",
+    table: str | None = None,
+    again: bool = False,
 ) -> dict[str, Any]:
-    """Play ``hands`` one-hand games (the bot at every seat, or in seat 0 of ``table``'s)."""
+    """Play ``hands`` one-hand games (the bot at every seat, or in seat 0 of ``table``'s);
+    ``again``: ask each of its plays a second time from the same view, with another seed."""
     tally = Tally()
-    watched = Watched(make_bot(bot, time.process_time), tally)
+    watched = Watched(make_bot(bot, time.process_time), tally, again)
     seats = ["watched"] * 4 if table is None else ["watched"] + [table] * 3
     bots: dict[str, Any] = {"watched": watched}
     started = time.process_time()
@@ -191,9 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=300)
     parser.add_argument("--seed", default="departures")
     parser.add_argument("--table", help="the other three seats (default: the bot itself)")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="ask each play a second time from the same view, with another seed (twice the CPU)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
-    result = departures(args.bot, args.hands, args.seed, args.table)
+    result = departures(args.bot, args.hands, args.seed, args.table, args.again)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -213,6 +254,13 @@ def main(argv: list[str] | None = None) -> int:
             f"    {kind:<8} {row['named']:>6} of {row['departures']:>6}  {row['share']:.1%}"
             f"  (it offers a card at {row['offered']} plays)"
         )
+    if "again" in result:
+        print("  asked again from the same view (another seed), normal mood:")
+        for kind, row in result["again"].items():
+            print(
+                f"    {kind:<8} the same card at {row['same']:.1%} of {row['asked']} plays;"
+                f" {row['repeated']:.1%} of its {row['departures']} departures made again"
+            )
     return 0
 
 

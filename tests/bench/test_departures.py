@@ -39,3 +39,26 @@ def test_the_departures_stray_card_names_are_departures_it_offered(capsys):
         assert row["departures"] == result["by_kind"].get(f"{kind} (normal)", {}).get(
             "departures", 0
         )
+
+
+def test_asked_again_the_heuristic_plays_the_same_card_every_time():
+    result = departures("heuristic", hands=2, table="random", again=True)
+    rows = result["again"].values()
+    assert sum(row["asked"] for row in rows) > 0
+    assert all(row["same"] == 1.0 for row in rows if row["asked"])
+    assert all(row["departures"] == 0 == row["repeated"] for row in rows)
+
+
+def test_asked_again_a_search_is_counted_at_each_normal_play_with_a_choice(capsys):
+    argv = ["--bot", "montecarlo:plays=400", "--hands", "2", "--again", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    again = result["again"]
+    for kind, row in again.items():
+        normal = result["by_kind"].get(f"{kind} (normal)", {"decisions": 0, "departures": 0})
+        assert row["asked"] == normal["decisions"]
+        assert row["departures"] == normal["departures"]
+        assert 0.0 <= row["same"] <= 1.0 and 0.0 <= row["repeated"] <= 1.0
+    # Without --again the figures say nothing of it.
+    assert main(["--bot", "heuristic", "--hands", "1", "--json"]) == 0
+    assert "again" not in json.loads(capsys.readouterr().out)

@@ -328,8 +328,9 @@ def resume(page: Page, game: str) -> None:
             break
         except PlaywrightTimeout:
             continue
-    expect(page).to_have_url(re.compile(re.escape(table) + "$"))
-    expect(page.locator(".hand .card").first).to_be_visible()
+    # A resume's answer and the table's first view, on a loaded machine: the ready bound.
+    expect(page).to_have_url(re.compile(re.escape(table) + "$"), timeout=30_000)
+    expect(page.locator(".hand .card").first).to_be_visible(timeout=30_000)
 
 
 def still_works(page: Page, scene: Scene, where: str, url: str) -> None:

@@ -314,15 +314,18 @@ def refresh_games(page: Page) -> None:
     expect(page.locator("#games .game").first).to_be_visible()
 
 
-def resume(page: Page, game: str) -> None:
+def resume(page: Page, game: str, url: str) -> None:
     """ "Resume here" takes the page to its game's table, the hand shown. A late answer to the
     monkey's own "Resume here" may take it there first (the button then leaves the page under
-    this click): the table reached either way is the check."""
+    this click): the table reached either way is the check. A late answer to another of its
+    clicks ("Create and sit down") may take it to another table: then back, and again."""
     row = page.locator(f".my-games .game[data-game='{game}']")
     table = f"#/game/{game}"
     for _ in range(3):
         if page.url.endswith(table):
             break
+        if page.url != url:
+            back_to(page, url, READY["account"])
         try:
             row.get_by_role("button", name="Resume here").click(timeout=10_000)
             break
@@ -359,7 +362,7 @@ def still_works(page: Page, scene: Scene, where: str, url: str) -> None:
         else:
             pytest.fail(f"the page kept leaving {url}")
         if where == "account":
-            resume(page, scene.playing)
+            resume(page, scene.playing, url)
     elif where == "leaderboard":
         page.get_by_label("Rank by").select_option("wins")
         expect(page.locator("#board table")).to_be_visible()

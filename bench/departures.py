@@ -55,12 +55,11 @@ class Tally:
     # (montecarlo's ``stray`` model of a searching player), and the departures it names.
     stray_offered: Counter[str] = field(default_factory=Counter)
     stray_named: Counter[str] = field(default_factory=Counter)
-    # By kind, in the normal mood, with ``--again`` (the bot asked a second time from the same
-    # view, another seed): the plays asked twice, those where it played the same card, its
-    # departures, and those of them it made again (the same card).
-    again_asked: Counter[str] = field(default_factory=Counter)
+    # ``--again``: every play is asked a second time from the same view (another seed). By kind,
+    # in the normal mood (the plays asked are ``decisions``, the departures ``departures``): the
+    # plays where it played the same card, and the departures it made again.
+    again: bool = False
     again_same: Counter[str] = field(default_factory=Counter)
-    again_departed: Counter[str] = field(default_factory=Counter)
     again_repeated: Counter[str] = field(default_factory=Counter)
 
     def note(
@@ -80,9 +79,7 @@ class Tally:
         other = stray_card(st, view.seat, legal, theirs) if mood == NORMAL else -1
         self.stray_offered[kind] += other >= 0
         if again is not None and mood == NORMAL:
-            self.again_asked[kind] += 1
             self.again_same[kind] += again.index == mine
-            self.again_departed[kind] += mine != theirs
             self.again_repeated[kind] += mine != theirs and again.index == mine
         if mine == theirs:
             return
@@ -126,20 +123,22 @@ class Tally:
                 }
                 for kind in self.patterns
             },
-        } | ({"again": self._again(rate)} if self.again_asked else {})
+        } | ({"again": self._again(rate)} if self.again else {})
 
     def _again(self, rate: Callable[[int, int], float]) -> dict[str, Any]:
         """How much of the bot's play is its view's and how much its seed's: the share of its
         plays it makes again from the same view, and of its departures from the heuristic."""
-        return {
-            kind: {
-                "asked": self.again_asked[kind],
-                "same": rate(self.again_same[kind], self.again_asked[kind]),
-                "departures": self.again_departed[kind],
-                "repeated": rate(self.again_repeated[kind], self.again_departed[kind]),
+        rows = {}
+        for kind in self.patterns:
+            asked = self.decisions[(kind, MOODS[NORMAL])]
+            departed = self.departures[(kind, MOODS[NORMAL])]
+            rows[kind] = {
+                "asked": asked,
+                "same": rate(self.again_same[kind], asked),
+                "departures": departed,
+                "repeated": rate(self.again_repeated[kind], departed),
             }
-            for kind in self.patterns
-        }
+        return rows
 
 
 def _kind(trick: list[tuple[int, int]], legal: int) -> str:
@@ -175,10 +174,9 @@ def _pattern(kind: str, st: Any, mine: int, theirs: int) -> str:
 class Watched:
     """A bot whose plays are noted against the heuristic's."""
 
-    def __init__(self, bot: Bot, tally: Tally, again: bool = False) -> None:
+    def __init__(self, bot: Bot, tally: Tally) -> None:
         self.bot = bot
         self.tally = tally
-        self.again = again  # ask each play a second time, with another seed
         self.name = getattr(bot, "name", "watched")
 
     def choose_pass(self, view: SeatView, rules: RuleOptions, seed: str) -> tuple[Card, ...]:
@@ -187,7 +185,7 @@ class Watched:
     def choose_play(self, view: SeatView, rules: RuleOptions, seed: str) -> Card:
         card = self.bot.choose_play(view, rules, seed)
         if len(view.legal_cards) > 1:
-            again = self.bot.choose_play(view, rules, f"{seed}/again") if self.again else None
+            again = self.bot.choose_play(view, rules, f"{seed}/again") if self.tally.again else None
             self.tally.note(view, rules, card, again)
         return card
 
@@ -204,8 +202,8 @@ def departures(
 ) -> dict[str, Any]:
     """Play ``hands`` one-hand games (the bot at every seat, or in seat 0 of ``table``'s);
     ``again``: ask each of its plays a second time from the same view, with another seed."""
-    tally = Tally()
-    watched = Watched(make_bot(bot, time.process_time), tally, again)
+    tally = Tally(again=again)
+    watched = Watched(make_bot(bot, time.process_time), tally)
     seats = ["watched"] * 4 if table is None else ["watched"] + [table] * 3
     bots: dict[str, Any] = {"watched": watched}
     started = time.process_time()

@@ -338,7 +338,10 @@ class TransparencyLog:
             log.warning("the public log's checkpoint was not put in the store: %s", error)
         except BlobConflict as conflict:  # the store holds another tree's tile: never silent
             self._cut_after = time.monotonic() + CUT_RETRY_SECONDS
-            log.error("the public log's store holds another tile at %s: not mirrored", conflict)
+            log.error(
+                "the public log's store holds another tile or checkpoint at %s: not mirrored",
+                conflict,
+            )
 
     def _cut_tiles(self, size: int) -> None:
         """Move the full tiles of the tree of ``size`` (its replicas hold it: a failover cannot

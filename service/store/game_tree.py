@@ -16,8 +16,9 @@ The blob store is also a complete static mirror of the log (:meth:`GameTree.mirr
 checkpoint published, once its full tiles are all stored, its partial tiles and bundles
 (``tile/<L>/<N>.p/<W>``, immutable like full ones: a width names its content) and then the
 signed note itself (``checkpoint``, the one object replaced, so never naming a tile the store
-lacks). Partial tiles whose full tile is stored are deleted (c2sp.org/tlog-tiles allows it;
-clients fall back on the full tile), so the store keeps at most one tile's worth of them.
+lacks; and only over an earlier checkpoint of this log, never another deployment's). Partial
+tiles whose full tile is stored are deleted (c2sp.org/tlog-tiles allows it; clients fall back
+on the full tile), so the store keeps at most one tile's worth of them.
 
 Key layout (``{tlog}`` is a Redis Cluster hash tag: every key below is in one slot, so the
 scripts may name them all)::
@@ -63,9 +64,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hearts_client import merkle, tiles
+from hearts_client.note import Checkpoint, Note, NoteError
 
 from service.store.append import fence_and_wait
-from service.store.blobs import BlobStore
+from service.store.blobs import BlobConflict, BlobStore
 
 # The scripts name their KEYS at the top and take their data as one JSON argument (decoded with
 # cjson), read by field name. A hash is not JSON (it is 32 raw bytes): it goes beside the JSON,
@@ -526,6 +528,7 @@ class GameTree:
         delete the partial tiles whose full tile is stored. Whether it was put: not if the
         store holds this note or a larger tree's already, if a full tile of ``size`` is still
         in Redis (cut over the next checkpoints), or if another process is mirroring now.
+        BlobConflict if the store holds a tile or a checkpoint of another log.
         ``size`` must be one whose replicas hold it (a signed one), like a cut's."""
         if self.blobs is None:
             return False
@@ -538,6 +541,7 @@ class GameTree:
         try:
             if not self._newer(size, digest):  # another process put it meanwhile
                 return False
+            self._check_stored_checkpoint(size, note)
             edge = tiles.partial_tiles(size)
             paths = [tiles.tile_path(level, index, width) for level, index, width in edge]
             if paths:  # recorded first: a crash after a put still leaves it to delete
@@ -552,6 +556,33 @@ class GameTree:
         finally:
             self._unlock(keys=[lock], args=[_argument(owner=owner)])
         return True
+
+    def _check_stored_checkpoint(self, size: int, note: str) -> None:
+        """BlobConflict unless the store's checkpoint (if any) is this log's, at ``size`` or
+        before: its origin ``note``'s, its root this tree's at its size. Another deployment's
+        log sharing the store would otherwise have its checkpoint replaced by this one's, and
+        the copy's readers would see one origin sign two trees that do not agree."""
+        assert self.blobs is not None
+        stored = self.blobs.get(tiles.CHECKPOINT)
+        if stored is None:
+            return
+        try:
+            theirs = Checkpoint.parse(Note.parse(stored.decode()).text)
+        except (NoteError, UnicodeDecodeError):
+            raise BlobConflict(f"{tiles.CHECKPOINT} (not a signed checkpoint)") from None
+        origin = note.split("\n", 1)[0]
+        if theirs.origin != origin:
+            raise BlobConflict(f"{tiles.CHECKPOINT} (another log's: {theirs.origin!r})")
+        if theirs.size > size:
+            raise BlobConflict(
+                f"{tiles.CHECKPOINT} (a tree of {theirs.size} leaves, past this one's {size}: "
+                "after a restore, `hearts archive prune-tiles`)"
+            )
+        if theirs.root != self.root(theirs.size):
+            raise BlobConflict(
+                f"{tiles.CHECKPOINT} (a tree of {theirs.size} leaves with another root: "
+                "another log's, under the same origin)"
+            )
 
     def _all_cut(self, size: int) -> bool:
         """Whether every full tile of the tree of ``size`` is in the blob store."""

@@ -192,6 +192,51 @@ def test_a_store_holding_another_tree_is_not_mirrored_over(served, caplog):
     assert "holds another tile" in caplog.text
 
 
+def test_two_logs_sharing_a_store_never_replace_each_others_checkpoint(
+    served, redis_client, key_prefix, caplog
+):
+    """Two deployments' logs given one archive (docs/operations.md says not to): their partial
+    tiles have other names, so only the checkpoint would tell. Neither replaces the other's,
+    whether it has the same origin (a root that is not its own at the stored size), another,
+    or a smaller tree; each is answered and logged. The log that owns the copy goes on."""
+    _, first, _ = served
+    store = first.tree.blobs
+    grow(first, 0, 3)
+    first.checkpoint()
+    owned = store.get(tiles.CHECKPOINT)
+    assert owned is not None
+
+    def other_log(suffix: str, origin: str, games: int):
+        settings = Settings(key_prefix=f"{key_prefix}-{suffix}", log_origin=origin)
+        app = create_app(settings, redis=redis_client)
+        log = app.extensions["hearts.log"]
+        log.tree.blobs = store
+        for i in range(games):
+            log.tree.append(f"g{i:020x}", head(i + 1_000))
+        return app, log
+
+    cases = [
+        ("same", "hearts.localhost/log", 5, "with another root"),
+        ("small", "hearts.localhost/log", 2, "a tree of 3 leaves, past this one's 2"),
+        ("named", "other.example/log", 7, "another log's: 'hearts.localhost/log'"),
+    ]
+    for suffix, origin, games, why in cases:
+        caplog.clear()
+        app, log = other_log(suffix, origin, games)
+        try:
+            text = Note.parse(log.checkpoint()).text.splitlines()
+            assert text[:2] == [origin, str(games)]  # answered all the same
+            assert store.get(tiles.CHECKPOINT) == owned
+            assert "holds another tile or checkpoint at checkpoint" in caplog.text
+            assert why in caplog.text
+        finally:
+            app.extensions["hearts.stop"]()
+
+    grow(first, 3, 1)  # the log whose copy it is mirrors on
+    first.checkpoint()
+    assert Note.parse(store.get(tiles.CHECKPOINT).decode()).text.splitlines()[1] == "4"
+
+
 def test_a_log_restored_from_an_older_copy_prunes_the_lost_futures_tiles(served, key_prefix):
     """Redis restored from a copy older than the archive's (docs/operations.md): the store holds
     the tiles the lost future cut, which the restored log, growing over other games, would cut

@@ -378,11 +378,36 @@ def still_works(page: Page, scene: Scene, where: str, url: str) -> None:
         if page.locator("#pass").count():
             pass_cards(page)
             your_turn(page)
+        up_to_date(page, scene.base, url)
         held = page.locator(".hand .card").count()
         page.locator(".hand .card.legal:not(:disabled)").first.click()
         expect(page.locator(".hand .card")).not_to_have_count(held)
     else:
         expect(page.locator("#table .felt")).to_be_visible()
+
+
+def up_to_date(page: Page, base: str, url: str, seconds: float = 60) -> None:
+    """Wait until the table shows the game as the server has it, on its turn. A card the
+    monkey played just before the page was opened again may be answered after the new page
+    loaded its view: that view says "your turn" for a moment after the server moved on, and a
+    card clicked then is refused (409, a console error), rightly."""
+    game_id = url.rsplit("/", 1)[-1]
+    table = page.locator("#table")
+    deadline = time.monotonic() + seconds
+    agreed = 0
+    while time.monotonic() < deadline:
+        version = page.request.get(f"{base}/api/v1/games/{game_id}").json()["version"]
+        if (
+            table.get_attribute("data-version") == str(version)
+            and page.locator(".hand .card.legal:not(:disabled)").count()
+        ):
+            agreed += 1
+            if agreed == 2:  # twice, a moment apart: no command of the last page on its way
+                return
+        else:
+            agreed = 0
+        time.sleep(0.25)
+    pytest.fail(f"the table never showed the server's version of {game_id} on its turn")
 
 
 @pytest.mark.parametrize("where", STATES)
